@@ -1,0 +1,130 @@
+"""Settings: the only code that reads the ``CCTX_*`` environment variables.
+
+=================  ==========================================================
+variable           meaning
+=================  ==========================================================
+CCTX_BASE_URL      base URL of the service (default ``http://127.0.0.1:8000``,
+                   where ``cctx-research serve`` listens)
+CCTX_PROJECT_ID    project id (UUID-shaped path segment)
+CCTX_API_KEY       API key, sent as the ``x-api-key`` header
+CCTX_CACHE_DIR     cache directory (default: the platform user cache dir)
+=================  ==========================================================
+
+With both ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set, :func:`connect`
+talks to ``CCTX_BASE_URL``; otherwise it serves the bundled synthetic
+sample in-process, with the demo credentials below.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import ConfigError
+
+__all__ = ["DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings"]
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+DEMO_PROJECT_ID = "00000000-0000-4000-8000-00000000cc7b"
+"""Project id of the embedded sample service (and of ``serve`` unless told)."""
+DEMO_API_KEY = "cctx-demo-key"
+"""API key of the embedded sample service (and of ``serve`` unless told). Not a secret."""
+
+_PROJECT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+class Secret:
+    """A string that never shows itself in a repr, str or format."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"an API key must be a str, got {type(value).__name__}")
+        self._value = value
+
+    def get(self) -> str:
+        """The secret value; only for the request header."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(("Secret", self._value))
+
+    def __reduce__(self):  # pickling would write the key to disk: refuse
+        raise TypeError("Secret values cannot be pickled")
+
+
+def validate_project_id(value: object) -> str:
+    """Check a project id is a safe single path segment."""
+    if not isinstance(value, str) or not _PROJECT_ID.match(value):
+        raise ConfigError(
+            f"project_id must be one path segment of letters, digits, '-' or '_' "
+            f"(UUID-shaped), got {value!r}",
+            hint="set CCTX_PROJECT_ID or pass project_id=",
+        )
+    return value
+
+
+def validate_base_url(value: object) -> str:
+    """Check a base URL is http(s) with a host, and carries no credentials."""
+    if not isinstance(value, str) or not re.match(r"^https?://[^/\s]+", value):
+        raise ConfigError(
+            f"base_url must start with http:// or https:// and name a host, got {value!r}",
+            hint="set CCTX_BASE_URL, e.g. http://127.0.0.1:8000",
+        )
+    if "@" in value.split("/", 3)[2]:
+        raise ConfigError(
+            "base_url must not carry credentials (user:password@host); "
+            "pass the API key as api_key= or CCTX_API_KEY"
+        )
+    return value.rstrip("/")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the service is and how to reach it."""
+
+    base_url: str = DEFAULT_BASE_URL
+    project_id: str | None = None
+    api_key: Secret | None = field(default=None, repr=True)
+    cache_dir: Path | None = None
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Read ``CCTX_*`` variables (empty values count as unset)."""
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        key = get("CCTX_API_KEY")
+        cache_dir = get("CCTX_CACHE_DIR")
+        return cls(
+            base_url=validate_base_url(get("CCTX_BASE_URL") or DEFAULT_BASE_URL),
+            project_id=get("CCTX_PROJECT_ID"),
+            api_key=Secret(key) if key else None,
+            cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
+        )
+
+    @property
+    def has_credentials(self) -> bool:
+        """Both an API key and a project id are set."""
+        return self.api_key is not None and self.project_id is not None
+
+    def replace(self, **changes) -> Settings:
+        """A copy with some fields changed."""
+        return replace(self, **changes)

@@ -1,0 +1,112 @@
+"""Every exception the library raises on purpose.
+
+::
+
+    CctxError                      base of everything raised on purpose
+    ├── ConfigError                missing or invalid settings (CCTX_* variables)
+    ├── DataError                  a data file or frame that does not fit the schema
+    ├── ApiError                   the service answered with an error (carries status)
+    │   ├── AuthError              401/403: missing or wrong API key
+    │   ├── NotFoundError          404: unknown hash, operation or project
+    │   ├── BadRequestError        400/413/415: the request was rejected
+    │   ├── RateLimitError         429 after all retries (carries retry_after)
+    │   └── ServerError            5xx, timeouts, dropped connections after all retries
+    ├── ResponseSchemaError        the reply is not the documented envelope/shape
+    └── CacheMissError             offline=True and the answer is not in the cache
+
+Bad arguments to public functions raise the built-in ``ValueError`` or
+``TypeError`` with a message saying what to pass instead.
+
+Every :class:`CctxError` carries ``operation``, ``status`` and ``hint``
+attributes (``None`` where they do not apply). None of them ever holds the
+API key: URLs are stored without credentials, and headers are never kept.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ApiError",
+    "AuthError",
+    "BadRequestError",
+    "CacheMissError",
+    "CctxError",
+    "ConfigError",
+    "DataError",
+    "NotFoundError",
+    "RateLimitError",
+    "ResponseSchemaError",
+    "ServerError",
+]
+
+
+class CctxError(Exception):
+    """Base of every error raised on purpose by cctx_research."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str | None = None,
+        status: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.operation = operation
+        self.status = status
+        self.hint = hint
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        if self.operation:
+            parts.insert(0, f"[{self.operation}]")
+        if self.status is not None:
+            parts.append(f"(status {self.status})")
+        text = " ".join(parts)
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+
+class ConfigError(CctxError):
+    """Settings are missing or invalid."""
+
+
+class DataError(CctxError, ValueError):
+    """A data file or frame does not fit the canonical schema (also a ``ValueError``)."""
+
+
+class ApiError(CctxError):
+    """The service answered with an error status."""
+
+
+class AuthError(ApiError):
+    """The API key is missing or wrong (401/403)."""
+
+
+class NotFoundError(ApiError):
+    """The transaction, operation or project does not exist (404)."""
+
+
+class BadRequestError(ApiError):
+    """The service rejected the request as invalid (400, 413, 415)."""
+
+
+class RateLimitError(ApiError):
+    """Rate limited (429) and retries are exhausted."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class ServerError(ApiError):
+    """Server errors, timeouts or dropped connections persisted past all retries."""
+
+
+class ResponseSchemaError(CctxError):
+    """The reply is not the documented envelope or misses documented fields."""
+
+
+class CacheMissError(CctxError):
+    """``offline=True`` and the answer is not in the cache."""

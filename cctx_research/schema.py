@@ -1,0 +1,272 @@
+"""Canonical frames: column names, dtypes, and :func:`validate`.
+
+Every frame the toolkit returns or accepts follows one of these kinds.
+Columns are snake_case; ``timestamp`` is tz-aware UTC; amounts are exact in
+``amount_raw`` (integer base units) and in token units in ``amount``
+(``amount_raw / 10**decimals``); chain names are categoricals whose
+categories are the registry's names in domain order plus any unknown chain
+seen; addresses are lowercase ``0x`` hex strings (20 bytes for EVM
+addresses).
+
+Kinds
+-----
+transfers
+    One row per CCTP transfer from the mint listing.
+transaction
+    The detail of one burn or mint transaction (a row, or a Series).
+received
+    Transactions received by an address.
+volume
+    Mint and burn volume and counts of windows (``volume_history``; one
+    row of it is the Series ``Client.volume`` returns).
+top_addresses
+    Addresses ranked by volume.
+ledger
+    One row per transfer with both its burn and its mint side: what the
+    local service serves (the sample generator's output, or ``--data``).
+
+Provenance lives in ``frame.attrs["cctx"]`` (see :func:`provenance`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import chains
+from .errors import DataError
+
+__all__ = [
+    "KINDS",
+    "STRING",
+    "chain_categorical",
+    "columns",
+    "dtypes",
+    "empty",
+    "provenance",
+    "validate",
+]
+
+STRING = pd.StringDtype("pyarrow")
+TIMESTAMP = pd.DatetimeTZDtype("ns", "UTC")
+CHAIN = "chain"  # marker: categorical of chain names
+
+_TRANSFERS: dict[str, Any] = {
+    "transfer_id": STRING,
+    "timestamp": TIMESTAMP,
+    "amount": np.dtype("float64"),
+    "amount_raw": np.dtype("int64"),
+    "is_completed": np.dtype("bool"),
+    "source_domain": np.dtype("int64"),
+    "destination_domain": np.dtype("int64"),
+    "source_chain": CHAIN,
+    "destination_chain": CHAIN,
+    "mint_recipient": STRING,
+    "message_sender": STRING,
+    "burn_token": STRING,
+    "destination_caller": STRING,
+    "destination_token_messenger": STRING,
+}
+
+_TRANSACTION: dict[str, Any] = {
+    "tx_hash": STRING,
+    "transaction_type": STRING,
+    **_TRANSFERS,
+    "block_number": np.dtype("int64"),
+    "chain_id": STRING,
+    "record_id": STRING,
+    "entity_id": STRING,
+    "instance_id": STRING,
+}
+
+_RECEIVED: dict[str, Any] = {
+    "transfer_id": STRING,
+    "tx_hash": STRING,
+    "transaction_type": STRING,
+    "timestamp": TIMESTAMP,
+    "amount": np.dtype("float64"),
+    "amount_raw": np.dtype("int64"),
+    "source_chain": CHAIN,
+    "destination_chain": CHAIN,
+    "address": STRING,
+}
+
+_VOLUME: dict[str, Any] = {
+    "timestamp": TIMESTAMP,  # start of the window or bucket
+    "end": TIMESTAMP,
+    "mint_volume": np.dtype("float64"),
+    "burn_volume": np.dtype("float64"),
+    "total_volume": np.dtype("float64"),
+    "mint_volume_raw": np.dtype("int64"),
+    "burn_volume_raw": np.dtype("int64"),
+    "mint_count": np.dtype("int64"),
+    "burn_count": np.dtype("int64"),
+    "total_count": np.dtype("int64"),
+}
+
+_TOP_ADDRESSES: dict[str, Any] = {
+    "rank": np.dtype("int64"),
+    "address": STRING,
+    "volume": np.dtype("float64"),
+    "volume_raw": np.dtype("int64"),
+    "transaction_count": np.dtype("int64"),
+}
+
+_LEDGER: dict[str, Any] = {
+    "transfer_id": STRING,
+    "source_domain": np.dtype("int64"),
+    "destination_domain": np.dtype("int64"),
+    "amount_raw": np.dtype("int64"),
+    "burn_timestamp": TIMESTAMP,
+    "mint_timestamp": TIMESTAMP,  # NaT: never minted
+    "burn_tx_hash": STRING,
+    "mint_tx_hash": STRING,  # <NA>: never minted
+    "burn_block": np.dtype("int64"),
+    "mint_block": np.dtype("int64"),  # -1: never minted
+    "message_sender": STRING,
+    "mint_recipient": STRING,
+    "burn_token": STRING,
+    "destination_caller": STRING,
+    "destination_token_messenger": STRING,
+}
+
+KINDS: dict[str, dict[str, Any]] = {
+    "transfers": _TRANSFERS,
+    "transaction": _TRANSACTION,
+    "received": _RECEIVED,
+    "volume": _VOLUME,
+    "top_addresses": _TOP_ADDRESSES,
+    "ledger": _LEDGER,
+}
+
+
+def _spec(kind: str) -> dict[str, Any]:
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be a str, one of {sorted(KINDS)}")
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown frame kind {kind!r}; use one of {sorted(KINDS)}") from None
+
+
+def columns(kind: str) -> list[str]:
+    """Column names of a kind, in canonical order."""
+    return list(_spec(kind))
+
+
+def chain_categorical(values: Iterable[str]) -> pd.Categorical:
+    """A categorical of chain names with the registry's names first.
+
+    Unknown names (``"domain-42"``) are appended as extra categories, so they
+    are kept, never turned into NaN.
+    """
+    values = pd.Series(values, dtype=object) if not isinstance(values, pd.Series) else values
+    known = chains.known_names()
+    extra = sorted(set(values.dropna().astype(str)) - set(known))
+    return pd.Categorical(values, categories=known + extra)
+
+
+def dtypes(kind: str) -> dict[str, Any]:
+    """Column -> dtype of a kind (chain columns as a categorical of known names)."""
+    return {
+        col: (pd.CategoricalDtype(chains.known_names()) if dt is CHAIN else dt)
+        for col, dt in _spec(kind).items()
+    }
+
+
+def empty(kind: str) -> pd.DataFrame:
+    """An empty frame with every column of ``kind`` at its canonical dtype."""
+    return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in dtypes(kind).items()})
+
+
+def _dtype_ok(series: pd.Series, expected: Any) -> bool:
+    actual = series.dtype
+    if expected is CHAIN:
+        return isinstance(actual, pd.CategoricalDtype)
+    if isinstance(expected, pd.DatetimeTZDtype):
+        return isinstance(actual, pd.DatetimeTZDtype) and str(actual.tz) == "UTC"
+    if isinstance(expected, pd.StringDtype):
+        return pd.api.types.is_string_dtype(actual) and not isinstance(
+            actual, pd.CategoricalDtype
+        )
+    if expected == np.dtype("bool"):
+        return pd.api.types.is_bool_dtype(actual)
+    if expected == np.dtype("int64"):
+        return pd.api.types.is_integer_dtype(actual)
+    if expected == np.dtype("float64"):
+        return pd.api.types.is_float_dtype(actual)
+    return actual == expected
+
+
+def _describe(expected: Any) -> str:
+    if expected is CHAIN:
+        return "category (chain names)"
+    if isinstance(expected, pd.DatetimeTZDtype):
+        return "datetime64[ns, UTC]"
+    if isinstance(expected, pd.StringDtype):
+        return "string"
+    return str(expected)
+
+
+def validate(frame: pd.DataFrame, kind: str, *, extra: bool = True) -> pd.DataFrame:
+    """Check that ``frame`` follows the canonical schema of ``kind``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    kind : str
+        One of :data:`KINDS`.
+    extra : bool, default True
+        Allow columns beyond the canonical ones.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame`` itself, so calls can be chained.
+
+    Raises
+    ------
+    TypeError
+        If ``frame`` is not a DataFrame.
+    DataError
+        Naming every missing or mistyped column, with the expected dtype.
+
+    Examples
+    --------
+    >>> validate(empty("transfers"), "transfers").shape
+    (0, 14)
+    """
+    spec = _spec(kind)
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"expected a pandas DataFrame of kind {kind!r}, got {type(frame).__name__}"
+        )
+    problems = []
+    missing = [c for c in spec if c not in frame.columns]
+    if missing:
+        problems.append("missing columns: " + ", ".join(missing))
+    mistyped = [
+        f"{c} is {frame[c].dtype}, expected {_describe(t)}"
+        for c, t in spec.items()
+        if c in frame.columns and not _dtype_ok(frame[c], t)
+    ]
+    if mistyped:
+        problems.append("mistyped columns: " + "; ".join(mistyped))
+    if not extra:
+        surplus = [c for c in frame.columns if c not in spec]
+        if surplus:
+            problems.append("unexpected columns: " + ", ".join(map(str, surplus)))
+    if problems:
+        raise DataError(
+            f"frame does not follow the {kind!r} schema: " + " | ".join(problems),
+            hint=f"see cctx_research.schema.columns({kind!r}) and dtypes({kind!r})",
+        )
+    return frame
+
+
+def provenance(frame: pd.DataFrame) -> Mapping[str, Any]:
+    """The provenance record of a frame (``frame.attrs["cctx"]``), or ``{}``."""
+    return frame.attrs.get("cctx", {})

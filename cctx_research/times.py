@@ -1,0 +1,140 @@
+"""Time windows: one helper that turns what users pass into UTC timestamps.
+
+``start`` / ``end`` accept ``str``, ``datetime.date``, ``datetime.datetime``,
+``pandas.Timestamp`` or Unix seconds (``int``/``float``; values that only make
+sense as milliseconds, above ``1e11``, are read as milliseconds). Naive
+times mean UTC. Windows are half-open: ``[start, end)``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TimeLike", "chunk_window", "to_timestamp", "to_unix", "window"]
+
+TimeLike = str | dt.date | dt.datetime | pd.Timestamp | int | float | np.integer
+
+_ONE_DAY = pd.Timedelta(days=1)
+_MS_THRESHOLD = 100_000_000_000  # 1e11 s is year 5138; anything above is milliseconds
+
+
+def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
+    """Normalise one time value to a tz-aware UTC :class:`pandas.Timestamp`.
+
+    Parameters
+    ----------
+    value : str, date, datetime, Timestamp, int or float
+        Naive values are read as UTC; numbers are Unix seconds (or
+        milliseconds when above 1e11).
+    name : str
+        The argument's name, used in error messages.
+
+    Raises
+    ------
+    TypeError
+        For any other type (including ``bool``).
+    ValueError
+        For a string that is not a date/time, or NaN/NaT.
+
+    Examples
+    --------
+    >>> to_timestamp("2024-06-01")
+    Timestamp('2024-06-01 00:00:00+0000', tz='UTC')
+    >>> to_timestamp(1717200000000)
+    Timestamp('2024-06-01 00:00:00+0000', tz='UTC')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a date, datetime, string or Unix seconds, not a bool")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number of Unix seconds, got {value!r}")
+        number = float(value)
+        unit = "ms" if abs(number) >= _MS_THRESHOLD else "s"
+        try:
+            ts = pd.Timestamp(int(value) if float(value).is_integer() else number, unit=unit)
+        except (OverflowError, ValueError) as exc:
+            raise ValueError(f"{name}={value!r} is outside the supported time range") from exc
+    elif isinstance(value, (str, dt.date, dt.datetime, pd.Timestamp, np.datetime64)):
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(f"{name} is an empty string; pass e.g. '2024-06-01' or a datetime")
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return to_timestamp(int(value.strip()), name=name)
+        try:
+            ts = pd.Timestamp(value)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ValueError(
+                f"{name}={value!r} is not a date or time; pass e.g. '2024-06-01', "
+                "'2024-06-01T12:00Z', a datetime or Unix seconds"
+            ) from exc
+    else:
+        raise TypeError(
+            f"{name} must be a str, date, datetime, pandas.Timestamp or Unix seconds, "
+            f"got {type(value).__name__}"
+        )
+    if ts is pd.NaT or pd.isna(ts):
+        raise ValueError(f"{name} is NaT/NaN; pass a real date or time")
+    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return ts
+
+
+def to_unix(ts: pd.Timestamp) -> int:
+    """Whole Unix seconds of a timestamp (floored)."""
+    return int(ts.value // 1_000_000_000)
+
+
+def window(
+    start: TimeLike | None,
+    end: TimeLike | None,
+    *,
+    now: pd.Timestamp | None = None,
+    default: pd.Timedelta = _ONE_DAY,
+) -> tuple[pd.Timestamp, pd.Timestamp]:
+    """Resolve a half-open window ``[start, end)`` with the interface's defaults.
+
+    ``end`` defaults to ``now``; ``start`` defaults to ``end - default``
+    (the interface's "1 day before now").
+
+    Raises
+    ------
+    ValueError
+        If ``start >= end``.
+    """
+    now = pd.Timestamp.now(tz="UTC") if now is None else to_timestamp(now, name="now")
+    end_ts = now if end is None else to_timestamp(end, name="end")
+    start_ts = end_ts - default if start is None else to_timestamp(start, name="start")
+    if start_ts >= end_ts:
+        raise ValueError(
+            f"start ({start_ts.isoformat()}) must be before end ({end_ts.isoformat()}); "
+            "windows are half-open [start, end)"
+        )
+    return start_ts, end_ts
+
+
+def chunk_window(
+    start: pd.Timestamp, end: pd.Timestamp, chunk: pd.Timedelta | str = "1D"
+) -> Iterator[tuple[pd.Timestamp, pd.Timestamp]]:
+    """Split ``[start, end)`` into consecutive half-open chunks.
+
+    Chunk edges fall on multiples of ``chunk`` since the Unix epoch (UTC
+    midnights for one day), so the same day always maps to the same chunk
+    and cache entries are shared between overlapping windows. The first and
+    last chunks are clipped to the window.
+
+    Examples
+    --------
+    >>> s, e = to_timestamp("2024-06-01T12:00"), to_timestamp("2024-06-03")
+    >>> [(a.day, a.hour, b.day, b.hour) for a, b in chunk_window(s, e)]
+    [(1, 12, 2, 0), (2, 0, 3, 0)]
+    """
+    step = pd.Timedelta(chunk)
+    if step <= pd.Timedelta(0):
+        raise ValueError(f"chunk must be a positive duration, got {chunk!r}")
+    edge = start.floor(step)
+    while edge < end:
+        nxt = edge + step
+        yield max(edge, start), min(nxt, end)
+        edge = nxt
