@@ -1,0 +1,159 @@
+"""Helpers shared by the analysis modules (private: no public API here)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+from .. import chains, schema
+
+WINDOW_ATTR = "window"
+"""Key in ``frame.attrs`` (or ``graph.graph``) holding the ``(start, end)`` of the data."""
+
+_HEX_ADDRESS = re.compile(r"^0x([0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def transfers_frame(frame: Any) -> pd.DataFrame:
+    """Validate a transfers frame (raises TypeError / DataError)."""
+    return schema.validate(frame, "transfers")
+
+
+def choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
+    """Check that ``value`` is one of ``allowed``, else say what to pass."""
+    options = ", ".join(repr(a) for a in allowed)
+    if value is not None and not isinstance(value, (str, int)):
+        raise TypeError(f"{name} must be one of {options}, got {type(value).__name__}")
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; pass one of {options}")
+    return value
+
+
+def positive_int(name: str, value: Any, *, allow_none: bool = False) -> int | None:
+    """Check an integer option such as ``n`` (None allowed when ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        extra = " or None for all" if allow_none else ""
+        raise TypeError(f"{name} must be a positive int{extra}, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def frequency(freq: Any) -> str:
+    """Check a pandas frequency string such as ``"1h"``, ``"1D"`` or ``"7D"``."""
+    if not isinstance(freq, str):
+        raise TypeError(
+            f"freq must be a pandas frequency string such as '1h', '1D' or '7D', "
+            f"got {type(freq).__name__}"
+        )
+    try:
+        offset = to_offset(freq)
+    except ValueError as exc:
+        raise ValueError(
+            f"freq={freq!r} is not a pandas frequency; pass e.g. '1h', '1D', '7D' or 'W-MON'"
+        ) from exc
+    if getattr(offset, "n", 1) < 1:
+        raise ValueError(f"freq must be a positive duration, got {freq!r}")
+    return freq
+
+
+def time_grouper(freq: str) -> pd.Grouper:
+    """Bucket ``timestamp`` into buckets labelled by their (inclusive) start."""
+    return pd.Grouper(key="timestamp", freq=freq, closed="left", label="left")
+
+
+def window(timestamps: pd.Series) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+    """``(min, max)`` of a timestamp column, ``(None, None)`` when empty."""
+    if len(timestamps) == 0:
+        return None, None
+    lo, hi = timestamps.min(), timestamps.max()
+    if pd.isna(lo):
+        return None, None
+    return lo, hi
+
+
+def with_window(frame: pd.DataFrame, win: tuple[Any, Any]) -> pd.DataFrame:
+    """Record the data window in ``frame.attrs`` so plots can title with it."""
+    frame.attrs[WINDOW_ATTR] = win
+    return frame
+
+
+def chain_sort_key(name: str) -> tuple[int, int, str]:
+    """Registry names in domain order first, then unknown chains by domain id."""
+    known = chains.known_names()
+    if name in known:
+        return (0, known.index(name), name)
+    try:
+        return (1, chains.domain(name), name)
+    except (TypeError, ValueError):
+        return (2, 0, name)
+
+
+def chain_order(names: Iterable[Any]) -> list[str]:
+    """Distinct chain names in canonical order (registry order, then unknown ones)."""
+    return sorted({str(n) for n in names if not pd.isna(n)}, key=chain_sort_key)
+
+
+def chain_column(values: Iterable[Any], order: Sequence[str]) -> pd.Categorical:
+    """A chain categorical whose categories are the registry names plus ``order``'s extras."""
+    known = chains.known_names()
+    categories = known + [c for c in order if c not in known]
+    return pd.Categorical(list(values), categories=categories)
+
+
+def chain_domain(name: str, transfers: pd.DataFrame | None = None) -> int | None:
+    """Domain id of a chain name; falls back to the frame's domain columns, else None."""
+    try:
+        return chains.domain(name)
+    except (TypeError, ValueError):
+        pass
+    if transfers is not None:
+        for chain_col, domain_col in (
+            ("source_chain", "source_domain"),
+            ("destination_chain", "destination_domain"),
+        ):
+            hit = transfers.loc[transfers[chain_col] == name, domain_col]
+            if len(hit):
+                return int(hit.iloc[0])
+    return None
+
+
+def corridor_label(source: Any, destination: Any) -> str:
+    """The corridor name used in frames: ``"ethereum->base"``."""
+    return f"{source}->{destination}"
+
+
+def normalize_address(address: Any) -> str:
+    """Lowercase 20-byte ``0x`` hex of an address given as 20 bytes or bytes32-padded.
+
+    A bytes32 value that is not a left-padded 20-byte address (a non-EVM
+    address such as a Solana account) is returned as lowercase bytes32.
+    """
+    if not isinstance(address, str):
+        raise TypeError(
+            "address must be a str of 0x hex: a 20-byte address (0x + 40 hex digits) "
+            f"or a bytes32-padded one (0x + 64 hex digits), got {type(address).__name__}"
+        )
+    text = address.strip().lower()
+    if not text.startswith("0x"):
+        text = "0x" + text if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) else text
+    if not _HEX_ADDRESS.match(text):
+        raise ValueError(
+            f"address {address!r} is not an address; pass 0x followed by 40 hex digits "
+            "(a 20-byte EVM address) or by 64 hex digits (bytes32, left-padded with zeros)"
+        )
+    if len(text) == 66 and text[2:26] == "0" * 24:
+        return "0x" + text[26:]
+    return text
+
+
+def address_forms(address: str) -> list[str]:
+    """The spellings of a normalised address that may occur in a frame."""
+    if len(address) == 42:
+        return [address, "0x" + "0" * 24 + address[2:]]
+    return [address]

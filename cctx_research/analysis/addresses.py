@@ -1,0 +1,681 @@
+"""Address-level analysis: top addresses, concentration, profiles, routers.
+
+A transfer has two addresses: the ``message_sender`` (who called the burn on
+the source chain, often a router contract) and the ``mint_recipient`` (who
+received the USDC on the destination chain). Addresses are lowercase ``0x``
+hex; functions that take one accept a 20-byte address or a bytes32-padded
+one, in any case.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from .. import schema, times
+from . import _common
+
+__all__ = [
+    "AddressProfile",
+    "Concentration",
+    "concentration",
+    "counterparty_graph",
+    "hubs",
+    "profile",
+    "top",
+]
+
+_ROLE_COLUMN = {"recipient": "mint_recipient", "sender": "message_sender"}
+
+
+def top(
+    transfers: pd.DataFrame, *, role: str = "recipient", by: str = "volume", n: int | None = 20
+) -> pd.DataFrame:
+    """The top addresses by volume or by number of transfers.
+
+    Parameters
+    ----------
+    transfers : pandas.DataFrame
+        A canonical ``"transfers"`` frame.
+    role : {"recipient", "sender"}, default "recipient"
+        Rank ``mint_recipient`` or ``message_sender`` addresses.
+    by : {"volume", "count"}, default "volume"
+        Rank by USDC volume or by number of transfers (the other breaks ties,
+        then the address).
+    n : int or None, default 20
+        How many addresses; None for all.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of the ``"top_addresses"`` kind (``rank``, ``address``,
+        ``volume`` in USDC, ``volume_raw`` in base units,
+        ``transaction_count``) plus ``share``: the address's share of all
+        volume (``by="volume"``) or of all transfers (``by="count"``).
+
+    Raises
+    ------
+    DataError
+        If ``transfers`` does not follow the schema.
+    ValueError, TypeError
+        For an unknown ``role`` or ``by``, or ``n`` that is not a positive int.
+
+    Examples
+    --------
+    >>> top(transfers, role="sender", by="count", n=5)  # doctest: +SKIP
+    """
+    transfers = _common.transfers_frame(transfers)
+    _common.choice("role", role, list(_ROLE_COLUMN))
+    _common.choice("by", by, ["volume", "count"])
+    n = _common.positive_int("n", n, allow_none=True)
+    column = _ROLE_COLUMN[role]
+    agg = transfers.groupby(column, sort=False)[["amount", "amount_raw"]].agg(
+        {"amount": ["sum", "count"], "amount_raw": "sum"}
+    )
+    agg.columns = ["volume", "transaction_count", "volume_raw"]
+    key = "volume" if by == "volume" else "transaction_count"
+    other = "transaction_count" if by == "volume" else "volume"
+    total = agg[key].sum()
+    if n is not None and len(agg) > n:
+        # nlargest keeps every tie at the cut, so the sort below stays exact.
+        agg = agg.nlargest(n, [key, other], keep="all")
+    agg = agg.reset_index().rename(columns={column: "address"})
+    agg = agg.sort_values([key, other, "address"], ascending=[False, False, True], kind="stable")
+    if n is not None:
+        agg = agg.head(n)
+    out = pd.DataFrame(
+        {
+            "rank": np.arange(1, len(agg) + 1, dtype="int64"),
+            "address": agg["address"].astype(schema.STRING).to_numpy(),
+            "volume": agg["volume"].astype("float64").to_numpy(),
+            "volume_raw": agg["volume_raw"].astype("int64").to_numpy(),
+            "transaction_count": agg["transaction_count"].astype("int64").to_numpy(),
+        }
+    )
+    out["address"] = out["address"].astype(schema.STRING)
+    out["share"] = out[key] / total if total else out[key] * 0.0
+    out["share"] = out["share"].astype("float64")
+    out.attrs["role"] = role
+    out.attrs["by"] = by
+    return _common.with_window(out, _common.window(transfers["timestamp"]))
+
+
+@dataclass(frozen=True, repr=False)
+class Concentration:
+    """How concentrated a set of non-negative values (volumes per address) is.
+
+    Attributes
+    ----------
+    n : int
+        Number of values.
+    total : float
+    gini : float
+        Gini coefficient, 0 (all equal) to ``1 - 1/n`` (one holds all). NaN
+        when there are no values or they sum to 0.
+    hhi : float
+        Herfindahl-Hirschman index: the sum of squared shares, from ``1/n``
+        to 1 (multiply by 10,000 for the antitrust convention). NaN when
+        empty or the total is 0.
+    top1_share, top10_share, top100_share : float
+        Share of the total held by the largest 1, 10 and 100 values (all of
+        it when there are fewer). NaN when empty or the total is 0.
+    lorenz : pandas.DataFrame
+        Lorenz curve points ``population_share`` and ``value_share`` from
+        ``(0, 0)`` to ``(1, 1)``, values sorted ascending (``n + 1`` rows;
+        a single ``(0, 0)`` row when empty).
+    window : tuple
+        First and last timestamp of the data the values came from, when
+        ``values`` carried it in ``attrs["window"]`` (a column of
+        :func:`top`'s output does); else ``(None, None)``.
+    """
+
+    n: int
+    total: float
+    gini: float
+    hhi: float
+    top1_share: float
+    top10_share: float
+    top100_share: float
+    lorenz: pd.DataFrame = field(compare=False)
+    window: tuple[Any, Any] = field(default=(None, None), compare=False)
+
+    def as_dict(self) -> dict[str, float]:
+        """The scalar measures as a dict (everything but ``lorenz``)."""
+        return {
+            "n": self.n,
+            "total": self.total,
+            "gini": self.gini,
+            "hhi": self.hhi,
+            "top1_share": self.top1_share,
+            "top10_share": self.top10_share,
+            "top100_share": self.top100_share,
+        }
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{k}={v}" if isinstance(v, int) else f"{k}={v:.4g}" for k, v in self.as_dict().items()
+        )
+        return f"Concentration({inner})"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th>{k}</th><td>{v:,}</td></tr>"
+            if isinstance(v, int)
+            else f"<tr><th>{k}</th><td>{v:.4g}</td></tr>"
+            for k, v in self.as_dict().items()
+        )
+        return f"<table><caption>Concentration</caption>{rows}</table>"
+
+
+def concentration(values: Any) -> Concentration:
+    """Gini, HHI, top shares and the Lorenz curve of non-negative values.
+
+    Parameters
+    ----------
+    values : array-like of float
+        For instance volume per address: ``top(transfers, n=None)["volume"]``.
+
+    Returns
+    -------
+    Concentration
+        See :class:`Concentration`; the measures are NaN for no values or an
+        all-zero total.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not numeric.
+    ValueError
+        If ``values`` holds NaN, infinite or negative numbers, or is not 1-D.
+
+    Examples
+    --------
+    >>> concentration([5, 5, 5, 5]).gini
+    0.0
+    >>> concentration([0, 0, 0, 1]).gini
+    0.75
+    """
+    if isinstance(values, (str, bytes)) or np.isscalar(values):
+        raise TypeError("values must be an array-like of numbers, e.g. a Series of volumes")
+    try:
+        arr = np.asarray(
+            values.to_numpy(dtype="float64", na_value=np.nan)
+            if isinstance(values, pd.Series)
+            else values,
+            dtype="float64",
+        )
+    except (TypeError, ValueError) as exc:
+        raise TypeError("values must be numbers, e.g. a Series of volumes per address") from exc
+    if arr.ndim != 1:
+        raise ValueError(f"values must be one-dimensional, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("values hold NaN or infinite numbers; drop or fill them first")
+    if np.any(arr < 0):
+        raise ValueError("values must be non-negative (volumes, counts)")
+    window = getattr(values, "attrs", {}).get(_common.WINDOW_ATTR, (None, None))
+    n = int(arr.size)
+    total = float(arr.sum())
+    x = np.sort(arr)
+    if n == 0 or total <= 0:
+        nan = float("nan")
+        pop = np.linspace(0.0, 1.0, n + 1) if n else np.zeros(1)
+        lorenz = pd.DataFrame({"population_share": pop, "value_share": np.zeros(len(pop))})
+        return Concentration(n, total, nan, nan, nan, nan, nan, lorenz, window)
+    cum = np.cumsum(x)
+    ranks = np.arange(1, n + 1, dtype="float64")
+    gini = float(2.0 * np.dot(ranks, x) / (n * total) - (n + 1.0) / n)
+    gini = 0.0 if abs(gini) < 1e-12 else gini
+    shares = x / total
+    # the k largest hold everything above the (n - k) smallest
+    top_share = {
+        k: float((total - (cum[n - k - 1] if n > k else 0.0)) / total) for k in (1, 10, 100)
+    }
+    lorenz = pd.DataFrame(
+        {
+            "population_share": np.concatenate([[0.0], ranks / n]),
+            "value_share": np.concatenate([[0.0], cum / total]),
+        }
+    )
+    return Concentration(
+        n=n,
+        total=total,
+        gini=gini,
+        hhi=float(np.dot(shares, shares)),
+        top1_share=top_share[1],
+        top10_share=top_share[10],
+        top100_share=top_share[100],
+        lorenz=lorenz,
+        window=window,
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class AddressProfile:
+    """What one address received over CCTP (see :func:`profile`).
+
+    Attributes
+    ----------
+    address : str
+        Normalised lowercase address.
+    transfers : int
+        Number of transfers received.
+    volume : float
+        USDC received.
+    volume_raw : int
+        Base units received.
+    median_amount : float
+        The typical ticket (median amount, USDC); NaN when no transfers.
+    first_seen, last_seen : pandas.Timestamp or None
+    source_chains : pandas.DataFrame
+        ``chain``, ``volume``, ``count`` per source chain, largest first.
+    destination_chains : pandas.DataFrame
+        The same per destination chain.
+    corridors : pandas.DataFrame
+        ``corridor``, ``source_chain``, ``destination_chain``, ``volume``,
+        ``count``, largest first.
+    counterparties : pandas.DataFrame
+        ``message_sender``, ``volume``, ``count``, largest first; empty when
+        the profile was built from ``client.received`` (which has no sender).
+    activity : pandas.DataFrame
+        ``timestamp`` (bucket start), ``volume``, ``count`` per bucket from
+        first to last seen, zeros included.
+    start, end : pandas.Timestamp or None
+        The window asked for, if any.
+    source : str
+        ``"transfers"`` or ``"client"``: where the data came from.
+    """
+
+    address: str
+    transfers: int
+    volume: float
+    volume_raw: int
+    median_amount: float
+    first_seen: pd.Timestamp | None
+    last_seen: pd.Timestamp | None
+    source_chains: pd.DataFrame = field(compare=False)
+    destination_chains: pd.DataFrame = field(compare=False)
+    corridors: pd.DataFrame = field(compare=False)
+    counterparties: pd.DataFrame = field(compare=False)
+    activity: pd.DataFrame = field(compare=False)
+    start: pd.Timestamp | None = None
+    end: pd.Timestamp | None = None
+    source: str = "transfers"
+
+    @property
+    def window(self) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+        """``(first_seen, last_seen)``."""
+        return self.first_seen, self.last_seen
+
+    def _summary(self) -> list[tuple[str, str]]:
+        def when(ts: pd.Timestamp | None) -> str:
+            return "-" if ts is None else ts.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+        def chain_list(frame: pd.DataFrame) -> str:
+            return ", ".join(map(str, frame["chain"])) or "-"
+
+        median = "-" if np.isnan(self.median_amount) else f"{self.median_amount:,.2f} USDC"
+        return [
+            ("transfers", f"{self.transfers:,}"),
+            ("volume", f"{self.volume:,.2f} USDC"),
+            ("typical ticket (median)", median),
+            ("first seen", when(self.first_seen)),
+            ("last seen", when(self.last_seen)),
+            ("source chains", chain_list(self.source_chains)),
+            ("destination chains", chain_list(self.destination_chains)),
+            ("corridors", f"{len(self.corridors):,}"),
+            (
+                "counterparties",
+                f"{len(self.counterparties):,}"
+                if self.source == "transfers"
+                else "unknown (client.received has no sender)",
+            ),
+        ]
+
+    def __repr__(self) -> str:
+        lines = [f"AddressProfile({self.address})"]
+        width = max(len(k) for k, _ in self._summary())
+        lines += [f"  {k:<{width}}  {v}" for k, v in self._summary()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in self._summary()
+        )
+        parts = [
+            f"<div><b>Address profile</b> <code>{html.escape(self.address)}</code>",
+            f"<table>{rows}</table>",
+        ]
+        if len(self.corridors):
+            parts.append("<p><b>Corridors</b></p>" + self.corridors.head(10).to_html(index=False))
+        if len(self.counterparties):
+            parts.append(
+                "<p><b>Top counterparties</b></p>"
+                + self.counterparties.head(10).to_html(index=False)
+            )
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def _per_chain(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    agg = frame.groupby(column, observed=True)["amount"].agg(["sum", "count"]).reset_index()
+    agg.columns = ["chain", "volume", "count"]
+    order = _common.chain_order(agg["chain"].astype(str))
+    agg["chain"] = _common.chain_column(agg["chain"].astype(str), order)
+    agg["volume"] = agg["volume"].astype("float64")
+    agg["count"] = agg["count"].astype("int64")
+    return agg.sort_values(["volume", "count"], ascending=False, kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _profile_corridors(frame: pd.DataFrame) -> pd.DataFrame:
+    agg = (
+        frame.groupby(["source_chain", "destination_chain"], observed=True)["amount"]
+        .agg(["sum", "count"])
+        .reset_index()
+    )
+    src = agg["source_chain"].astype(str)
+    dst = agg["destination_chain"].astype(str)
+    order = _common.chain_order(list(src) + list(dst))
+    out = pd.DataFrame(
+        {
+            "corridor": pd.array(
+                [_common.corridor_label(s, d) for s, d in zip(src, dst, strict=True)],
+                dtype=schema.STRING,
+            ),
+            "source_chain": _common.chain_column(src, order),
+            "destination_chain": _common.chain_column(dst, order),
+            "volume": agg["sum"].astype("float64"),
+            "count": agg["count"].astype("int64"),
+        }
+    )
+    return out.sort_values(["volume", "count"], ascending=False, kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _activity(frame: pd.DataFrame, freq: str) -> pd.DataFrame:
+    agg = frame.groupby(_common.time_grouper(freq))["amount"].agg(["sum", "count"])
+    if len(agg):
+        buckets = pd.date_range(agg.index.min(), agg.index.max(), freq=freq, name="timestamp")
+    else:
+        buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
+    agg = agg.reindex(buckets, fill_value=0).reset_index()
+    agg.columns = ["timestamp", "volume", "count"]
+    return agg.astype({"timestamp": schema.TIMESTAMP, "volume": "float64", "count": "int64"})
+
+
+def profile(
+    address: str,
+    transfers: pd.DataFrame | None = None,
+    *,
+    client: Any = None,
+    start: times.TimeLike | None = None,
+    end: times.TimeLike | None = None,
+    freq: str = "1D",
+) -> AddressProfile:
+    """Profile what an address received: totals, chains, corridors, counterparties.
+
+    Give either a ``transfers`` frame (the address is matched against
+    ``mint_recipient``) or a ``client``, in which case
+    ``client.received(address, start=start, end=end)`` is called. The client's
+    ``"received"`` frame has no ``message_sender``, so ``counterparties`` is
+    empty then.
+
+    Parameters
+    ----------
+    address : str
+        ``0x`` + 40 hex digits, or a bytes32-padded ``0x`` + 64 hex digits,
+        in any case.
+    transfers : pandas.DataFrame, optional
+        A canonical ``"transfers"`` frame.
+    client : cctx_research Client, optional
+        Anything with ``received(address, start=..., end=...)`` returning a
+        ``"received"`` frame.
+    start, end : time, optional
+        Keep transfers with ``start <= timestamp < end`` (naive means UTC).
+    freq : str, default "1D"
+        Bucket of ``activity``.
+
+    Returns
+    -------
+    AddressProfile
+
+    Raises
+    ------
+    ValueError
+        For a malformed address, ``start >= end``, or neither/both of
+        ``transfers`` and ``client``.
+    TypeError
+        For an address or time of the wrong type.
+    DataError
+        If the frame does not follow its schema.
+
+    Examples
+    --------
+    >>> p = profile("0x" + "ab" * 20, transfers)  # doctest: +SKIP
+    >>> p.volume, p.first_seen  # doctest: +SKIP
+    """
+    addr = _common.normalize_address(address)
+    _common.frequency(freq)
+    if (transfers is None) == (client is None):
+        raise ValueError(
+            "pass exactly one data source: a transfers frame (profile(address, transfers)) "
+            "or client=Client(...)"
+        )
+    start_ts = None if start is None else times.to_timestamp(start, name="start")
+    end_ts = None if end is None else times.to_timestamp(end, name="end")
+    if start_ts is not None and end_ts is not None and start_ts >= end_ts:
+        raise ValueError(
+            f"start ({start_ts.isoformat()}) must be before end ({end_ts.isoformat()}); "
+            "windows are half-open [start, end)"
+        )
+    if client is not None:
+        if not callable(getattr(client, "received", None)):
+            raise TypeError("client must have a received(address, start=..., end=...) method")
+        frame = schema.validate(client.received(addr, start=start, end=end), "received")
+        if "mint" in set(frame["transaction_type"].dropna().astype(str).str.lower()):
+            # received lists transactions; count each transfer once, by its mint.
+            frame = frame[frame["transaction_type"].astype(str).str.lower() == "mint"]
+        source = "client"
+    else:
+        frame = _common.transfers_frame(transfers)
+        frame = frame[frame["mint_recipient"].isin(_common.address_forms(addr))]
+        source = "transfers"
+    mask = pd.Series(True, index=frame.index)
+    if start_ts is not None:
+        mask &= frame["timestamp"] >= start_ts
+    if end_ts is not None:
+        mask &= frame["timestamp"] < end_ts
+    frame = frame[mask]
+    first, last = _common.window(frame["timestamp"])
+    if source == "transfers" and len(frame):
+        cp = frame.groupby("message_sender")["amount"].agg(["sum", "count"]).reset_index()
+        cp.columns = ["message_sender", "volume", "count"]
+        cp = cp.sort_values(
+            ["volume", "count", "message_sender"], ascending=[False, False, True], kind="stable"
+        ).reset_index(drop=True)
+    else:
+        cp = pd.DataFrame(
+            {
+                "message_sender": pd.Series([], dtype=schema.STRING),
+                "volume": pd.Series([], dtype="float64"),
+                "count": pd.Series([], dtype="int64"),
+            }
+        )
+    cp = cp.astype({"message_sender": schema.STRING, "volume": "float64", "count": "int64"})
+    return AddressProfile(
+        address=addr,
+        transfers=len(frame),
+        volume=float(frame["amount"].sum()),
+        volume_raw=int(frame["amount_raw"].sum()),
+        median_amount=float(frame["amount"].median()) if len(frame) else float("nan"),
+        first_seen=first,
+        last_seen=last,
+        source_chains=_per_chain(frame, "source_chain"),
+        destination_chains=_per_chain(frame, "destination_chain"),
+        corridors=_profile_corridors(frame),
+        counterparties=cp,
+        activity=_activity(frame, freq),
+        start=start_ts,
+        end=end_ts,
+        source=source,
+    )
+
+
+def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.DiGraph:
+    """Bipartite sender -> recipient graph of who sends USDC to whom.
+
+    Nodes are ``(role, address)`` tuples, ``("sender", "0xab..")`` and
+    ``("recipient", "0xcd..")``, so an address that both sends and receives
+    appears once on each side and the graph stays bipartite. Node attributes:
+    ``bipartite`` (0 for senders, 1 for recipients), ``role``, ``address``,
+    ``volume`` (USDC over the kept edges) and ``count``. Edges carry
+    ``volume`` (USDC), ``count`` and ``weight`` (= ``volume``).
+
+    Parameters
+    ----------
+    transfers : pandas.DataFrame
+        A canonical ``"transfers"`` frame.
+    min_volume : float, default 0
+        Keep only sender-recipient pairs with at least this much volume (USDC).
+
+    Returns
+    -------
+    networkx.DiGraph
+        ``graph.graph["window"]`` holds the data's first and last timestamp.
+
+    Raises
+    ------
+    DataError
+        If ``transfers`` does not follow the schema.
+    TypeError, ValueError
+        If ``min_volume`` is not a non-negative number.
+
+    Examples
+    --------
+    >>> g = counterparty_graph(transfers, min_volume=1_000)  # doctest: +SKIP
+    >>> hubs(g, n=5)  # doctest: +SKIP
+    """
+    transfers = _common.transfers_frame(transfers)
+    if isinstance(min_volume, bool) or not isinstance(min_volume, (int, float, np.number)):
+        raise TypeError(f"min_volume must be a number of USDC, got {type(min_volume).__name__}")
+    if not np.isfinite(min_volume) or min_volume < 0:
+        raise ValueError(f"min_volume must be a non-negative number of USDC, got {min_volume}")
+    pairs = transfers.groupby(["message_sender", "mint_recipient"], sort=False)["amount"].agg(
+        ["sum", "count"]
+    )
+    if min_volume > 0:
+        pairs = pairs[pairs["sum"] >= min_volume]
+    pairs = pairs.reset_index()
+    g = nx.DiGraph(window=_common.window(transfers["timestamp"]), min_volume=float(min_volume))
+    if pairs.empty:
+        return g
+    senders = pairs.groupby("message_sender")[["sum", "count"]].sum()
+    recipients = pairs.groupby("mint_recipient")[["sum", "count"]].sum()
+    g.add_nodes_from(
+        (
+            ("sender", a),
+            {"bipartite": 0, "role": "sender", "address": a, "volume": float(v), "count": int(c)},
+        )
+        for a, v, c in zip(senders.index, senders["sum"], senders["count"], strict=True)
+    )
+    g.add_nodes_from(
+        (
+            ("recipient", a),
+            {
+                "bipartite": 1,
+                "role": "recipient",
+                "address": a,
+                "volume": float(v),
+                "count": int(c),
+            },
+        )
+        for a, v, c in zip(recipients.index, recipients["sum"], recipients["count"], strict=True)
+    )
+    g.add_edges_from(
+        (("sender", s), ("recipient", r), {"volume": float(v), "count": int(c), "weight": float(v)})
+        for s, r, v, c in zip(
+            pairs["message_sender"],
+            pairs["mint_recipient"],
+            pairs["sum"],
+            pairs["count"],
+            strict=True,
+        )
+    )
+    return g
+
+
+def hubs(graph: nx.DiGraph, *, n: int | None = 10) -> pd.DataFrame:
+    """Rank nodes by distinct counterparties, then volume (router detection).
+
+    A router contract calls the burn for many users, so as a sender it has
+    many distinct recipients; a hot wallet receives from many senders.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A graph from :func:`counterparty_graph` (other graphs work; ``volume``
+        and ``count`` edge attributes are used when present).
+    n : int or None, default 10
+        How many nodes; None for all.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``rank``, ``address``, ``role``, ``counterparties`` (distinct
+        neighbours), ``volume`` (USDC over its edges), ``count`` (transfers)
+        and ``mean_per_counterparty`` (USDC).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``graph`` is not a networkx graph or ``n`` not a positive int.
+
+    Examples
+    --------
+    >>> hubs(counterparty_graph(transfers), n=5)  # doctest: +SKIP
+    """
+    if not isinstance(graph, nx.Graph):
+        raise TypeError(
+            "graph must be a networkx graph such as counterparty_graph(transfers), "
+            f"got {type(graph).__name__}"
+        )
+    n = _common.positive_int("n", n, allow_none=True)
+    nodes = list(graph)
+    data = graph.nodes
+    out = pd.DataFrame(
+        {
+            "address": pd.array(
+                [str(data[v].get("address", v)) for v in nodes], dtype=schema.STRING
+            ),
+            "role": pd.array([str(data[v].get("role", "")) for v in nodes], dtype=schema.STRING),
+            "counterparties": pd.array(
+                [len(set(nx.all_neighbors(graph, v))) for v in nodes], dtype="int64"
+            ),
+            "volume": pd.array(
+                [float(graph.degree(v, weight="volume")) for v in nodes], dtype="float64"
+            ),
+            "count": pd.array([int(graph.degree(v, weight="count")) for v in nodes], dtype="int64"),
+        }
+    )
+    out["mean_per_counterparty"] = (
+        out["volume"] / out["counterparties"].where(out["counterparties"] > 0)
+    ).astype("float64")
+    out = out.sort_values(
+        ["counterparties", "volume", "address", "role"],
+        ascending=[False, False, True, True],
+        kind="stable",
+    )
+    if n is not None:
+        out = out.head(n)
+    out.insert(0, "rank", np.arange(1, len(out) + 1, dtype="int64"))
+    out = out.reset_index(drop=True)
+    return _common.with_window(out, graph.graph.get("window", (None, None)))

@@ -1,0 +1,460 @@
+"""Volumes over time, ticket sizes, seasonality, KPIs and USDC in flight.
+
+Functions take a canonical ``"transfers"`` frame (or, for :func:`in_flight`,
+a ``"volume"`` frame) first and options keyword-only; amounts are in USDC.
+All times are UTC. Results record the data's ``(first, last)`` timestamps in
+``frame.attrs["window"]`` so that plots can title with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import schema, times
+from . import _common
+
+__all__ = [
+    "SIZE_CLASSES",
+    "SizeDistribution",
+    "in_flight",
+    "kpis",
+    "seasonality",
+    "size_buckets",
+    "timeseries",
+]
+
+SIZE_CLASSES: tuple[tuple[str, float, float], ...] = (
+    ("dust", 0.0, 1.0),
+    ("small", 1.0, 100.0),
+    ("retail", 100.0, 1_000.0),
+    ("mid", 1_000.0, 10_000.0),
+    ("large", 10_000.0, 100_000.0),
+    ("whale", 100_000.0, float("inf")),
+)
+"""Ticket-size classes as ``(name, lower, upper)`` in USDC; ``lower <= amount < upper``."""
+
+QUANTILES: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
+
+_BY = (None, "source_chain", "destination_chain", "corridor")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_PERIODS = (
+    ("24h", pd.Timedelta(hours=24)),
+    ("7d", pd.Timedelta(days=7)),
+    ("30d", pd.Timedelta(days=30)),
+)
+_METRICS = ("volume", "transfers", "senders", "recipients")
+
+
+def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = None) -> pd.DataFrame:
+    """Volume and count per time bucket, overall or per chain or corridor.
+
+    Parameters
+    ----------
+    transfers : pandas.DataFrame
+        A canonical ``"transfers"`` frame.
+    freq : str, default "1D"
+        A pandas frequency such as ``"1h"``, ``"1D"``, ``"7D"`` or
+        ``"W-MON"``. Buckets are half-open ``[start, start + freq)`` and
+        labelled by their start.
+    by : {None, "source_chain", "destination_chain", "corridor"}
+        Split each bucket by source chain, destination chain or corridor.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bucket from the first to the last transfer's bucket, for
+        each group seen (every bucket x group combination is present, zeros
+        where nothing moved). Columns ``timestamp`` (bucket start), then the
+        group column(s) (``source_chain`` / ``destination_chain``, or
+        ``corridor`` plus both chain columns), then ``volume`` (USDC,
+        float64) and ``count`` (int64). Sorted by time, then group.
+
+    Raises
+    ------
+    DataError
+        If ``transfers`` does not follow the schema.
+    ValueError, TypeError
+        If ``freq`` is not a pandas frequency or ``by`` not one of the above.
+
+    Examples
+    --------
+    >>> timeseries(transfers, freq="1D", by="source_chain").head()  # doctest: +SKIP
+    """
+    transfers = _common.transfers_frame(transfers)
+    _common.frequency(freq)
+    _common.choice("by", by, _BY)
+    win = _common.window(transfers["timestamp"])
+    grouper = _common.time_grouper(freq)
+    if by is None:
+        keys: list[Any] = [grouper]
+        group_cols: list[str] = []
+    elif by == "corridor":
+        group_cols = ["source_chain", "destination_chain"]
+        keys = [grouper, *group_cols]
+    else:
+        group_cols = [by]
+        keys = [grouper, by]
+    agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
+    agg.columns = ["volume", "count"]
+    if by is None:
+        if len(agg):
+            buckets = pd.date_range(agg.index.min(), agg.index.max(), freq=freq, name="timestamp")
+        else:
+            buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
+        agg = agg.reindex(buckets, fill_value=0)
+        out = agg.reset_index()
+    else:
+        stamps = agg.index.get_level_values(0)
+        if len(stamps):
+            buckets = pd.date_range(stamps.min(), stamps.max(), freq=freq, name="timestamp")
+        else:
+            buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
+        # Fill a dense (bucket x group) grid by position: no per-row string work.
+        observed = agg.index.droplevel(0)
+        groups = observed.unique()
+        names = groups.to_frame(index=False).astype(str)
+        order = _common.chain_order(pd.unique(names.to_numpy().ravel()))
+        rank = {name: k for k, name in enumerate(order)}
+        sort_pos = sorted(
+            range(len(names)),
+            key=lambda i: tuple(rank[names.iat[i, j]] for j in range(len(group_cols))),
+        )
+        groups = groups[sort_pos]
+        names = names.iloc[sort_pos].reset_index(drop=True)
+        n_b, n_g = len(buckets), len(groups)
+        cell = buckets.get_indexer(agg.index.get_level_values(0)) * n_g + groups.get_indexer(
+            observed
+        )
+        volume = np.zeros(n_b * n_g, dtype="float64")
+        count = np.zeros(n_b * n_g, dtype="int64")
+        volume[cell] = agg["volume"].to_numpy()
+        count[cell] = agg["count"].to_numpy()
+        columns: dict[str, Any] = {"timestamp": np.repeat(buckets, n_g)}
+        if by == "corridor":
+            labels = np.array(
+                [
+                    _common.corridor_label(a, b)
+                    for a, b in zip(names["source_chain"], names["destination_chain"], strict=True)
+                ],
+                dtype=object,
+            )
+            columns["corridor"] = pd.array(np.tile(labels, n_b), dtype=schema.STRING)
+        for col in group_cols:
+            small = _common.chain_column(names[col], order)
+            columns[col] = pd.Categorical.from_codes(np.tile(small.codes, n_b), dtype=small.dtype)
+        columns["volume"] = volume
+        columns["count"] = count
+        out = pd.DataFrame(columns)
+    out["timestamp"] = out["timestamp"].astype(schema.TIMESTAMP)
+    out["volume"] = out["volume"].astype("float64")
+    out["count"] = out["count"].astype("int64")
+    out.attrs.clear()
+    out.attrs["freq"] = freq
+    out.attrs["by"] = by
+    return _common.with_window(out, win)
+
+
+@dataclass(frozen=True, repr=False)
+class SizeDistribution:
+    """Ticket sizes of a set of transfers (see :func:`size_buckets`).
+
+    Attributes
+    ----------
+    classes : pandas.DataFrame
+        One row per class of :data:`SIZE_CLASSES`, in order: ``size_class``,
+        ``lower``, ``upper`` (USDC), ``count``, ``volume`` (USDC),
+        ``count_share`` and ``volume_share``.
+    quantiles : pandas.Series
+        Amount (USDC) at each quantile of :data:`QUANTILES` (index ``q``);
+        NaN when there are no transfers.
+    count : int
+    volume : float
+    mean : float
+        NaN when there are no transfers.
+    window : tuple
+        First and last timestamp of the data, or ``(None, None)``.
+    """
+
+    classes: pd.DataFrame
+    quantiles: pd.Series
+    count: int
+    volume: float
+    mean: float
+    window: tuple[Any, Any] = field(default=(None, None))
+
+    def __repr__(self) -> str:
+        return (
+            f"SizeDistribution(count={self.count}, volume={self.volume:,.2f} USDC, "
+            f"median={self.quantiles.get(0.5, float('nan')):,.2f})\n"
+            + self.classes.to_string(index=False)
+        )
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<p><b>Ticket sizes</b>: {self.count:,} transfers, {self.volume:,.2f} USDC</p>"
+            + self.classes.to_html(index=False)
+            + self.quantiles.rename("amount (USDC)").to_frame().to_html()
+        )
+
+
+def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
+    """Counts and volume per ticket-size class, and amount quantiles.
+
+    The classes (USDC, ``lower <= amount < upper``) are:
+
+    ======  ==========  ==========
+    class   lower       upper
+    ======  ==========  ==========
+    dust    0           1
+    small   1           100
+    retail  100         1,000
+    mid     1,000       10,000
+    large   10,000      100,000
+    whale   100,000     (none)
+    ======  ==========  ==========
+
+    Parameters
+    ----------
+    transfers : pandas.DataFrame
+        A canonical ``"transfers"`` frame.
+
+    Returns
+    -------
+    SizeDistribution
+        ``classes`` has all six classes even when empty (zero counts);
+        ``quantiles`` the amounts at the 1, 5, 10, 25, 50, 75, 90, 95 and
+        99 % quantiles.
+
+    Raises
+    ------
+    DataError
+        If ``transfers`` does not follow the schema.
+
+    Examples
+    --------
+    >>> size_buckets(transfers).classes  # doctest: +SKIP
+    """
+    transfers = _common.transfers_frame(transfers)
+    amount = transfers["amount"].to_numpy(dtype="float64", na_value=np.nan)
+    amount = amount[~np.isnan(amount)]
+    uppers = np.array([c[2] for c in SIZE_CLASSES[:-1]])
+    idx = np.searchsorted(uppers, amount, side="right")
+    k = len(SIZE_CLASSES)
+    counts = np.bincount(idx, minlength=k).astype("int64")
+    vols = np.bincount(idx, weights=amount, minlength=k).astype("float64")
+    total_n, total_v = int(counts.sum()), float(vols.sum())
+    names = [c[0] for c in SIZE_CLASSES]
+    classes = pd.DataFrame(
+        {
+            "size_class": pd.Categorical(names, categories=names, ordered=True),
+            "lower": np.array([c[1] for c in SIZE_CLASSES], dtype="float64"),
+            "upper": np.array([c[2] for c in SIZE_CLASSES], dtype="float64"),
+            "count": counts,
+            "volume": vols,
+            "count_share": counts / total_n if total_n else np.zeros(k),
+            "volume_share": vols / total_v if total_v else np.zeros(k),
+        }
+    )
+    qs = np.quantile(amount, QUANTILES) if len(amount) else np.full(len(QUANTILES), np.nan)
+    quantiles = pd.Series(qs, index=pd.Index(QUANTILES, name="q"), name="amount", dtype="float64")
+    return SizeDistribution(
+        classes=classes,
+        quantiles=quantiles,
+        count=total_n,
+        volume=total_v,
+        mean=float(amount.mean()) if len(amount) else float("nan"),
+        window=_common.window(transfers["timestamp"]),
+    )
+
+
+def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
+    """Counts and volume by hour of day x day of week, in UTC.
+
+    Parameters
+    ----------
+    transfers : pandas.DataFrame
+        A canonical ``"transfers"`` frame.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Always 168 rows (7 weekdays x 24 hours, zeros where empty), columns
+        ``weekday`` (0 = Monday ... 6 = Sunday), ``day`` (``"Mon"`` ...),
+        ``hour`` (0-23, UTC), ``count`` (int64) and ``volume`` (USDC).
+
+    Raises
+    ------
+    DataError
+        If ``transfers`` does not follow the schema.
+
+    Examples
+    --------
+    >>> s = seasonality(transfers)  # doctest: +SKIP
+    >>> s.pivot(index="weekday", columns="hour", values="count")  # doctest: +SKIP
+    """
+    transfers = _common.transfers_frame(transfers)
+    ts = transfers["timestamp"].dt
+    slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
+    amount = transfers["amount"].to_numpy(dtype="float64", na_value=0.0)
+    counts = np.bincount(slot, minlength=168).astype("int64")
+    vols = np.bincount(slot, weights=amount, minlength=168).astype("float64")
+    weekday = np.repeat(np.arange(7, dtype="int64"), 24)
+    out = pd.DataFrame(
+        {
+            "weekday": weekday,
+            "day": pd.Categorical(
+                [_WEEKDAYS[d] for d in weekday], categories=list(_WEEKDAYS), ordered=True
+            ),
+            "hour": np.tile(np.arange(24, dtype="int64"), 7),
+            "count": counts,
+            "volume": vols,
+        }
+    )
+    return _common.with_window(out, _common.window(transfers["timestamp"]))
+
+
+def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.DataFrame:
+    """Headline numbers for the last 24 hours, 7 days and 30 days.
+
+    Each period is the half-open window ``[now - period, now)``, compared
+    with the previous window of the same length ``[now - 2 period, now -
+    period)``.
+
+    Parameters
+    ----------
+    transfers : pandas.DataFrame
+        A canonical ``"transfers"`` frame.
+    now : str, datetime, Timestamp or int, optional
+        End of the periods (naive means UTC). Default: one second after the
+        latest transfer (floored to the second), so the result does not
+        depend on the wall clock.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``(period, metric)`` with periods ``"24h"``, ``"7d"``,
+        ``"30d"`` and metrics ``"volume"`` (USDC), ``"transfers"``,
+        ``"senders"`` (distinct ``message_sender``) and ``"recipients"``
+        (distinct ``mint_recipient``); columns ``start``, ``end``,
+        ``current``, ``previous`` (float64) and ``change``
+        (``current / previous - 1``; NaN when ``previous`` is 0). Empty input
+        gives zeros with NaT windows.
+
+    Raises
+    ------
+    DataError
+        If ``transfers`` does not follow the schema.
+    TypeError, ValueError
+        If ``now`` is not a time.
+
+    Examples
+    --------
+    >>> kpis(transfers).loc[("24h", "volume"), "current"]  # doctest: +SKIP
+    """
+    transfers = _common.transfers_frame(transfers)
+    if now is not None:
+        end = times.to_timestamp(now, name="now")
+    elif len(transfers) and not pd.isna(transfers["timestamp"].max()):
+        end = transfers["timestamp"].max().floor("s") + pd.Timedelta(seconds=1)
+    else:
+        end = None
+    ts = transfers["timestamp"]
+    rows = []
+    for period, length in _PERIODS:
+        if end is None:
+            cur = prev = transfers.iloc[0:0]
+            start = pd.NaT
+        else:
+            start = end - length
+            cur = transfers[(ts >= start) & (ts < end)]
+            prev = transfers[(ts >= start - length) & (ts < start)]
+        current, previous = _kpi_values(cur), _kpi_values(prev)
+        for metric in _METRICS:
+            c, p = current[metric], previous[metric]
+            rows.append(
+                (
+                    period,
+                    metric,
+                    start,
+                    end if end is not None else pd.NaT,
+                    c,
+                    p,
+                    c / p - 1.0 if p else np.nan,
+                )
+            )
+    out = pd.DataFrame(
+        rows, columns=["period", "metric", "start", "end", "current", "previous", "change"]
+    )
+    for col in ("start", "end"):
+        out[col] = pd.to_datetime(out[col], utc=True).astype(schema.TIMESTAMP)
+    for col in ("current", "previous", "change"):
+        out[col] = out[col].astype("float64")
+    out = out.set_index(["period", "metric"])
+    return _common.with_window(out, _common.window(transfers["timestamp"]))
+
+
+def _kpi_values(frame: pd.DataFrame) -> dict[str, float]:
+    return {
+        "volume": float(frame["amount"].sum()),
+        "transfers": float(len(frame)),
+        "senders": float(frame["message_sender"].nunique()),
+        "recipients": float(frame["mint_recipient"].nunique()),
+    }
+
+
+def in_flight(volume_history: pd.DataFrame) -> pd.DataFrame:
+    """USDC burned but not yet minted, over time.
+
+    The running sum of burn volume minus the running sum of mint volume,
+    from a ``"volume"`` frame (``Client.volume_history``). It is relative to
+    the start of the history: USDC already in flight before the first bucket
+    is not known and counts as zero.
+
+    Parameters
+    ----------
+    volume_history : pandas.DataFrame
+        A canonical ``"volume"`` frame, one row per bucket.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by ``timestamp``: ``timestamp``, ``end`` (the bucket), ``burn_volume``,
+        ``mint_volume``, ``cumulative_burn``, ``cumulative_mint``,
+        ``in_flight`` (USDC, at the bucket's end) and ``in_flight_raw``
+        (int64 base units, exact).
+
+    Raises
+    ------
+    DataError
+        If ``volume_history`` does not follow the ``"volume"`` schema.
+
+    Examples
+    --------
+    >>> in_flight(client.volume_history(start="2024-06-01", end="2024-07-01"))  # doctest: +SKIP
+    """
+    frame = schema.validate(volume_history, "volume")
+    frame = frame.sort_values("timestamp", kind="stable")
+    burn = frame["burn_volume"].astype("float64")
+    mint = frame["mint_volume"].astype("float64")
+    out = pd.DataFrame(
+        {
+            "timestamp": frame["timestamp"].astype(schema.TIMESTAMP),
+            "end": frame["end"].astype(schema.TIMESTAMP),
+            "burn_volume": burn,
+            "mint_volume": mint,
+            "cumulative_burn": burn.cumsum(),
+            "cumulative_mint": mint.cumsum(),
+        }
+    )
+    out["in_flight"] = out["cumulative_burn"] - out["cumulative_mint"]
+    out["in_flight_raw"] = (
+        frame["burn_volume_raw"].astype("int64").cumsum()
+        - frame["mint_volume_raw"].astype("int64").cumsum()
+    ).astype("int64")
+    out = out.reset_index(drop=True)
+    win = (None, None) if out.empty else (out["timestamp"].min(), out["end"].max())
+    return _common.with_window(out, win)

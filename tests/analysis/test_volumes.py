@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cctx_research import schema
+from cctx_research.analysis import volumes
+from cctx_research.errors import DataError
+
+DAYS = pd.date_range("2024-06-01", periods=3, freq="1D", tz="UTC")
+
+
+# ------------------------------------------------------------- timeseries
+
+
+def test_timeseries_daily_totals(small):
+    t = volumes.timeseries(small)
+    assert list(t.columns) == ["timestamp", "volume", "count"]
+    assert list(t["timestamp"]) == list(DAYS)
+    assert t["volume"].tolist() == [400.0, 50.0, 150_025.5]
+    assert t["count"].tolist() == [2, 1, 3]
+    assert isinstance(t["timestamp"].dtype, pd.DatetimeTZDtype)
+    assert t["count"].dtype == np.dtype("int64")
+
+
+def test_timeseries_fills_empty_buckets_with_zeros(small):
+    t = volumes.timeseries(small, freq="12h")
+    assert len(t) == 6
+    assert t["volume"].tolist() == [100.0, 300.0, 50.0, 0.0, 150_000.5, 25.0]
+    assert t["count"].tolist() == [1, 1, 1, 0, 2, 1]
+    assert t["timestamp"].iloc[3] == pd.Timestamp("2024-06-02T12:00Z")
+
+
+def test_timeseries_by_destination_chain(small):
+    t = volumes.timeseries(small, by="destination_chain")
+    assert len(t) == 3 * 3  # every day x every destination seen
+    assert list(t.columns) == ["timestamp", "destination_chain", "volume", "count"]
+    assert t["destination_chain"].iloc[:3].astype(str).tolist() == ["ethereum", "arbitrum", "base"]
+    base = t[t["destination_chain"] == "base"]
+    assert base["volume"].tolist() == [400.0, 0.0, 25.0]
+    assert base["count"].tolist() == [2, 0, 1]
+
+
+def test_timeseries_by_corridor_carries_unknown_chain(small):
+    t = volumes.timeseries(small, by="corridor")
+    assert len(t) == 3 * 5
+    assert {"corridor", "source_chain", "destination_chain"} <= set(t.columns)
+    unknown = t[t["corridor"] == "domain-42->ethereum"]
+    assert unknown["volume"].tolist() == [0.0, 0.0, 150_000.0]
+    assert set(unknown["source_chain"].astype(str)) == {"domain-42"}
+    assert t["volume"].sum() == pytest.approx(150_475.5)
+
+
+@pytest.mark.parametrize("by", ["source_chain", "destination_chain"])
+def test_timeseries_matches_pandas_on_random(rand, by):
+    t = volumes.timeseries(rand, freq="1D", by=by)
+    expected = (
+        rand.assign(day=rand["timestamp"].dt.floor("1D"))
+        .groupby(["day", by], observed=True)["amount"]
+        .agg(["sum", "count"])
+    )
+    got = t.set_index(["timestamp", by])
+    got = got[got["count"] > 0]
+    assert len(got) == len(expected)
+    for (day, chain), row in expected.iterrows():
+        assert got.loc[(day, chain), "volume"] == pytest.approx(row["sum"])
+        assert got.loc[(day, chain), "count"] == row["count"]
+    n_groups = rand[by].nunique()
+    assert len(t) == 30 * n_groups
+
+
+def test_timeseries_empty(empty):
+    for by in (None, "source_chain", "corridor"):
+        t = volumes.timeseries(empty, by=by)
+        assert t.empty
+        assert isinstance(t["timestamp"].dtype, pd.DatetimeTZDtype)
+        assert t["volume"].dtype == np.dtype("float64")
+
+
+def test_timeseries_bad_options(small):
+    with pytest.raises(ValueError, match="by="):
+        volumes.timeseries(small, by="chain")
+    with pytest.raises(ValueError, match="freq"):
+        volumes.timeseries(small, freq="daily")
+    with pytest.raises(TypeError, match="freq"):
+        volumes.timeseries(small, freq=86400)
+
+
+def test_timeseries_missing_column(small):
+    with pytest.raises(DataError, match="timestamp"):
+        volumes.timeseries(small.drop(columns="timestamp"))
+
+
+# ----------------------------------------------------------- size buckets
+
+
+def test_size_buckets_by_hand(small):
+    s = volumes.size_buckets(small)
+    c = s.classes
+    assert c["size_class"].astype(str).tolist() == [
+        "dust",
+        "small",
+        "retail",
+        "mid",
+        "large",
+        "whale",
+    ]
+    assert c["count"].tolist() == [1, 2, 2, 0, 0, 1]
+    assert c["volume"].tolist() == [0.5, 75.0, 400.0, 0.0, 0.0, 150_000.0]
+    assert c["count_share"].sum() == pytest.approx(1.0)
+    assert s.count == 6
+    assert s.volume == 150_475.5
+    assert s.quantiles[0.5] == 75.0  # median of 0.5, 25, 50, 100, 300, 150000
+
+
+def test_size_bucket_edges_are_lower_inclusive(make):
+    amounts = [0.999999, 1, 99.99, 100, 999.99, 1_000, 9_999.99, 10_000, 99_999.99, 100_000]
+    frame = make(
+        {"time": "2024-06-01", "src": "ethereum", "dst": "base", "amount": a} for a in amounts
+    )
+    assert volumes.size_buckets(frame).classes["count"].tolist() == [1, 2, 2, 2, 2, 1]
+
+
+def test_size_buckets_quantiles_match_numpy(rand):
+    s = volumes.size_buckets(rand)
+    np.testing.assert_allclose(
+        s.quantiles.to_numpy(), np.quantile(rand["amount"], list(s.quantiles.index))
+    )
+    assert s.classes["volume"].sum() == pytest.approx(rand["amount"].sum())
+    assert "SizeDistribution" in repr(s)
+    assert "<table" in s._repr_html_()
+
+
+def test_size_buckets_empty(empty):
+    s = volumes.size_buckets(empty)
+    assert s.count == 0
+    assert s.classes["count"].tolist() == [0] * 6
+    assert s.quantiles.isna().all()
+    assert np.isnan(s.mean)
+
+
+# ------------------------------------------------------------ seasonality
+
+
+def test_seasonality_by_hand(small):
+    s = volumes.seasonality(small)
+    assert len(s) == 168
+    nonzero = s[s["count"] > 0].set_index(["weekday", "hour"])
+    assert nonzero["volume"].to_dict() == {
+        (0, 1): 0.5,  # Monday 01:00
+        (0, 5): 150_000.0,
+        (0, 23): 25.0,
+        (5, 0): 100.0,  # Saturday 00:30
+        (5, 12): 300.0,
+        (6, 8): 50.0,  # Sunday
+    }
+    assert s.loc[s["weekday"] == 5, "day"].iloc[0] == "Sat"
+    assert s["count"].sum() == 6
+
+
+def test_seasonality_matches_pandas_on_random(rand):
+    s = volumes.seasonality(rand).set_index(["weekday", "hour"])
+    expected = rand.groupby([rand["timestamp"].dt.day_of_week, rand["timestamp"].dt.hour])[
+        "amount"
+    ].agg(["sum", "count"])
+    for key, row in expected.iterrows():
+        assert s.loc[key, "count"] == row["count"]
+        assert s.loc[key, "volume"] == pytest.approx(row["sum"])
+
+
+def test_seasonality_empty(empty):
+    s = volumes.seasonality(empty)
+    assert len(s) == 168
+    assert s["count"].sum() == 0
+
+
+# ------------------------------------------------------------------- kpis
+
+
+def test_kpis_default_now_is_after_latest_transfer(small):
+    k = volumes.kpis(small)
+    assert k.loc[("24h", "volume"), "end"] == pd.Timestamp("2024-06-04T00:00Z")
+    assert k.loc[("24h", "volume"), "current"] == 150_025.5
+    assert k.loc[("24h", "volume"), "previous"] == 50.0
+    assert k.loc[("24h", "volume"), "change"] == pytest.approx(150_025.5 / 50 - 1)
+    assert k.loc[("24h", "transfers"), "current"] == 3
+    assert k.loc[("24h", "senders"), "current"] == 3  # 10, 12, 13
+    assert k.loc[("24h", "recipients"), "current"] == 3  # 1, 3, 4
+    assert k.loc[("7d", "transfers"), "current"] == 6
+    assert k.loc[("7d", "senders"), "current"] == 4
+    assert np.isnan(k.loc[("7d", "volume"), "change"])  # nothing in the week before
+
+
+def test_kpis_explicit_now(small):
+    k = volumes.kpis(small, now="2024-06-03")
+    assert k.loc[("24h", "volume"), "current"] == 50.0
+    assert k.loc[("24h", "volume"), "previous"] == 400.0
+    assert k.loc[("24h", "volume"), "change"] == pytest.approx(-0.875)
+    assert k.loc[("24h", "volume"), "start"] == pd.Timestamp("2024-06-02T00:00Z")
+    assert k.index.get_level_values("period").unique().tolist() == ["24h", "7d", "30d"]
+
+
+def test_kpis_empty(empty):
+    k = volumes.kpis(empty)
+    assert len(k) == 12
+    assert (k["current"] == 0).all()
+    assert k["start"].isna().all()
+    assert isinstance(k["start"].dtype, pd.DatetimeTZDtype)
+
+
+def test_kpis_bad_now(small):
+    with pytest.raises(ValueError, match="now"):
+        volumes.kpis(small, now="yesterday-ish")
+    with pytest.raises(TypeError, match="now"):
+        volumes.kpis(small, now=[2024])
+
+
+# -------------------------------------------------------------- in flight
+
+
+def volume_frame(burn, mint):
+    n = len(burn)
+    start = pd.date_range("2024-06-01", periods=n, freq="1D", tz="UTC")
+    burn_raw = np.array([round(b * 10**6) for b in burn], dtype="int64")
+    mint_raw = np.array([round(m * 10**6) for m in mint], dtype="int64")
+    frame = pd.DataFrame(
+        {
+            "timestamp": start,
+            "end": start + pd.Timedelta(days=1),
+            "mint_volume": mint_raw / 10**6,
+            "burn_volume": burn_raw / 10**6,
+            "total_volume": (mint_raw + burn_raw) / 10**6,
+            "mint_volume_raw": mint_raw,
+            "burn_volume_raw": burn_raw,
+            "mint_count": np.ones(n, dtype="int64"),
+            "burn_count": np.ones(n, dtype="int64"),
+            "total_count": np.full(n, 2, dtype="int64"),
+        }
+    )
+    return schema.validate(frame, "volume")
+
+
+def test_in_flight_by_hand():
+    frame = volume_frame([2, 3, 3, 5, 4], [1, 2, 3, 4, 5])
+    f = volumes.in_flight(frame.iloc[::-1])  # order of rows does not matter
+    assert f["in_flight"].tolist() == [1.0, 2.0, 2.0, 3.0, 2.0]
+    assert f["in_flight_raw"].tolist() == [10**6, 2 * 10**6, 2 * 10**6, 3 * 10**6, 2 * 10**6]
+    assert f["cumulative_burn"].tolist() == [2.0, 5.0, 8.0, 13.0, 17.0]
+    assert f["timestamp"].is_monotonic_increasing
+
+
+def test_in_flight_empty_and_wrong_kind(small):
+    f = volumes.in_flight(schema.empty("volume"))
+    assert f.empty
+    assert f["in_flight_raw"].dtype == np.dtype("int64")
+    with pytest.raises(DataError, match="mint_volume"):
+        volumes.in_flight(small)
