@@ -72,9 +72,11 @@ def test_route_shares_follow_the_published_table(ledger, targets):
     counts = sample.calibration()["routes"]["counts"]
     share_poly = sample.calibration()["routes"]["polygon_share"]
     total = sum(counts.values())
-    names = ledger["source_domain"].map(chains.chain_name) + "->" + ledger[
-        "destination_domain"
-    ].map(chains.chain_name)
+    names = (
+        ledger["source_domain"].map(chains.chain_name)
+        + "->"
+        + ledger["destination_domain"].map(chains.chain_name)
+    )
     observed = names.value_counts(normalize=True)
     for route, count in counts.items():
         expected = (1 - share_poly) * count / total
