@@ -240,6 +240,8 @@ def make_app(
             status,
             (time.perf_counter() - started) * 1000,
         )
-        return [data]
+        # A HEAD reply carries the headers of the reply a GET would get and no
+        # body; sending one would desynchronise a keep-alive connection.
+        return [b""] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
 
     return app

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 
 import pytest
 
@@ -349,6 +350,22 @@ def test_methods_other_than_post_are_405(server, http, method):
     r = http.request(method, url, headers={"x-api-key": API_KEY}, timeout=5)
     error(r, 405, "method_not_allowed")
     assert r.headers["Allow"] == "POST"
+
+
+def test_head_replies_have_no_body(server):
+    # Read the raw bytes: a body after a HEAD reply would be taken as the
+    # start of the next reply on a keep-alive connection.
+    host, port = server.url.removeprefix("http://").split(":")
+    path = f"/rest/{PROJECT_ID}/transactions-volume"
+    request = f"HEAD {path} HTTP/1.1\r\nHost: {host}\r\nx-api-key: {API_KEY}\r\n"
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall((request + "Connection: close\r\n\r\n").encode())
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 405")
+    assert rest == b""
 
 
 def test_unknown_project_operation_hash_and_path_are_404(post, server, http):
