@@ -1,0 +1,367 @@
+"""The two cache levels: replies (requests-cache, SQLite) and settled chunks (Arrow IPC).
+
+Level 1, :class:`HttpCache`
+    Every successful reply, in ``<cache_dir>/http.sqlite`` via
+    requests-cache. SQLite runs in WAL mode with a busy timeout, and each
+    worker thread gets its own connection, so ``max_workers`` threads and a
+    second process can share the file without "database is locked".
+
+    The key is the operation's path, the JSON body and nothing else: no
+    header is matched, and ``x-api-key`` is listed in ``ignored_parameters``
+    in the exact lowercase spelling the client sends. That matters because
+    requests-cache redacts headers *case-sensitively*: its default list
+    holds ``X-API-KEY``, which does not match the lowercase header, so
+    without this the key would be written into every stored request.
+
+    Only replies that are HTTP 200 *and* carry a 2xx envelope are stored
+    (``filter_fn``); errors, 404s, 429s and truncated replies never are. The
+    expiry is chosen per request by the client: forever for data that can
+    no longer change, ``expire_after`` otherwise.
+
+Level 2, :class:`ChunkStore`
+    The parsed frame of one chunk, as an Arrow IPC (Feather v2) file in
+    ``<cache_dir>/chunks``, written to a temporary file and renamed into
+    place. IPC rather than Parquet because reading it is a plain copy: a
+    30-day pull reads 30 chunk files, and decoding 30 Parquet files costs
+    more than a warm pull may (3x one Parquet read of the same frame). The
+    file name hashes everything that shapes the frame, library version
+    included, so a new version or a different service never reads an old
+    entry. A warm pull reads these and skips both HTTP replay and JSON
+    parsing. Settled chunks (windows that ended more than the settling
+    horizon ago) are kept forever; a chunk touching the recent past is
+    used for ``expire_after`` seconds after it was written, like its
+    replies.
+
+A cache file that is not a readable database is moved aside (to
+``http.sqlite.corrupt-<time>``) and rebuilt, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.feather as feather
+import requests
+from requests_cache import CachedSession, SQLiteCache
+from requests_cache.cache_keys import create_key
+
+from .._version import __version__
+from .http import envelope_ok
+
+__all__ = ["ChunkStore", "HttpCache", "default_cache_dir", "parse_age"]
+
+logger = logging.getLogger(__name__)
+
+HTTP_FILE = "http.sqlite"
+CHUNK_DIR = "chunks"
+NEVER_EXPIRE = -1
+
+# Headers and fields never stored or matched. The lowercase spelling is the
+# one the client sends; the others cover requests-cache's defaults.
+IGNORED = ("x-api-key", "X-API-KEY", "X-Api-Key", "Authorization", "api_key", "access_token")
+
+
+def default_cache_dir() -> Path:
+    """The platform's user cache directory for cctx-research."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("cctx-research", appauthor=False))
+
+
+def parse_age(value: Any, *, name: str) -> pd.Timedelta:
+    """A duration from a Timedelta, timedelta, string (``"1h"``) or seconds."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a duration ('1h', seconds or a timedelta), not a bool")
+    try:
+        if isinstance(value, (int, float)):
+            age = pd.Timedelta(seconds=value)
+        else:
+            age = pd.Timedelta(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name}={value!r} is not a duration; pass e.g. '1h', '5min', 300 or a timedelta"
+        ) from exc
+    if pd.isna(age) or age < pd.Timedelta(0):
+        raise ValueError(f"{name} must be a non-negative duration, got {value!r}")
+    return age
+
+
+def _move_aside(path: Path, reason: str) -> Path:
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        src = path.with_name(path.name + suffix)
+        if src.exists():
+            os.replace(src, aside.with_name(aside.name + suffix))
+    message = (
+        f"the cache file {path} was unreadable ({reason}); "
+        f"moved it to {aside} and started a new one"
+    )
+    logger.warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
+    return aside
+
+
+def _check_sqlite(path: Path) -> None:
+    """Move ``path`` aside when it is not a readable SQLite database."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        con = sqlite3.connect(path, timeout=30)
+        try:
+            con.execute("PRAGMA schema_version").fetchone()
+            tables = [
+                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            ]
+            for table in tables:
+                con.execute(f'SELECT key FROM "{table}" LIMIT 1').fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        _move_aside(path, str(exc))
+
+
+def _ensure_wal(path: Path, *, deadline: float = 30.0) -> None:
+    """Put the database in WAL mode once, retrying while another writer holds it.
+
+    Switching the journal mode does not wait on SQLite's busy handler: a
+    connection that asks for it while another thread or process writes
+    fails at once with "database is locked". The mode is stored in the
+    file, so it is set here, once per client, and never by the per-thread
+    connections.
+    """
+    give_up = time.monotonic() + deadline
+    delay = 0.01
+    while True:
+        try:
+            con = sqlite3.connect(path, timeout=deadline)
+            try:
+                mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    con.execute("PRAGMA journal_mode=WAL")
+                return
+            finally:
+                con.close()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > give_up:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
+class HttpCache:
+    """Level 1: replies in SQLite via requests-cache.
+
+    Parameters
+    ----------
+    directory : Path
+        The cache directory (created if missing).
+    base_url : str
+        The service's base URL.
+    namespace : str, optional
+        Replaces ``base_url`` in the cache key, so that the same service
+        reached at a different address (the embedded sample on a random
+        loopback port) shares entries. Default: ``base_url``.
+    expire_after : int
+        Default expiry in seconds (the client passes one per request).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        base_url: str,
+        namespace: str | None = None,
+        expire_after: int = 300,
+    ) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / HTTP_FILE
+        self.base_url = base_url
+        self.namespace = namespace or base_url
+        self.expire_after = expire_after
+        _check_sqlite(self.path)
+        _ensure_wal(self.path)
+        self._admin: SQLiteCache | None = None
+
+    def _key_fn(self, request: requests.PreparedRequest, **kwargs: Any) -> str:
+        if (
+            self.namespace != self.base_url
+            and request.url
+            and request.url.startswith(self.base_url)
+        ):
+            request = request.copy()
+            request.url = (
+                "http://cctx.cache/" + _slug(self.namespace) + request.url[len(self.base_url) :]
+            )
+        return create_key(request, **kwargs)
+
+    def backend(self) -> SQLiteCache:
+        """A new backend with its own SQLite connections (one per thread or process)."""
+        return SQLiteCache(
+            str(self.path),
+            wal=False,  # set once by _ensure_wal: the mode lives in the file
+            busy_timeout=30_000,
+            timeout=30,
+        )
+
+    def session(self) -> CachedSession:
+        """A cached session over a backend of its own."""
+        return CachedSession(
+            backend=self.backend(),
+            expire_after=self.expire_after,
+            allowable_methods=("POST",),
+            allowable_codes=(200,),
+            cache_control=False,
+            match_headers=False,
+            ignored_parameters=IGNORED,
+            key_fn=self._key_fn,
+            filter_fn=_cacheable,
+            stale_if_error=False,
+        )
+
+    @property
+    def admin(self) -> SQLiteCache:
+        if self._admin is None:
+            self._admin = self.backend()
+        return self._admin
+
+    def keep_forever(self, cache_key: str) -> None:
+        """Mark a stored reply as never expiring (a completed transaction)."""
+        responses = self.admin.responses
+        try:
+            cached = responses[cache_key]
+        except KeyError:
+            return
+        cached.expires = None
+        responses[cache_key] = cached
+
+    def count(self) -> int:
+        try:
+            return self.admin.responses.count(expired=True)
+        except sqlite3.DatabaseError:
+            return 0
+
+    def clear(self, older_than: pd.Timedelta | None) -> int:
+        before = self.count()
+        if older_than is None:
+            self.admin.clear()
+        else:
+            self.admin.delete(older_than=older_than.to_pytimedelta())
+        return before - self.count()
+
+    def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+
+
+def _cacheable(response: requests.Response) -> bool:
+    return response.status_code == 200 and envelope_ok(response.content)
+
+
+def _slug(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class ChunkStore:
+    """Level 2: parsed, settled chunks as Arrow IPC files."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory) / CHUNK_DIR
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def key(**parts: Any) -> str:
+        """A file name from everything that shapes a chunk (plus the library version)."""
+        parts = {**parts, "library_version": __version__}
+        text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}.arrow"
+
+    def get(self, key: str, *, max_age: float | None = None) -> pa.Table | None:
+        """The stored table, or ``None``.
+
+        ``max_age`` (seconds) bounds the age of entries about the recent
+        past; an unreadable file is dropped.
+        """
+        path = self._path(key)
+        try:
+            if max_age is not None and _wall() - path.stat().st_mtime > max_age:
+                return None
+            return feather.read_table(path, memory_map=False)
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException) as exc:
+            logger.warning("dropping unreadable cache chunk %s (%s)", path.name, exc)
+            path.unlink(missing_ok=True)
+            return None
+
+    def put(self, key: str, table: pa.Table) -> None:
+        """Store a table atomically (temporary file, then rename)."""
+        path = self._path(key)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            feather.write_feather(table, tmp, compression="uncompressed")
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def files(self) -> list[Path]:
+        return sorted(self.directory.glob("*.arrow"))
+
+    def clear(self, older_than: pd.Timedelta | None) -> int:
+        cutoff = None if older_than is None else time.time() - older_than.total_seconds()
+        removed = 0
+        for path in [*self.files(), *self.directory.glob(".*.tmp")]:
+            try:
+                if cutoff is None or path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += path.suffix == ".arrow"
+            except FileNotFoundError:
+                pass
+        return removed
+
+
+def _wall() -> float:
+    """Wall-clock seconds for the age of chunk entries (tests freeze it)."""
+    return time.time()
+
+
+def directory_bytes(directory: Path) -> int:
+    """Bytes of every file under ``directory``."""
+    total = 0
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, name))
+    return total
+
+
+def info(directory: Path, http: HttpCache | None, chunks: ChunkStore | None) -> dict[str, Any]:
+    """What :meth:`Client.cache_info` reports."""
+    http_entries = http.count() if http is not None else 0
+    chunk_entries = len(chunks.files()) if chunks is not None else 0
+    return {
+        "enabled": http is not None,
+        "location": str(directory),
+        "entries": http_entries + chunk_entries,
+        "http_entries": http_entries,
+        "chunk_entries": chunk_entries,
+        "bytes": directory_bytes(directory) if directory.exists() else 0,
+    }

@@ -1,0 +1,481 @@
+"""One POST to the interface: retries, envelope checks, typed errors.
+
+:class:`Transport` sends ``POST {base_url}/rest/<project_id>/<operation>``
+with the ``x-api-key`` header and returns the envelope's ``body``. It owns
+the retry policy (429, 5xx, timeouts, dropped connections and unreadable
+replies are retried with exponential backoff and full jitter, honouring
+``Retry-After`` in seconds or as an HTTP date) and maps everything else to
+the exception tree of :mod:`cctx_research.errors`.
+
+Both statuses are checked: the HTTP status and the envelope's ``status``,
+since a reply can be HTTP 200 with an error envelope.
+
+The API key lives only in a :class:`~cctx_research.config.Secret` and in the
+outgoing header. Error messages quote the service's own message, with the
+key scrubbed out in case a service echoes it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from .. import errors
+from ..config import Secret
+
+__all__ = ["RequestStats", "Transport", "error_for_status", "parse_retry_after"]
+
+logger = logging.getLogger(__name__)
+
+_RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+_TRANSIENT_EXC = (
+    requests.Timeout,
+    requests.ConnectionError,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
+
+@dataclass
+class RequestStats:
+    """Counters of one public call (thread-safe)."""
+
+    requests: int = 0
+    """Requests that produced an answer (from the network or the HTTP cache)."""
+    network: int = 0
+    """Attempts that went over the network (including retried ones)."""
+    cache_hits: int = 0
+    """Answers read from a cache (HTTP cache or chunk cache)."""
+    retries: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **counts: int) -> None:
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date).
+
+    Examples
+    --------
+    >>> parse_retry_after("3")
+    3.0
+    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
+    10.0
+    >>> parse_retry_after("soon") is None
+    True
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    now = time.time() if now is None else now
+    return max(0.0, when.timestamp() - now)
+
+
+_BY_STATUS: dict[int, tuple[type[errors.CctxError], str]] = {
+    400: (errors.BadRequestError, "check the arguments; the service rejected the request"),
+    401: (errors.AuthError, "check CCTX_API_KEY / api_key and CCTX_PROJECT_ID / project_id"),
+    403: (errors.AuthError, "check CCTX_API_KEY / api_key and CCTX_PROJECT_ID / project_id"),
+    404: (errors.NotFoundError, "check the hash, the project id and the base URL"),
+    413: (errors.BadRequestError, "the request body is too large"),
+    415: (errors.BadRequestError, "the service expects Content-Type: application/json"),
+    429: (errors.RateLimitError, "rate limited: wait, or lower max_workers"),
+}
+
+
+def error_for_status(
+    status: int,
+    message: str,
+    *,
+    operation: str | None,
+    retry_after: float | None = None,
+) -> errors.CctxError:
+    """The typed error for an HTTP or envelope status."""
+    if status in _BY_STATUS:
+        cls, hint = _BY_STATUS[status]
+    elif status >= 500:
+        cls, hint = errors.ServerError, "the service failed; try again later"
+    elif 400 <= status < 500:
+        cls, hint = errors.BadRequestError, "the service rejected the request"
+    else:
+        cls, hint = errors.ResponseSchemaError, "the service answered with an unexpected status"
+    if cls is errors.RateLimitError:
+        return errors.RateLimitError(
+            message, operation=operation, status=status, hint=hint, retry_after=retry_after
+        )
+    return cls(message, operation=operation, status=status, hint=hint)
+
+
+class _Retry(Exception):
+    """Internal: an attempt failed in a way worth retrying."""
+
+    def __init__(self, error: errors.CctxError, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+class _CacheMiss(Exception):
+    """Internal: ``only_if_cached`` found nothing."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The body of one successful reply and where it came from."""
+
+    body: Any
+    from_cache: bool
+    status: int
+    cache_key: str | None = None
+
+
+SessionFactory = Callable[[], requests.Session]
+
+
+class Transport:
+    """Send interface operations with retries and typed errors.
+
+    Parameters
+    ----------
+    base_url, project_id : str
+        Already validated (see :mod:`cctx_research.config`).
+    api_key : Secret
+    session_factory : callable
+        Makes a :class:`requests.Session` (plain or cached); one per worker
+        thread, pooled.
+    timeout : float
+        Seconds per attempt (connect and read).
+    retries : int
+        Retries after the first attempt for transient failures.
+    backoff : float
+        Base of the exponential backoff in seconds (``backoff * 2**n``, full
+        jitter), capped at ``max_backoff``.
+    max_backoff : float
+        Longest wait between attempts; a ``Retry-After`` beyond it gives up
+        at once with :class:`~cctx_research.errors.RateLimitError`.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        project_id: str,
+        api_key: Secret,
+        *,
+        session_factory: SessionFactory,
+        timeout: float = 30.0,
+        retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 60.0,
+    ) -> None:
+        self.base_url = base_url
+        self.project_id = project_id
+        self._api_key = api_key
+        self._session_factory = session_factory
+        self._sessions: queue.LifoQueue[requests.Session] = queue.LifoQueue()
+        self._all_sessions: list[requests.Session] = []
+        self._lock = threading.Lock()
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.sleep: Callable[[float], None] = time.sleep
+        """How to wait between attempts (tests replace it)."""
+
+    def url(self, operation: str) -> str:
+        """The address of an operation (carries no secret)."""
+        return f"{self.base_url}/rest/{self.project_id}/{operation}"
+
+    @contextmanager
+    def session(self) -> Iterator[requests.Session]:
+        """Borrow a pooled session (one per concurrent worker)."""
+        try:
+            sess = self._sessions.get_nowait()
+        except queue.Empty:
+            sess = self._session_factory()
+            with self._lock:
+                self._all_sessions.append(sess)
+        try:
+            yield sess
+        finally:
+            self._sessions.put(sess)
+
+    def close(self) -> None:
+        """Close every pooled session."""
+        with self._lock:
+            sessions, self._all_sessions = self._all_sessions, []
+        for sess in sessions:
+            sess.close()
+        while not self._sessions.empty():
+            self._sessions.get_nowait()
+
+    # ------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        key = self._api_key.get()
+        return text.replace(key, "***") if key else text
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        backoff = random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+        return backoff if retry_after is None else max(retry_after, backoff)
+
+    def post(
+        self,
+        operation: str,
+        body: Mapping[str, Any],
+        *,
+        stats: RequestStats | None = None,
+        only_if_cached: bool = False,
+        expire_after: int | None = None,
+        validate: Callable[[Any], None] | None = None,
+    ) -> Answer:
+        """Send one operation and return the envelope's body.
+
+        Parameters
+        ----------
+        operation : str
+            ``"transactions-mint"`` etc.
+        body : mapping
+            The JSON request body.
+        stats : RequestStats, optional
+            Counters to update.
+        only_if_cached : bool
+            Answer from the HTTP cache alone (offline mode).
+        expire_after : int, optional
+            Seconds the cached reply stays fresh (``-1``: forever); only with
+            a cached session.
+        validate : callable, optional
+            Checks the body's shape; raises
+            :class:`~cctx_research.errors.ResponseSchemaError`. A reply that
+            fails it is retried like a truncated one.
+
+        Raises
+        ------
+        AuthError, NotFoundError, BadRequestError
+            At once: retrying cannot help.
+        RateLimitError, ServerError, ResponseSchemaError
+            When the failure persists past ``retries``.
+        CacheMissError
+            ``only_if_cached`` and the reply is not cached.
+        """
+        url = self.url(operation)
+        payload = json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
+        attempt = 0
+        while True:
+            try:
+                answer = self._attempt(
+                    operation, url, payload, stats, only_if_cached, expire_after, validate
+                )
+            except _CacheMiss:
+                raise errors.CacheMissError(
+                    "offline and this request is not in the cache",
+                    operation=operation,
+                    hint="run the same call once with offline=False to fill the cache",
+                ) from None
+            except _Retry as exc:
+                if only_if_cached or attempt >= self.retries:
+                    raise exc.error from None
+                delay = self._delay(attempt, exc.retry_after)
+                if exc.retry_after is not None and exc.retry_after > self.max_backoff:
+                    raise exc.error from None
+                attempt += 1
+                if stats is not None:
+                    stats.add(retries=1)
+                logger.debug(
+                    "%s: retry %d/%d in %.2fs after: %s",
+                    operation,
+                    attempt,
+                    self.retries,
+                    delay,
+                    exc.error.message,
+                )
+                self.sleep(delay)
+                continue
+            if stats is not None:
+                stats.add(requests=1, cache_hits=int(answer.from_cache))
+            return answer
+
+    def _attempt(
+        self,
+        operation: str,
+        url: str,
+        payload: str,
+        stats: RequestStats | None,
+        only_if_cached: bool,
+        expire_after: int | None,
+        validate: Callable[[Any], None] | None,
+    ) -> Answer:
+        headers = {"Content-Type": "application/json", "x-api-key": self._api_key.get()}
+        kwargs: dict[str, Any] = {}
+        if only_if_cached:
+            kwargs["only_if_cached"] = True
+        if expire_after is not None:
+            kwargs["expire_after"] = expire_after
+        started = time.perf_counter()
+        with self.session() as sess:
+            try:
+                resp = sess.request(
+                    "POST", url, data=payload, headers=headers, timeout=self.timeout, **kwargs
+                )
+                content = resp.content  # reads the whole body: a dropped stream raises here
+            except _TRANSIENT_EXC as exc:
+                if stats is not None:
+                    stats.add(network=1)
+                kind = "timed out" if isinstance(exc, requests.Timeout) else "connection failed"
+                logger.info("%s -> %s (%s)", operation, kind, type(exc).__name__)
+                raise _Retry(
+                    errors.ServerError(
+                        f"request {kind} after {self.timeout}s timeout"
+                        if kind == "timed out"
+                        else f"connection to {self.base_url} failed ({type(exc).__name__})",
+                        operation=operation,
+                        hint="check the service is up, or raise timeout=",
+                    )
+                ) from exc
+            except requests.RequestException as exc:
+                raise errors.ServerError(
+                    f"request failed: {type(exc).__name__}",
+                    operation=operation,
+                    hint="check base_url",
+                ) from exc
+        from_cache = bool(getattr(resp, "from_cache", False))
+        if not from_cache and stats is not None:
+            stats.add(network=1)
+        elapsed = time.perf_counter() - started
+        # requests-cache answers an only-if-cached miss with a bodiless 504 "Not Cached"
+        if only_if_cached and resp.status_code == 504 and (content is None or not from_cache):
+            logger.info("%s -> cache miss (offline)", operation)
+            raise _CacheMiss
+        logger.info(
+            "%s -> %d%s (%.3fs)",
+            operation,
+            resp.status_code,
+            " cache hit" if from_cache else "",
+            elapsed,
+        )
+        logger.debug("%s request body %s", operation, payload)
+        try:
+            answer = self._read(
+                operation, resp.status_code, resp.headers, content, from_cache, validate
+            )
+        except _Retry:
+            # A cached reply that fails the checks must not be served again.
+            cache = getattr(sess, "cache", None)
+            key = getattr(resp, "cache_key", None)
+            if from_cache and cache is not None and key:
+                cache.delete(key)
+            raise
+        return Answer(answer.body, from_cache, answer.status, getattr(resp, "cache_key", None))
+
+    def _read(
+        self,
+        operation: str,
+        http_status: int,
+        headers: Mapping[str, str],
+        content: bytes,
+        from_cache: bool,
+        validate: Callable[[Any], None] | None,
+    ) -> Answer:
+        retry_after = parse_retry_after(headers.get("Retry-After"))
+        try:
+            envelope = json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            envelope = None
+        message = _error_message(envelope) if envelope is not None else None
+
+        if not 200 <= http_status < 300:
+            text = self._scrub(message or f"HTTP {http_status}")
+            error = error_for_status(
+                http_status, text, operation=operation, retry_after=retry_after
+            )
+            if http_status in _RETRYABLE_STATUS:
+                raise _Retry(error, retry_after)
+            raise error
+        if envelope is None:
+            raise _Retry(
+                errors.ResponseSchemaError(
+                    f"the reply is not valid JSON ({len(content)} bytes)",
+                    operation=operation,
+                    status=http_status,
+                    hint="the reply was cut off or the base URL is not the service",
+                )
+            )
+        if not isinstance(envelope, dict) or "status" not in envelope or "body" not in envelope:
+            raise errors.ResponseSchemaError(
+                "the reply is not the documented envelope {status, body}",
+                operation=operation,
+                status=http_status,
+                hint="check base_url points at the service",
+            )
+        status = envelope["status"]
+        if isinstance(status, str) and status.strip().isdigit():
+            status = int(status)
+        if isinstance(status, bool) or not isinstance(status, (int, float)):
+            raise errors.ResponseSchemaError(
+                f"the envelope status is not a number: {status!r}",
+                operation=operation,
+                status=http_status,
+            )
+        status = int(status)
+        if not 200 <= status < 300:
+            text = self._scrub(message or f"envelope status {status}")
+            error = error_for_status(status, text, operation=operation, retry_after=retry_after)
+            if status in _RETRYABLE_STATUS:
+                raise _Retry(error, retry_after)
+            raise error
+        body = envelope["body"]
+        if validate is not None:
+            try:
+                validate(body)
+            except errors.ResponseSchemaError as exc:
+                exc.operation = exc.operation or operation
+                exc.status = exc.status if exc.status is not None else status
+                raise _Retry(exc) from None
+        return Answer(body=body, from_cache=from_cache, status=status)
+
+
+def _error_message(envelope: Any) -> str | None:
+    if not isinstance(envelope, dict):
+        return None
+    body = envelope.get("body")
+    if isinstance(body, dict):
+        parts = [str(body[k]) for k in ("error", "message") if body.get(k)]
+        if parts:
+            return ": ".join(parts)
+    if isinstance(body, str) and body:
+        return body[:200]
+    return None
+
+
+def envelope_ok(content: bytes) -> bool:
+    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter)."""
+    try:
+        envelope = json.loads(content)
+        status = int(envelope["status"])
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        return False
+    return 200 <= status < 300 and "body" in envelope

@@ -1,0 +1,215 @@
+"""connect(), the fetch command, progress bars."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import pandas as pd
+import pytest
+import requests
+
+from cctx_research import cli, schema
+from cctx_research.client import Client, connect
+from cctx_research.client.progress import wanted
+from cctx_research.config import DEMO_PROJECT_ID
+from cctx_research.errors import ConfigError
+
+from .conftest import API_KEY, PROJECT_ID, ids, mints_in
+
+START, END = "2024-06-29", "2024-06-30T06:00Z"
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    for name in ("CCTX_API_KEY", "CCTX_PROJECT_ID", "CCTX_BASE_URL", "CI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CCTX_CACHE_DIR", str(tmp_path / "envcache"))
+    return monkeypatch
+
+
+@pytest.fixture
+def credentials(env, service):
+    env.setenv("CCTX_API_KEY", API_KEY)
+    env.setenv("CCTX_PROJECT_ID", PROJECT_ID)
+    env.setenv("CCTX_BASE_URL", service.url)
+    return env
+
+
+def test_connect_uses_the_configured_service(credentials, service, ledger, tmp_path):
+    with connect(progress=False) as client:
+        assert isinstance(client, Client)
+        assert client.base_url == service.url
+        assert client.cache_dir == tmp_path / "envcache"
+        assert ids(client.mints(START, END)) == ids(mints_in(ledger, START, END))
+
+
+def test_connect_overrides_win(credentials, service, tmp_path):
+    with connect(cache_dir=tmp_path / "other", page_size=7) as client:
+        assert client.cache_dir == tmp_path / "other"
+        assert client.page_size == 7
+    with pytest.raises(ValueError, match="sample"):
+        connect(as_of="2024-07-01")
+
+
+def test_connect_without_credentials_starts_the_sample(env, caplog):
+    with caplog.at_level(logging.INFO, logger="cctx_research.client.connect"):
+        client = connect(as_of="2024-07-01T12:00Z", days=2, per_day=200, progress=False)
+    with client:
+        assert client.project_id == DEMO_PROJECT_ID
+        assert "embedded synthetic sample" in client.source
+        lines = [r.getMessage() for r in caplog.records if r.name.endswith("connect")]
+        assert len(lines) == 1
+        assert "sample" in lines[0]
+        assert "CCTX_API_KEY" in lines[0]
+        df = client.mints()  # the pinned clock gives the default window
+        assert len(df) > 100
+        assert df.attrs["cctx"]["source"].startswith("embedded synthetic sample")
+        url = client.base_url
+    # closing the client stops the embedded service
+    with pytest.raises(requests.ConnectionError):
+        requests.post(url + "/rest/x/y", timeout=2)
+
+
+def test_connect_sample_true_ignores_credentials(credentials):
+    with connect(sample=True, as_of="2024-07-01T12:00Z", days=1, per_day=100) as client:
+        assert client.project_id == DEMO_PROJECT_ID
+
+
+def test_connect_sample_false_without_credentials(env):
+    with pytest.raises(ConfigError, match="CCTX_API_KEY"):
+        connect(sample=False)
+
+
+def run(argv, capsys):
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv", "json"])
+def test_fetch_writes_by_extension(credentials, service, ledger, tmp_path, capsys, ext):
+    out = tmp_path / f"mints.{ext}"
+    code, _, err = run(
+        [
+            "fetch",
+            "mints",
+            "--start",
+            START,
+            "--end",
+            END,
+            "--source",
+            "base",
+            "0",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    truth = mints_in(ledger, START, END)
+    truth = truth[truth["source_domain"].isin([0, 6])]
+    if ext == "parquet":
+        df = pd.read_parquet(out)
+        schema.validate(df, "transfers")
+    elif ext == "csv":
+        df = pd.read_csv(out)
+    else:
+        df = pd.DataFrame(json.loads(out.read_text()))
+    assert sorted(df["transfer_id"].astype(str)) == ids(truth)
+
+
+@pytest.mark.parametrize(
+    "what",
+    [["volume"], ["volume-history", "--freq", "6h"], ["top-senders", "--limit", "3"]],
+)
+def test_fetch_other_frames(credentials, tmp_path, capsys, what):
+    out = tmp_path / "x.parquet"
+    code, _, err = run(["fetch", *what, "--start", START, "--end", END, "--out", str(out)], capsys)
+    assert code == 0, err
+    df = pd.read_parquet(out)
+    kind = "top_addresses" if what[0] == "top-senders" else "volume"
+    schema.validate(df, kind, extra=False)
+
+
+def test_fetch_transaction_and_received(credentials, ledger, tmp_path, capsys):
+    out = tmp_path / "tx.json"
+    code, _, err = run(
+        ["fetch", "transaction", "--tx-hash", ledger["burn_tx_hash"].iloc[0], "--out", str(out)],
+        capsys,
+    )
+    assert code == 0, err
+    assert json.loads(out.read_text())[0]["transaction_type"] == "burn"
+    code, _, err = run(
+        [
+            "fetch",
+            "received",
+            "--address",
+            ledger["mint_recipient"].iloc[0],
+            "--start",
+            START,
+            "--end",
+            END,
+            "--out",
+            str(tmp_path / "r.csv"),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fetch", "received", "--out", "x.csv"], "--address"),
+        (["fetch", "mints", "--out", "x.xlsx"], ".parquet"),
+        (
+            ["fetch", "mints", "--start", "2024-06-02", "--end", "2024-06-01", "--out", "x.csv"],
+            "before end",
+        ),
+        (["fetch", "mints", "--source", "narnia", "--out", "x.csv"], "unknown chain"),
+        (["fetch", "transaction", "--tx-hash", "0x" + "ef" * 32, "--out", "x.csv"], "404"),
+    ],
+)
+def test_fetch_errors_are_one_line(credentials, tmp_path, capsys, argv, message):
+    code, _, err = run(argv, capsys)
+    assert code != 0
+    lines = [line for line in err.splitlines() if line.startswith("cctx-research")]
+    assert len(lines) == 1
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_fetch_wrong_key_hides_it(credentials, tmp_path, capsys):
+    credentials.setenv("CCTX_API_KEY", "sk-wrong-secret-value-42")
+    code, _, err = run(
+        ["fetch", "volume", "--start", START, "--end", END, "--out", str(tmp_path / "v.csv")],
+        capsys,
+    )
+    assert code == 1
+    assert "sk-wrong-secret-value-42" not in err
+    assert "401" in err
+
+
+def test_progress_resolution(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    assert wanted(None) is False
+    assert wanted(True) is True
+    monkeypatch.delenv("CI")
+    monkeypatch.setattr(sys, "stderr", open(__file__))  # not a TTY  # noqa: SIM115
+    assert wanted(None) is False
+    assert wanted(False) is False
+
+
+def test_progress_bar_without_ipywidgets(monkeypatch, make_client, service, capsys):
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    for name in ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    client = make_client(service.url, progress=True, cache=False, chunk="6h")
+    df = client.mints(START, END)
+    assert len(df) > 0
+    err = capsys.readouterr().err
+    assert "transactions-mint" in err
+    assert "chunk" in err
