@@ -1,0 +1,293 @@
+"""The widgets, driven programmatically: set ``.value``, check what changed.
+
+No browser and no kernel: the panels are ipywidgets models, and what they
+show is in their state (``Image.value`` PNG bytes, ``HTML.value``,
+``Output.outputs``). The client is the embedded sample pinned to a clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import matplotlib.image as mpimg
+import pandas as pd
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import cctx_research.client as cctx_client
+from cctx_research import widgets
+from cctx_research.analysis import addresses
+
+AS_OF = "2024-07-01T12:00:00Z"
+DAY1, DAY2 = dt.date(2024, 6, 29), dt.date(2024, 6, 30)
+
+
+class Recording:
+    """Wraps a client: records each call, and what ``probe()`` says during it."""
+
+    def __init__(self, inner: Any, probe: Any = None) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+        self.seen: list[Any] = []
+        self.probe = probe
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            if self.probe is not None:
+                self.seen.append(self.probe())
+            return attr(*args, **kwargs)
+
+        return call
+
+
+class Failing:
+    """A client whose every fetch fails unexpectedly."""
+
+    source = "failing"
+
+    def mints(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        raise RuntimeError("the disk is on fire")
+
+    received = mints
+    transaction = mints
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    c = cctx_client.connect(
+        sample=True,
+        as_of=AS_OF,
+        days=3,
+        cache_dir=tmp_path_factory.mktemp("cache"),
+        progress=False,
+    )
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def example(client: Any) -> dict[str, str]:
+    """A recipient with transfers in the window, and one of its tx hashes."""
+    frame = client.mints(pd.Timestamp(DAY1, tz="UTC"), pd.Timestamp(DAY2, tz="UTC"))
+    address = addresses.top(frame, role="recipient", n=1)["address"].iloc[0]
+    received = client.received(address, pd.Timestamp(DAY1, tz="UTC"), "2024-07-01")
+    return {"address": address, "tx_hash": received["tx_hash"].iloc[0]}
+
+
+def _png_ok(value: Any) -> bool:
+    data = bytes(value)
+    if not data.startswith(b"\x89PNG"):
+        return False
+    pixels = mpimg.imread(io.BytesIO(data), format="png")
+    return pixels.ndim == 3 and pixels.shape[0] > 50 and float(pixels.std()) > 0.01
+
+
+def _snapshot(panel: Any) -> dict[str, bytes]:
+    return {name: bytes(image.value) for name, image in panel.images.items()}
+
+
+@pytest.fixture
+def dash(client: Any) -> widgets.Dashboard:
+    return widgets.dashboard(client, start=DAY1, end=DAY1)
+
+
+# ----------------------------------------------------------------- dashboard
+
+
+def test_dashboard_draws_everything_on_open(dash: widgets.Dashboard) -> None:
+    assert dash.error is None, dash.status.value
+    assert dash.fetches == 1
+    assert dash.draws == 1
+    assert set(dash.images) == {"flow_graph", "flow_matrix", "volume"}
+    assert all(_png_ok(image.value) for image in dash.images.values())
+    assert "<table" in dash.top_table.value
+    assert "transfers" in dash.status.value
+    assert "Synthetic" in dash.banner.value  # the sample says it is synthetic
+    assert len(dash.transfers) > 1000
+
+
+@pytest.mark.parametrize(
+    ("control", "value", "changed"),
+    [
+        ("metric", "count", {"flow_graph", "flow_matrix", "volume"}),
+        ("chains", ("base",), {"flow_graph", "flow_matrix", "volume"}),
+        ("freq", "1h", {"volume"}),
+    ],
+)
+def test_view_controls_redraw_without_fetching(
+    dash: widgets.Dashboard, control: str, value: Any, changed: set[str]
+) -> None:
+    before, table = _snapshot(dash), dash.top_table.value
+    getattr(dash, control).value = value
+    assert dash.error is None, dash.status.value
+    assert dash.fetches == 1  # only the date range fetches
+    assert dash.draws == 2
+    after = _snapshot(dash)
+    assert {k for k in after if after[k] != before[k]} == changed
+    assert all(_png_ok(v) for v in after.values())
+    if control != "freq":
+        assert dash.top_table.value != table
+
+
+def test_chain_filter_keeps_transfers_touching_the_chain(dash: widgets.Dashboard) -> None:
+    dash.chains.value = ("polygon",)
+    text = dash.status.value
+    assert "(polygon)" in text
+    shown = int(text.split(">", 1)[1].split(" transfers", 1)[0].replace(",", ""))
+    t = dash.transfers
+    touching = (t["source_chain"] == "polygon") | (t["destination_chain"] == "polygon")
+    assert shown == int(touching.sum()) < len(t)
+
+
+def test_role_and_top_n_change_the_table(dash: widgets.Dashboard) -> None:
+    dash.role.value = "sender"
+    assert "Top 10 senders" in dash.top_table.value
+    dash.top_n.value = 5
+    assert dash.top_table.value.count("<tr>") == 1 + 5  # header + rows
+    assert dash.top_n.continuous_update is False
+
+
+def test_date_change_fetches_once_and_repeats_come_from_the_cache(client: Any) -> None:
+    rec = Recording(client)
+    dash = widgets.dashboard(rec, start=DAY1, end=DAY1)
+    dash.end.value = DAY2
+    assert rec.calls == ["mints", "mints"]
+    assert dash.fetches == 2
+    first = bytes(dash.images["volume"].value)
+    dash.end.value = DAY1  # back to the first window: answered by the cache
+    assert rec.calls == ["mints"] * 3
+    record = dash.transfers.attrs["cctx"]
+    assert record["network_requests"] == 0
+    assert record["cache_hits"] > 0
+    assert "0 requests sent" in dash.status.value
+    assert bytes(dash.images["volume"].value) != first
+
+
+def test_busy_indicator_while_fetching(client: Any) -> None:
+    holder: dict[str, Any] = {}
+
+    def probe() -> tuple[str, bool]:
+        d = holder["dash"]
+        return d.status.value, d.start.disabled
+
+    rec = Recording(client, probe=None)
+    dash = widgets.dashboard(rec, start=DAY1, end=DAY1)
+    holder["dash"] = dash
+    rec.probe = probe
+    dash.end.value = DAY2
+    status, disabled = rec.seen[-1]
+    assert "fetching" in status
+    assert disabled is True
+    assert dash.busy is False
+    assert dash.start.disabled is False
+    assert "fetching" not in dash.status.value
+
+
+def test_bad_date_range_shows_an_error_and_keeps_the_figures(dash: widgets.Dashboard) -> None:
+    before = _snapshot(dash)
+    dash.start.value = DAY2  # after the end (DAY1)
+    assert isinstance(dash.error, ValueError)
+    assert "after the end date" in dash.status.value
+    assert "cf222e" in dash.status.value  # shown in red
+    assert dash.fetches == 1
+    assert _snapshot(dash) == before
+
+
+def test_unexpected_errors_are_shown_not_swallowed() -> None:
+    dash = widgets.dashboard(Failing(), start=DAY1, end=DAY1)
+    assert isinstance(dash.error, RuntimeError)
+    assert "RuntimeError" in dash.status.value
+    assert "the disk is on fire" in dash.status.value
+    (out,) = dash.output.outputs
+    assert out["output_type"] == "error"
+    assert out["ename"] == "RuntimeError"
+    assert any("the disk is on fire" in line for line in out["traceback"])
+    assert dash.busy is False
+    assert not any(image.value for image in dash.images.values())
+    # redrawing with nothing fetched says so, too
+    dash.metric.value = "count"
+    assert "nothing fetched" in dash.status.value
+
+
+# ----------------------------------------------------------- address explorer
+
+
+def test_address_explorer_rejects_malformed_addresses_without_fetching(client: Any) -> None:
+    rec = Recording(client)
+    ex = widgets.address_explorer(rec, start=DAY1, end=DAY2)
+    assert ex.address.continuous_update is False
+    ex.address.value = "0x1234"
+    assert rec.calls == []
+    assert isinstance(ex.error, ValueError)
+    assert "40 hex digits" in ex.status.value
+    assert ex.profile is None
+
+
+def test_address_explorer_shows_profile_and_activity(client: Any, example: dict) -> None:
+    ex = widgets.address_explorer(client, start=DAY1, end=DAY2)
+    ex.address.value = example["address"].upper().replace("0X", "0x")
+    assert ex.error is None, ex.status.value
+    assert ex.profile is not None
+    assert ex.profile.transfers > 0
+    assert ex.profile.address == example["address"]
+    assert example["address"] in ex.summary.value
+    assert _png_ok(ex.images["activity"].value)
+    assert "transfers received" in ex.status.value
+    assert "Synthetic" in ex.banner.value
+    # a malformed one next clears the old result and says why
+    ex.address.value = "not an address"
+    assert ex.profile is None
+    assert ex.summary.value == ""
+    assert bytes(ex.images["activity"].value) == b""
+    assert "is not an address" in ex.status.value
+
+
+def test_address_explorer_unknown_address(client: Any) -> None:
+    ex = widgets.address_explorer(client, address="0x" + "00" * 19 + "01", start=DAY1, end=DAY1)
+    assert ex.error is None, ex.status.value
+    assert ex.profile is not None
+    assert ex.profile.transfers == 0
+    assert "received nothing" in ex.status.value
+
+
+# --------------------------------------------------------- transaction lookup
+
+
+def test_transaction_lookup(client: Any, example: dict) -> None:
+    tx = widgets.transaction_lookup(client)
+    assert tx.tx_hash.continuous_update is False
+    tx.tx_hash.value = example["tx_hash"]
+    assert tx.error is None, tx.status.value
+    assert tx.transaction is not None
+    assert example["tx_hash"] in tx.details.value
+    assert "found" in tx.status.value
+    tx.tx_hash.value = "0xnope"
+    assert isinstance(tx.error, ValueError)
+    assert "64 hex digits" in tx.status.value
+    assert tx.transaction is None
+    assert tx.details.value == ""
+    tx.tx_hash.value = "0x" + "ab" * 32
+    assert "no transaction has the hash" in tx.status.value
+
+
+def test_widgets_module_lists_its_public_names() -> None:
+    assert sorted(widgets.__all__) == widgets.__all__
+    for name in widgets.__all__:
+        assert hasattr(widgets, name)
+
+
+def test_dashboard_preselects_chains_by_any_name(client: Any) -> None:
+    dash = widgets.dashboard(client, start=DAY1, end=DAY1, chains=["Base", 3])
+    assert dash.chains.value == ("arbitrum", "base")
+    assert "(arbitrum, base)" in dash.status.value
+    with pytest.raises(ValueError, match="unknown chain"):
+        widgets.dashboard(client, start=DAY1, end=DAY1, chains=["atlantis"])
