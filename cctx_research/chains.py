@@ -33,11 +33,13 @@ __all__ = [
     "DEFAULT_DOMAINS",
     "Chain",
     "chain_id",
+    "chain_label",
     "chain_name",
     "domain",
     "domain_from_chain_id",
     "domains",
     "known_names",
+    "name_from_chain_id",
 ]
 
 
