@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -21,24 +20,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import cctx_research.client as cctx_client
 from cctx_research import __version__, cli, report
 
-AS_OF = "2024-07-01T12:00:00Z"
 START, END = "2024-06-28T12:00:00Z", "2024-07-01T12:00:00Z"
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    c = cctx_client.connect(
-        sample=True,
-        as_of=AS_OF,
-        days=3,
-        cache_dir=tmp_path_factory.mktemp("cache"),
-        progress=False,
-    )
-    yield c
-    c.close()
+def client(sample_client: Any) -> Any:
+    return sample_client
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import matplotlib.image as mpimg
@@ -18,11 +17,9 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-import cctx_research.client as cctx_client
 from cctx_research import widgets
 from cctx_research.analysis import addresses
 
-AS_OF = "2024-07-01T12:00:00Z"
 DAY1, DAY2 = dt.date(2024, 6, 29), dt.date(2024, 6, 30)
 
 
@@ -62,16 +59,8 @@ class Failing:
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    c = cctx_client.connect(
-        sample=True,
-        as_of=AS_OF,
-        days=3,
-        cache_dir=tmp_path_factory.mktemp("cache"),
-        progress=False,
-    )
-    yield c
-    c.close()
+def client(sample_client: Any) -> Any:
+    return sample_client
 
 
 @pytest.fixture(scope="module")

@@ -128,6 +128,20 @@ def corridor_label(source: Any, destination: Any) -> str:
     return f"{source}->{destination}"
 
 
+def corridor_columns(source: pd.Series, destination: pd.Series) -> dict[str, Any]:
+    """``corridor``, ``source_chain`` and ``destination_chain`` columns of corridor rows."""
+    src = source.astype(str)
+    dst = destination.astype(str)
+    order = chain_order(list(src) + list(dst))
+    return {
+        "corridor": pd.array(
+            [corridor_label(s, d) for s, d in zip(src, dst, strict=True)], dtype=schema.STRING
+        ),
+        "source_chain": chain_column(src, order),
+        "destination_chain": chain_column(dst, order),
+    }
+
+
 def normalize_address(address: Any) -> str:
     """Lowercase 20-byte ``0x`` hex of an address given as 20 bytes or bytes32-padded.
 

@@ -381,17 +381,9 @@ def _profile_corridors(frame: pd.DataFrame) -> pd.DataFrame:
         .agg(["sum", "count"])
         .reset_index()
     )
-    src = agg["source_chain"].astype(str)
-    dst = agg["destination_chain"].astype(str)
-    order = _common.chain_order(list(src) + list(dst))
     out = pd.DataFrame(
         {
-            "corridor": pd.array(
-                [_common.corridor_label(s, d) for s, d in zip(src, dst, strict=True)],
-                dtype=schema.STRING,
-            ),
-            "source_chain": _common.chain_column(src, order),
-            "destination_chain": _common.chain_column(dst, order),
+            **_common.corridor_columns(agg["source_chain"], agg["destination_chain"]),
             "volume": agg["sum"].astype("float64"),
             "count": agg["count"].astype("int64"),
         }

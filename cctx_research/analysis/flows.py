@@ -292,18 +292,10 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
     transfers = _common.transfers_frame(transfers)
     n = _common.positive_int("n", n, allow_none=True)
     table = _corridor_table(transfers).reset_index()
-    src = table["source_chain"].astype(str)
-    dst = table["destination_chain"].astype(str)
-    order = _common.chain_order(list(src) + list(dst))
     total_count = table["count"].sum()
     out = pd.DataFrame(
         {
-            "corridor": pd.array(
-                [_common.corridor_label(s, d) for s, d in zip(src, dst, strict=True)],
-                dtype=schema.STRING,
-            ),
-            "source_chain": _common.chain_column(src, order),
-            "destination_chain": _common.chain_column(dst, order),
+            **_common.corridor_columns(table["source_chain"], table["destination_chain"]),
             "volume": table["volume"].astype("float64"),
             "count": table["count"].astype("int64"),
             "mean": table["mean"].astype("float64"),

@@ -1,0 +1,26 @@
+"""Fixtures shared across the suite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import cctx_research.client as cctx_client
+
+SAMPLE_AS_OF = "2024-07-01T12:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def sample_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A client of the embedded sample: 3 days pinned at SAMPLE_AS_OF, own cache."""
+    client = cctx_client.connect(
+        sample=True,
+        as_of=SAMPLE_AS_OF,
+        days=3,
+        cache_dir=tmp_path_factory.mktemp("cache"),
+        progress=False,
+    )
+    yield client
+    client.close()
