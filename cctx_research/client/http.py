@@ -18,6 +18,7 @@ key scrubbed out in case a service echoes it.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import queue
@@ -339,7 +340,14 @@ class Transport:
         with self.session() as sess:
             try:
                 resp = sess.request(
-                    "POST", url, data=payload, headers=headers, timeout=self.timeout, **kwargs
+                    "POST",
+                    url,
+                    # bytes, so that http.client sends headers and body in one
+                    # segment rather than two
+                    data=payload.encode(),
+                    headers=headers,
+                    timeout=self.timeout,
+                    **kwargs,
                 )
                 content = resp.content  # reads the whole body: a dropped stream raises here
             except _TRANSIENT_EXC as exc:
@@ -471,8 +479,12 @@ def _error_message(envelope: Any) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=16)
 def envelope_ok(content: bytes) -> bool:
-    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter)."""
+    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter).
+
+    Memoised: requests-cache asks twice about every reply it may store.
+    """
     try:
         envelope = json.loads(content)
         status = int(envelope["status"])

@@ -276,3 +276,45 @@ def test_two_processes_share_a_cache(service, tmp_path):
         assert p.returncode == 0, err
         assert "locked" not in err
     assert outs[0][0] == outs[1][0]
+
+
+def _damage(path: Path, at: float, size: int) -> None:
+    data = bytearray(path.read_bytes())
+    where = int(len(data) * at)
+    data[where : where + size] = bytes((b + 0x5A) % 256 for b in data[where : where + size])
+    path.write_bytes(bytes(data))
+
+
+def test_damaged_page_deep_in_the_database_is_moved_aside(make_client, service, tmp_path):
+    directory = tmp_path / "deep"
+    with make_client(service.url, cache_dir=directory, page_size=20) as first:
+        expected = first.mints(*SETTLED)
+    for chunk in (directory / "chunks").glob("*.arrow"):
+        chunk.unlink()  # only the HTTP level is left to answer
+    _damage(directory / "http.sqlite", 0.5, 4096)  # header and first pages intact
+    with pytest.warns(RuntimeWarning, match="moved it to"):
+        client = make_client(service.url, cache_dir=directory, page_size=20)
+    assert list(directory.glob("http.sqlite.corrupt-*"))
+    pd.testing.assert_frame_equal(client.mints(*SETTLED), expected)
+
+
+@pytest.mark.parametrize("damage", ["flipped bytes", "truncated"])
+def test_damaged_chunk_file_is_detected_moved_aside_and_rebuilt(
+    make_client, service, tmp_path, damage
+):
+    directory = tmp_path / "chunky"
+    with make_client(service.url, cache_dir=directory) as first:
+        expected = first.mints(*SETTLED)
+    files = sorted((directory / "chunks").glob("*.arrow"))
+    assert files
+    for path in files:
+        if damage == "truncated":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        else:  # the Arrow framing stays intact: only the values change
+            _damage(path, 0.5, 64)
+    client = make_client(service.url, cache_dir=directory)
+    with pytest.warns(RuntimeWarning, match="moved it to"):
+        got = client.mints(*SETTLED)
+    pd.testing.assert_frame_equal(got, expected)
+    assert len(list((directory / "chunks").glob("*.arrow.corrupt-*"))) == len(files)
+    assert len(list((directory / "chunks").glob("*.arrow"))) == len(files)  # rebuilt
