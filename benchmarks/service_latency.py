@@ -1,29 +1,34 @@
-"""Latency of the service's store at 1M transfers, next to a raw numpy baseline.
+"""Figure 6: the service at 1M transfers, per operation and under load.
 
-Builds the synthetic sample at ``per_day=33_334`` (about 1M transfers over 30
-days), builds a :class:`~cctx_research.service.store.Store` on it, and times
-in-process calls of each operation. Next to each, the same query done with
-bare numpy on arrays this script builds itself (sorted times, prefix sums,
+Part of the suite (``benchmarks/run.py`` imports :func:`rows`); run alone it
+prints the same rows::
+
+    .venv/bin/python benchmarks/service_latency.py [--quick]
+
+Per operation, in-process calls of the :class:`~cctx_research.service.store.Store`
+(p50 and p99 against the targets of the service issue), next to the same
+query done with bare numpy on arrays built here (sorted times, prefix sums,
 sorted hash prefixes, a CSR recipient index, sender codes): what the query
-costs with no validation, no clock, and no JSON-ready records. Both are
-measured in this run, so the ratio is meaningful on any machine.
+costs with no validation, no clock and no JSON-ready records.
 
-Run::
-
-    .venv/bin/python benchmarks/service_latency.py [--per-day 33334] [--as-of 2024-07-01]
+Under load, 8 concurrent clients (threads, one ``requests.Session`` each)
+send a fixed mix of the five operations to ``cctx-research serve`` in its own
+process for a bounded time; the baseline is the same mix through the WSGI
+app called in-process, one at a time (the server's work without HTTP).
 """
 
 from __future__ import annotations
 
-import argparse
+import io
+import json
+import sys
+import threading
 import time
 from collections.abc import Callable
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
-
-from cctx_research.service.sample import generate
-from cctx_research.service.store import Store
 
 NS = 1_000_000_000
 TARGETS_MS = {
@@ -33,6 +38,7 @@ TARGETS_MS = {
     "volume 30 days": 50,
     "top senders 30 days": 300,
 }
+CLIENTS = 8
 
 
 def timed(fn: Callable[[int], object], n: int) -> np.ndarray:
@@ -47,115 +53,269 @@ def timed(fn: Callable[[int], object], n: int) -> np.ndarray:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-day", type=int, default=33_334)
-    parser.add_argument("--as-of", default="2024-07-01")
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
+class Inputs:
+    """Random but reproducible arguments, and the raw numpy baseline of each operation."""
 
-    t = time.perf_counter()
-    ledger = generate(args.as_of, per_day=args.per_day)
-    t_gen = time.perf_counter() - t
-    t = time.perf_counter()
-    store = Store(ledger, clock=args.as_of)
-    t_build = time.perf_counter() - t
-    clock = pd.Timestamp(args.as_of, tz="UTC")
-    end = int(clock.value // NS)
-    start = end - 30 * 86_400
-    print(f"ledger: {len(ledger):,} transfers (generated in {t_gen:.1f} s); "
-          f"store built in {t_build:.1f} s")  # fmt: skip
+    def __init__(self, ledger: pd.DataFrame, as_of: pd.Timestamp, *, seed: int = 1) -> None:
+        rng = np.random.default_rng(seed)
+        self.end = int(as_of.value // NS)
+        self.start = self.end - 30 * 86_400
+        burn_s = (ledger["burn_timestamp"].astype("int64") // NS).to_numpy()
+        order = np.argsort(burn_s, kind="stable")
+        self.burn_s = burn_s[order]
+        amount = ledger["amount_raw"].to_numpy()[order]
+        self.burn_cum = np.concatenate([[0], np.cumsum(amount)])
+        mint_ts = ledger["mint_timestamp"]
+        minted = mint_ts.notna().to_numpy()
+        mint_all = (mint_ts.fillna(pd.Timestamp(0, tz="UTC")).astype("int64") // NS).to_numpy()
+        self.m_order = np.argsort(mint_all[minted], kind="stable")
+        self.mint_s = mint_all[minted][self.m_order]
+        self.mint_cum = np.concatenate(
+            [[0], np.cumsum(ledger["amount_raw"].to_numpy()[minted][self.m_order])]
+        )
+        self.sender_codes, _ = pd.factorize(ledger["message_sender"].iloc[order])
+        self.amount_f = amount.astype(np.float64)
+        rcpt_codes, rcpt_uniques = pd.factorize(ledger["mint_recipient"].iloc[order], sort=True)
+        self.rcpt_rows = np.argsort(rcpt_codes, kind="stable")
+        self.rcpt_off = np.concatenate([[0], np.cumsum(np.bincount(rcpt_codes))])
+        hashes = ledger["burn_tx_hash"].to_numpy(dtype=object)
+        self.p_sorted = np.sort(np.array([int(h[2:18], 16) for h in hashes], dtype=np.uint64))
 
-    # ---- raw numpy arrays for the baselines (built here, not the store's)
-    burn_s = (ledger["burn_timestamp"].astype("int64") // NS).to_numpy()
-    order = np.argsort(burn_s, kind="stable")
-    burn_s = burn_s[order]
-    amount = ledger["amount_raw"].to_numpy()[order]
-    burn_cum = np.concatenate([[0], np.cumsum(amount)])
-    mint_ts = ledger["mint_timestamp"]
-    minted = mint_ts.notna().to_numpy()
-    mint_s_all = (mint_ts.fillna(pd.Timestamp(0, tz="UTC")).astype("int64") // NS).to_numpy()
-    m_order = np.argsort(mint_s_all[minted], kind="stable")
-    mint_s = mint_s_all[minted][m_order]
-    mint_cum = np.concatenate([[0], np.cumsum(ledger["amount_raw"].to_numpy()[minted][m_order])])
-    sender_codes, _ = pd.factorize(ledger["message_sender"].iloc[order])
-    amount_f = amount.astype(np.float64)
-    rcpt_codes, rcpt_uniques = pd.factorize(ledger["mint_recipient"].iloc[order], sort=True)
-    rcpt_rows = np.argsort(rcpt_codes, kind="stable")
-    rcpt_off = np.concatenate([[0], np.cumsum(np.bincount(rcpt_codes))])
-    hashes = ledger["burn_tx_hash"].to_numpy(dtype=object)
-    prefixes = np.array([int(h[2:18], 16) for h in hashes], dtype=np.uint64)
-    p_sorted = np.sort(prefixes)
+        n_hash = 2000
+        pick = rng.integers(0, len(ledger), n_hash)
+        mints = ledger["mint_tx_hash"].dropna().to_numpy(dtype=object)
+        self.hashes = [hashes[k] if i % 2 else mints[k % len(mints)] for i, k in enumerate(pick)]
+        self.hash_prefix = np.array([int(h[2:18], 16) for h in self.hashes], dtype=np.uint64)
+        self.recipients = ledger["mint_recipient"].to_numpy(dtype=object)[
+            rng.integers(0, len(ledger), 500)
+        ]
+        self.recipient_codes = np.searchsorted(
+            np.asarray(rcpt_uniques, dtype=object), self.recipients
+        )
+        n_pages = max(1, min(200, int(minted.sum()) // 100))
+        self.pages = rng.integers(1, n_pages + 1, 500)
+        self.shifts = rng.integers(0, 86_400, 2000)
 
-    # ---- inputs: random hashes, recipients (by frequency), pages, windows
-    n_hash = 2000
-    pick = rng.integers(0, len(ledger), n_hash)
-    some_mints = ledger["mint_tx_hash"].dropna().to_numpy(dtype=object)
-    lookup = [hashes[k] if i % 2 else some_mints[k % len(some_mints)] for i, k in enumerate(pick)]
-    lookup_prefix = np.array([int(h[2:18], 16) for h in lookup], dtype=np.uint64)
-    recipients = ledger["mint_recipient"].to_numpy(dtype=object)[rng.integers(0, len(ledger), 500)]
-    recipient_codes = np.searchsorted(np.asarray(rcpt_uniques, dtype=object), recipients)
-    pages = rng.integers(1, 200, 500)
-    shifts = rng.integers(0, 86_400, 2000)
+    def b_hash(self, i: int) -> object:
+        j = np.searchsorted(self.p_sorted, self.hash_prefix[i])
+        return self.p_sorted[min(j, len(self.p_sorted) - 1)] == self.hash_prefix[i]
 
-    def b_hash(i: int) -> object:
-        j = np.searchsorted(p_sorted, lookup_prefix[i])
-        return p_sorted[j] == lookup_prefix[i]
+    def b_received(self, i: int) -> object:
+        c = self.recipient_codes[i]
+        rows = self.rcpt_rows[self.rcpt_off[c] : self.rcpt_off[c + 1]]
+        ts = self.burn_s[rows]
+        keep = rows[(ts >= self.start) & (ts <= self.end)]
+        return keep[np.argsort(self.burn_s[keep], kind="stable")][:100]
 
-    def b_received(i: int) -> object:
-        c = recipient_codes[i]
-        rows = rcpt_rows[rcpt_off[c] : rcpt_off[c + 1]]
-        ts = burn_s[rows]
-        keep = rows[(ts >= start) & (ts <= end)]
-        return keep[np.argsort(burn_s[keep], kind="stable")][:100]
+    def b_mints(self, i: int) -> object:
+        a = np.searchsorted(self.mint_s, self.start)
+        b = np.searchsorted(self.mint_s, self.end, side="right")
+        lo = min(a + (self.pages[i] - 1) * 100, b)
+        return self.m_order[lo : min(lo + 100, b)]
 
-    def b_mints(i: int) -> object:
-        a = np.searchsorted(mint_s, start)
-        b = np.searchsorted(mint_s, end, side="right")
-        lo = min(a + (pages[i] - 1) * 100, b)
-        return m_order[lo : min(lo + 100, b)]
+    def b_volume(self, i: int) -> object:
+        s, e = self.start - self.shifts[i], self.end - self.shifts[i]
+        ba, bb = np.searchsorted(self.burn_s, [s, e + 1])
+        ma, mb = np.searchsorted(self.mint_s, [s, e + 1])
+        return self.burn_cum[bb] - self.burn_cum[ba], self.mint_cum[mb] - self.mint_cum[ma]
 
-    def b_volume(i: int) -> object:
-        s, e = start - shifts[i], end - shifts[i]
-        ba, bb = np.searchsorted(burn_s, [s, e + 1])
-        ma, mb = np.searchsorted(mint_s, [s, e + 1])
-        return burn_cum[bb] - burn_cum[ba], mint_cum[mb] - mint_cum[ma]
-
-    def b_top(i: int) -> object:
-        a, b = np.searchsorted(burn_s, [start, end + 1])
-        vol = np.bincount(sender_codes[a:b], weights=amount_f[a:b])
-        cnt = np.bincount(sender_codes[a:b])
-        top = np.argpartition(-vol, 100)[:100]
+    def b_top(self, i: int) -> object:
+        a, b = np.searchsorted(self.burn_s, [self.start, self.end + 1])
+        vol = np.bincount(self.sender_codes[a:b], weights=self.amount_f[a:b])
+        cnt = np.bincount(self.sender_codes[a:b])
+        top = np.argpartition(-vol, min(100, len(vol) - 1))[:100]
         return top[np.argsort(-vol[top])], cnt[top]
 
+    def request(self, i: int) -> tuple[str, dict[str, Any]]:
+        """The ``i``-th request of the load mix: (operation, JSON body)."""
+        window = {"startDate": str(self.start), "endDate": str(self.end)}
+        kind = i % 20
+        if kind == 19:
+            return "stats-senders", {**window, "limit": 100}
+        if kind % 4 == 0:
+            return "transactions-txHash", {"txHash": self.hashes[i % len(self.hashes)]}
+        if kind % 4 == 1:
+            return "transactions-address-recipient", {
+                **window, "address": self.recipients[i % len(self.recipients)]
+            }  # fmt: skip
+        if kind % 4 == 2:
+            return "transactions-mint", {
+                **window, "page": int(self.pages[i % len(self.pages)]), "limit": 100
+            }  # fmt: skip
+        shift = int(self.shifts[i % len(self.shifts)])
+        return "transactions-volume", {
+            "startDate": str(self.start - shift), "endDate": str(self.end - shift)
+        }  # fmt: skip
+
+
+def latency(store: Any, inputs: Inputs, *, quick: bool) -> list[dict[str, Any]]:
+    """p50/p99 per operation, in-process, next to the raw numpy baseline."""
+    s, e = inputs.start, inputs.end
+    scale = 10 if quick else 1
     cases = [
-        ("hash lookup", n_hash, lambda i: store.transaction(lookup[i]), b_hash),
-        ("received page", 500, lambda i: store.received(recipients[i], start, end), b_received),
-        ("mint page", 500, lambda i: store.mints(start, end, page=int(pages[i])), b_mints),
-        (
-            "volume 30 days",
-            2000,
-            lambda i: store.volume(start - int(shifts[i]), end - int(shifts[i])),
-            b_volume,
-        ),
-        ("top senders 30 days", 30, lambda i: store.top_senders(start, end, limit=100), b_top),
-    ]
-    head = (f"{'operation':<21} {'n':>5} {'p50 ms':>8} {'p99 ms':>8} {'target':>7} "
-            f"{'raw p50':>8} {'raw p99':>8} {'p50 ratio':>9}  ok")  # fmt: skip
-    print(head)
-    print("-" * len(head))
+        ("hash lookup", 2000, lambda i: store.transaction(inputs.hashes[i]), inputs.b_hash),
+        ("received page", 500, lambda i: store.received(inputs.recipients[i], s, e),
+         inputs.b_received),
+        ("mint page", 500, lambda i: store.mints(s, e, page=int(inputs.pages[i])),
+         inputs.b_mints),
+        ("volume 30 days", 2000,
+         lambda i: store.volume(s - int(inputs.shifts[i]), e - int(inputs.shifts[i])),
+         inputs.b_volume),
+        ("top senders 30 days", 30, lambda i: store.top_senders(s, e, limit=100), inputs.b_top),
+    ]  # fmt: skip
+    out = []
     for name, n, call, base in cases:
-        got = timed(call, n)
-        raw = timed(base, n)
+        n = max(5, n // scale)
+        got, raw = timed(call, n), timed(base, n)
         p50, p99 = np.percentile(got, [50, 99])
         r50, r99 = np.percentile(raw, [50, 99])
-        target = TARGETS_MS[name]
-        print(
-            f"{name:<21} {n:>5} {p50:>8.3f} {p99:>8.3f} {target:>7} {r50:>8.3f} {r99:>8.3f} "
-            f"{p50 / r50:>8.1f}x  {'yes' if p99 <= target else 'NO'}"
-        )
+        out.append({"operation": name, "n": n, "p50": p50, "p99": p99, "raw_p50": r50,
+                    "raw_p99": r99, "target": TARGETS_MS[name]})  # fmt: skip
+    return out
+
+
+def in_process_rate(app: Any, inputs: Inputs, seconds: float) -> float:
+    """Requests per second of the load mix through the WSGI app, one at a time, no HTTP."""
+    from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
+
+    done, i = 0, 0
+    stop = time.perf_counter() + seconds
+    started = time.perf_counter()
+    while time.perf_counter() < stop:
+        operation, body = inputs.request(i)
+        payload = json.dumps(body).encode()
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": f"/rest/{DEMO_PROJECT_ID}/{operation}",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(payload)),
+            "HTTP_X_API_KEY": DEMO_API_KEY,
+            "wsgi.input": io.BytesIO(payload),
+        }
+        b"".join(app(environ, lambda status, headers: None))
+        done += 1
+        i += 1
+    return done / (time.perf_counter() - started)
+
+
+def load(url: str, inputs: Inputs, seconds: float) -> dict[str, Any]:
+    """``CLIENTS`` threads sending the mix over loopback for ``seconds``."""
+    import requests
+
+    from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
+
+    counts = [0] * CLIENTS
+    errors = [0] * CLIENTS
+    latencies: list[list[float]] = [[] for _ in range(CLIENTS)]
+    start_gate = threading.Barrier(CLIENTS + 1)
+    stop = threading.Event()
+
+    def client(k: int) -> None:
+        with requests.Session() as sess:
+            start_gate.wait()
+            i = k
+            while not stop.is_set():
+                operation, body = inputs.request(i)
+                t = time.perf_counter()
+                try:
+                    reply = sess.post(
+                        f"{url}/rest/{DEMO_PROJECT_ID}/{operation}",
+                        json=body,
+                        headers={"x-api-key": DEMO_API_KEY},
+                        timeout=30,
+                    )
+                    ok = reply.status_code in (200, 404) and reply.json()["status"] in (200, 404)
+                except (requests.RequestException, ValueError, KeyError):
+                    ok = False
+                latencies[k].append(time.perf_counter() - t)
+                counts[k] += 1
+                errors[k] += not ok
+                i += CLIENTS
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    start_gate.wait()
+    started = time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    elapsed = time.perf_counter() - started
+    lat = np.concatenate([np.array(x) for x in latencies]) * 1000
+    return {
+        "requests": sum(counts),
+        "errors": sum(errors),
+        "rate": sum(counts) / elapsed,
+        "seconds": elapsed,
+        "p50": float(np.percentile(lat, 50)),
+        "p99": float(np.percentile(lat, 99)),
+    }
+
+
+def rows(
+    ledger: pd.DataFrame,
+    as_of: pd.Timestamp,
+    *,
+    quick: bool,
+    log: TextIO = sys.stderr,
+    served: Callable[..., Any] | None = None,
+    per_day: int | None = None,
+) -> list[Any]:
+    """The figure-6 rows of the suite's table.
+
+    ``served(per_day)`` is the suite's context manager running
+    ``cctx-research serve`` in a subprocess; without it the load test is skipped.
+    """
+    from run import Row
+
+    from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
+    from cctx_research.service.app import make_app
+    from cctx_research.service.store import Store
+
+    n = f"{len(ledger):,} transfers"
+    print(f"service at {n}...", file=log)
+    store = Store(ledger, clock=as_of)
+    inputs = Inputs(ledger, as_of)
+    out = []
+    for r in latency(store, inputs, quick=quick):
+        out.append(Row(
+            f"6 {r['operation']} p99 (in-process)", r["p99"], r["raw_p99"], "ms",
+            f"p99 <= {r['target']} ms", r["p99"] <= r["target"],
+            f"p50 {r['p50']:.2f} ms, raw numpy p50 {r['raw_p50']:.3f} ms; {n}, n={r['n']}",
+        ))  # fmt: skip
+    if served is not None and per_day is not None:
+        seconds = 3.0 if quick else 15.0
+        app = make_app(store, api_key=DEMO_API_KEY, project_id=DEMO_PROJECT_ID)
+        base = in_process_rate(app, inputs, 2.0 if quick else 5.0)
+        with served(per_day) as url:
+            got = load(url, inputs, seconds)
+        out.append(Row(
+            f"6 throughput, {CLIENTS} clients over loopback", got["rate"], base, "req/s",
+            "0 errors", got["errors"] == 0,
+            f"{got['requests']:,} requests in {got['seconds']:.1f} s, {got['errors']} errors, "
+            f"p50 {got['p50']:.1f} ms, p99 {got['p99']:.1f} ms; baseline: the same mix "
+            "through the WSGI app in-process, one at a time",
+        ))  # fmt: skip
+    return out
+
+
+def main() -> int:
+    import argparse
+
+    import run
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    from cctx_research.service.sample import generate
+
+    per_day = 1_000 if args.quick else run.MILLION_PER_DAY
+    ledger = generate(run.AS_OF, per_day=per_day)
+    found = rows(ledger, run.AS_OF, quick=args.quick, served=run.served, per_day=per_day)
+    print(run.table(found))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

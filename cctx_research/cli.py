@@ -70,6 +70,13 @@ def _add_serve(subparsers: argparse._SubParsersAction) -> None:
         metavar="DATE",
         help="pin the service's clock (e.g. 2024-07-01T12:00Z); default: now, live",
     )
+    p.add_argument(
+        "--per-day",
+        type=int,
+        default=None,
+        metavar="N",
+        help="sample only: mean transfers a day (default 2,800; 33334 gives about 1M)",
+    )
     p.add_argument("--threads", type=int, default=8, help="worker threads (8)")
     p.set_defaults(func=_run_serve)
 
@@ -96,13 +103,15 @@ def _run_serve(args: argparse.Namespace) -> int:
     config.validate_project_id(project_id)
     as_of = None if args.as_of is None else to_timestamp(args.as_of, name="--as-of")
 
+    if args.data and args.per_day is not None:
+        raise ValueError("--per-day applies to the synthetic sample only, not to --data")
     if args.data:
         store = Store.from_file(args.data, clock=as_of)
         logger.info("serving %d transfers from %s", len(store), args.data)
     else:
         from .service.sample import generate
 
-        store = Store(generate(as_of), clock=as_of)
+        store = Store(generate(as_of, per_day=args.per_day), clock=as_of)
         logger.info("serving the synthetic sample: %d transfers", len(store))
     app = make_app(store, api_key=api_key, project_id=project_id)
     logger.info("clock: %s", "now (live)" if as_of is None else as_of.isoformat())

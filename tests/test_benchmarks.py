@@ -1,0 +1,69 @@
+"""The benchmark suite runs (``benchmarks/run.py --quick``), so it cannot rot.
+
+Only the shape of the table is checked: every figure has a row with numbers.
+Whether a target is met is the suite's business, never a test's (timings on
+a shared machine are not assertions).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = [
+    "1a cold pull vs naive loop",
+    "1b cold pull vs no-HTTP limit",
+    "2a warm pull vs Parquet read",
+    "2b warm pull vs cold pull",
+    "3 cold pull time per row",
+    "3 warm pull time per row",
+    "4a peak RSS of the 16x pull vs frame",
+    "4b frame vs Arrow table",
+    "5 flows.graph vs bare groupby",
+    "5 volumes.timeseries vs bare groupby",
+    "5 addresses.top vs bare groupby",
+    "6 hash lookup p99",
+    "6 received page p99",
+    "6 mint page p99",
+    "6 volume 30 days p99",
+    "6 top senders 30 days p99",
+    "6 throughput, 8 clients over loopback",
+    "7 report, cold cache",
+    "7 report, warm cache",
+]
+NUMBER = re.compile(r"^-?\d+(\.\d+)?( [a-zA-Z/]+)?$")
+
+
+def test_quick_run_prints_every_figure(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
+    rows = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    for figure in FIGURES:
+        matches = [name for name in rows if name.startswith(figure)]
+        assert matches, f"no row for {figure!r} in:\n{done.stdout}"
+        row = rows[matches[0]]
+        assert NUMBER.match(row["value"]), row
+        assert row["result"] in ("pass", "MISS", "info"), row
+        if row["result"] != "info":
+            assert NUMBER.match(row["baseline"]), row
+            assert NUMBER.match(row["ratio"]), row
+    assert len(rows) == len(FIGURES)
