@@ -215,6 +215,10 @@ def domain_from_chain_id(value: str | int) -> int | None:
     Returns ``None`` for an identifier the registry does not know, so the
     caller can carry the raw value through.
     """
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TypeError(
+            f"a chain id must be a str or int (e.g. '42161'), got {type(value).__name__}"
+        )
     text = str(value).strip()
     chain = _BY_CHAIN_ID.get(text) or _BY_NAME.get(_key(text))
     if chain is not None:

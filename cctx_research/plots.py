@@ -86,6 +86,8 @@ def _window_text(win: Any) -> str:
 
 
 def _set_title(ax: Axes, base: str, win: Any, title: str | None) -> None:
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str or None, got {type(title).__name__}")
     if title is not None:
         ax.set_title(title)
         return
@@ -521,7 +523,15 @@ def plot_size_distribution(
         amount = frame["amount"].to_numpy(dtype=float, na_value=np.nan)
         win = _common.window(frame["timestamp"])
     else:
-        amount = np.asarray(data, dtype=float)
+        try:
+            amount = np.asarray(data, dtype=float)
+        except (TypeError, ValueError):
+            amount = np.empty((0, 0))
+        if amount.ndim != 1:
+            raise TypeError(
+                "plot_size_distribution expects a transfers frame, volumes.size_buckets(...) "
+                f"output or a 1-d array of amounts, got {type(data).__name__}"
+            )
         win = None
     if classes is None:
         amount = amount[np.isfinite(amount) & (amount > 0)]

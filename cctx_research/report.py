@@ -171,6 +171,10 @@ def _cell(value: Any, column: str) -> tuple[str, str]:
 
 def html_table(frame: pd.DataFrame, *, index: bool = False, caption: str | None = None) -> str:
     """An escaped HTML table of a frame, numbers formatted for reading."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if caption is not None and not isinstance(caption, str):
+        raise TypeError(f"caption must be a str or None, got {type(caption).__name__}")
     data = frame.reset_index() if index else frame
     head = "".join(f"<th>{_esc(c)}</th>" for c in data.columns)
     rows = []
@@ -225,6 +229,16 @@ def render_png(
     bytes
         A PNG image.
     """
+    if not callable(draw):
+        raise TypeError(f"draw must be a plot function such as plots.plot_volume, got {draw!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi < 1:
+        raise ValueError(f"dpi must be a positive int, got {dpi!r}")
+    if (
+        not isinstance(figsize, (tuple, list))
+        or len(figsize) != 2
+        or not all(isinstance(v, (int, float)) and v > 0 for v in figsize)
+    ):
+        raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
     draw(data, ax=ax, **kwargs)
@@ -455,6 +469,8 @@ def default_window(
     >>> start.isoformat(), end.isoformat()
     ('2024-06-01T00:00:00+00:00', '2024-07-01T00:00:00+00:00')
     """
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ValueError(f"days must be a positive int, got {days!r}")
     length = pd.Timedelta(days=days)
     if end is not None:
         end_ts = times.to_timestamp(end, name="end")
@@ -655,6 +671,12 @@ def build(
     >>> r = build(cctx.connect(), chains=["base", "arbitrum"])  # doctest: +SKIP
     >>> r.save("report.html")  # doctest: +SKIP
     """
+    if not callable(getattr(client, "mints", None)) or not callable(
+        getattr(client, "volume_history", None)
+    ):
+        raise TypeError(f"client must be a cctx_research.Client (from connect()), got {client!r}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {type(title).__name__}")
     start_ts, end_ts = default_window(start, end)
     names = chain_names(chains)
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:

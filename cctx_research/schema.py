@@ -163,6 +163,8 @@ def chain_categorical(values: Iterable[str]) -> pd.Categorical:
     Unknown names (``"domain-42"``) are appended as extra categories, so they
     are kept, never turned into NaN.
     """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"values must be an iterable of chain names, got {type(values).__name__}")
     values = pd.Series(values, dtype=object) if not isinstance(values, pd.Series) else values
     known = chains.known_names()
     extra = sorted(set(values.dropna().astype(str)) - set(known))
@@ -269,4 +271,6 @@ def validate(frame: pd.DataFrame, kind: str, *, extra: bool = True) -> pd.DataFr
 
 def provenance(frame: pd.DataFrame) -> Mapping[str, Any]:
     """The provenance record of a frame (``frame.attrs["cctx"]``), or ``{}``."""
+    if not isinstance(frame, (pd.DataFrame, pd.Series)):
+        raise TypeError(f"frame must be a pandas DataFrame or Series, got {type(frame).__name__}")
     return frame.attrs.get("cctx", {})
