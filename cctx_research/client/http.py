@@ -17,6 +17,7 @@ key scrubbed out in case a service echoes it.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import json
@@ -253,6 +254,7 @@ class Transport:
         only_if_cached: bool = False,
         expire_after: int | None = None,
         validate: Callable[[Any], None] | None = None,
+        store: bool = True,
     ) -> Answer:
         """Send one operation and return the envelope's body.
 
@@ -273,6 +275,9 @@ class Transport:
             Checks the body's shape; raises
             :class:`~cctx_research.errors.ResponseSchemaError`. A reply that
             fails it is retried like a truncated one.
+        store : bool
+            ``False`` bypasses the HTTP cache for this request (neither read
+            nor written).
 
         Raises
         ------
@@ -289,7 +294,7 @@ class Transport:
         while True:
             try:
                 answer = self._attempt(
-                    operation, url, payload, stats, only_if_cached, expire_after, validate
+                    operation, url, payload, stats, only_if_cached, expire_after, validate, store
                 )
             except _CacheMiss:
                 raise errors.CacheMissError(
@@ -329,6 +334,7 @@ class Transport:
         only_if_cached: bool,
         expire_after: int | None,
         validate: Callable[[Any], None] | None,
+        store: bool = True,
     ) -> Answer:
         headers = {"Content-Type": "application/json", "x-api-key": self._api_key.get()}
         kwargs: dict[str, Any] = {}
@@ -338,18 +344,22 @@ class Transport:
             kwargs["expire_after"] = expire_after
         started = time.perf_counter()
         with self.session() as sess:
+            # a borrowed session serves one request at a time, so switching
+            # its cache off for this request does not touch other threads
+            bypass = getattr(sess, "cache_disabled", None) if not store else None
             try:
-                resp = sess.request(
-                    "POST",
-                    url,
-                    # bytes, so that http.client sends headers and body in one
-                    # segment rather than two
-                    data=payload.encode(),
-                    headers=headers,
-                    timeout=self.timeout,
-                    **kwargs,
-                )
-                content = resp.content  # reads the whole body: a dropped stream raises here
+                with bypass() if bypass is not None else contextlib.nullcontext():
+                    resp = sess.request(
+                        "POST",
+                        url,
+                        # bytes, so that http.client sends headers and body in
+                        # one segment rather than two
+                        data=payload.encode(),
+                        headers=headers,
+                        timeout=self.timeout,
+                        **kwargs,
+                    )
+                    content = resp.content  # reads it all: a dropped stream raises here
             except _TRANSIENT_EXC as exc:
                 if stats is not None:
                     stats.add(network=1)

@@ -205,16 +205,29 @@ def _string_array(values: Sequence[Any]) -> pa.Array:
 
 
 def addresses(values: Sequence[Any]) -> pd.Series:
-    """Lowercase hex addresses; bytes32-padded EVM addresses cut to 20 bytes."""
-    # Arrow kernels rather than the pandas .str accessor: five address columns
-    # per page made this the largest cost of parsing a cold pull.
+    """Lowercase hex addresses; bytes32-padded EVM addresses cut to 20 bytes.
+
+    Values not starting with ``0x`` (a Solana or Noble address) are kept as
+    they are: only hex is case-insensitive.
+    """
+    # Arrow kernels rather than the pandas .str accessor or regular
+    # expressions: five address columns per page made this the largest cost
+    # of parsing a cold pull.
     raw = _string_array(values)
-    lower = pc.utf8_lower(raw)
-    is_hex = pc.fill_null(pc.match_substring_regex(lower, r"^0x[0-9a-f]*$"), False)
-    out = pc.replace_substring_regex(
-        pc.if_else(is_hex, lower, raw), r"^0x0{24}([0-9a-f]{40})$", r"0x\1"
+    is_hex = pc.fill_null(pc.starts_with(raw, "0x"), False)
+    lower = pc.if_else(is_hex, pc.utf8_lower(raw), raw)
+    padded = pc.fill_null(
+        pc.and_(pc.equal(pc.utf8_length(lower), 66), pc.starts_with(lower, _PAD)), False
     )
-    return pd.Series(pd.array(out, dtype=schema.STRING))
+    cut = pc.binary_join_element_wise(
+        _PREFIX, pc.utf8_slice_codeunits(lower, len(_PAD)), _EMPTY
+    )
+    return pd.Series(pd.array(pc.if_else(padded, cut, lower), dtype=schema.STRING))
+
+
+_PAD = "0x" + "00" * 12  # the 12 zero bytes before an EVM address in a bytes32
+_PREFIX = pa.scalar("0x", pa.large_string())
+_EMPTY = pa.scalar("", pa.large_string())
 
 
 def address(value: str) -> str:
