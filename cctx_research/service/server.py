@@ -32,6 +32,9 @@ from ..times import TimeLike
 __all__ = ["ServerHandle", "embedded", "serve", "start_in_background"]
 
 logger = logging.getLogger(__name__)
+# waitress warns "Task queue depth is N" whenever a request waits for a free
+# worker thread: routine under concurrent clients, and it buries real warnings.
+logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 WSGIApp = Callable[..., Any]
 _POLL_SECONDS = 0.5
