@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import math
 import os
@@ -249,25 +248,19 @@ def naive_pull(url: str, days: int) -> pd.DataFrame:
 
 def limit_pull(app: Any, days: int) -> pd.DataFrame:
     """The same pages served by the WSGI app and decoded by the client, with no HTTP."""
+    from service_latency import call_app
+
     from cctx_research.client import parse
-    from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
 
     start, end = window_s(days)
     records: list[dict[str, Any]] = []
     page = 1
     while True:
-        payload = json.dumps(
-            {"startDate": str(start), "endDate": str(end - 1), "page": page, "limit": PAGE_SIZE}
-        ).encode()
-        environ = {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": f"/rest/{DEMO_PROJECT_ID}/transactions-mint",
-            "CONTENT_TYPE": "application/json",
-            "CONTENT_LENGTH": str(len(payload)),
-            "HTTP_X_API_KEY": DEMO_API_KEY,
-            "wsgi.input": io.BytesIO(payload),
-        }
-        data = b"".join(app(environ, lambda status, headers: None))
+        data = call_app(
+            app,
+            "transactions-mint",
+            {"startDate": str(start), "endDate": str(end - 1), "page": page, "limit": PAGE_SIZE},
+        )
         got = parse.mint_records(json.loads(data)["body"])
         records.extend(got)
         if len(got) < PAGE_SIZE:

@@ -174,25 +174,29 @@ def latency(store: Any, inputs: Inputs, *, quick: bool) -> list[dict[str, Any]]:
     return out
 
 
-def in_process_rate(app: Any, inputs: Inputs, seconds: float) -> float:
-    """Requests per second of the load mix through the WSGI app, one at a time, no HTTP."""
+def call_app(app: Any, operation: str, body: dict[str, Any]) -> bytes:
+    """One POST of an operation through the WSGI app itself, with no HTTP: the raw reply."""
     from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
 
+    payload = json.dumps(body).encode()
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": f"/rest/{DEMO_PROJECT_ID}/{operation}",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(payload)),
+        "HTTP_X_API_KEY": DEMO_API_KEY,
+        "wsgi.input": io.BytesIO(payload),
+    }
+    return b"".join(app(environ, lambda status, headers: None))
+
+
+def in_process_rate(app: Any, inputs: Inputs, seconds: float) -> float:
+    """Requests per second of the load mix through the WSGI app, one at a time, no HTTP."""
     done, i = 0, 0
     stop = time.perf_counter() + seconds
     started = time.perf_counter()
     while time.perf_counter() < stop:
-        operation, body = inputs.request(i)
-        payload = json.dumps(body).encode()
-        environ = {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": f"/rest/{DEMO_PROJECT_ID}/{operation}",
-            "CONTENT_TYPE": "application/json",
-            "CONTENT_LENGTH": str(len(payload)),
-            "HTTP_X_API_KEY": DEMO_API_KEY,
-            "wsgi.input": io.BytesIO(payload),
-        }
-        b"".join(app(environ, lambda status, headers: None))
+        call_app(app, *inputs.request(i))
         done += 1
         i += 1
     return done / (time.perf_counter() - started)
