@@ -48,7 +48,7 @@ from .. import chains, schema
 from .._version import __version__
 from ..config import Secret, Settings, validate_base_url, validate_project_id
 from ..errors import BadRequestError, ConfigError
-from ..times import TimeLike, chunk_window, to_timestamp, window
+from ..times import TimeLike, chunk_window, to_timestamp, to_unix, to_unix_ceil, window
 from . import parse
 from .cache import NEVER_EXPIRE, ChunkStore, HttpCache, default_cache_dir, info, parse_age
 from .http import Answer, RequestStats, Transport
@@ -109,6 +109,8 @@ class _Listing:
     check: Callable[[Any], None]
     parse: Callable[[list[dict[str, Any]]], pd.DataFrame]
     keep: Callable[[pd.DataFrame], pd.Series] | None = None
+    final: Callable[[pd.DataFrame], bool] | None = None
+    """Whether a chunk's rows can no longer change (default: always, once settled)."""
 
 
 def _check_type(value: Any, types: type | tuple[type, ...], name: str, what: str) -> None:
@@ -427,7 +429,9 @@ class Client:
         ids = table.column(spec.id_column)
         if len(pc.unique(ids)) != table.num_rows:
             frame = table.to_pandas(types_mapper=_types_mapper)
-            frame = frame.drop_duplicates(spec.id_column, keep="first")
+            # chunks are in time order: the last row of an id is its latest
+            # state (a pending burn seen again later as its mint)
+            frame = frame.drop_duplicates(spec.id_column, keep="last")
             table = pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
         # Each chunk is sorted and the chunks are disjoint and in order, so the
         # join is sorted already unless duplicates were dropped across chunks.
@@ -482,8 +486,8 @@ class Client:
         body = {
             **spec.body,
             # a second early covers an exclusive start; ceil(end) covers either end
-            "startDate": str(_floor_s(cs) - 1),
-            "endDate": str(_ceil_s(ce)),
+            "startDate": str(to_unix(cs) - 1),
+            "endDate": str(to_unix_ceil(ce)),
         }
         records: list[dict[str, Any]] = []
         pager = pages(self._limit, verified=self._limit_verified)
@@ -525,7 +529,10 @@ class Client:
         frame = frame.drop_duplicates(spec.id_column, keep="first")
         frame = frame.sort_values(["timestamp", spec.id_column], kind="stable")
         table = _to_arrow(frame, spec.kind)
-        if key is not None and self._chunks is not None:
+        # a settled chunk is kept forever, so only if none of its rows can
+        # still change (a pending transfer listed by its burn will be minted)
+        lasting = not settled or spec.final is None or spec.final(frame)
+        if key is not None and self._chunks is not None and lasting:
             self._chunks.put(key, table)
         return table
 
@@ -647,6 +654,7 @@ class Client:
             records=lambda body: body["transactions"],
             check=parse.check_received,
             parse=lambda recs: parse.received(recs, address=norm, decimals=decimals),
+            final=lambda frame: not (frame["transaction_type"] == "burn").any(),
         )
         stats = RequestStats()
         frame = self._run_chunks(spec, start_ts, end_ts, {"address": norm}, stats)
@@ -718,13 +726,15 @@ class Client:
         """Learn (once) whether the service's startDate/endDate are inclusive.
 
         Finds one mint at a known second ``t`` (in the window asked for, or
-        else in the service's default window) and asks the volume report
-        about ``[t, t]``, ``[t, t+1]`` and ``[t-1, t]``.
+        else in the service's default window), counts the mints listed at
+        ``t-1``, ``t`` and ``t+1``, and compares what the volume report
+        counts for ``[t, t]``, ``[t, t+1]`` and ``[t-1, t]`` with what each
+        reading of the bounds predicts; neighbouring mints cannot fool it.
         """
         if self._bound_mode is not None:
             return self._bound_mode
         probe_windows = [
-            {"startDate": str(_floor_s(start)), "endDate": str(_ceil_s(end))},
+            {"startDate": str(to_unix(start)), "endDate": str(to_unix_ceil(end))},
             {},
         ]
         t = None
@@ -757,14 +767,30 @@ class Client:
                 return 0
             return int(parse._ints([answer.body["mintCount"]], name="mintCount")[0])
 
-        if mints_in(t, t) > 0:
-            mode = (True, True)
-        elif mints_in(t, t + 1) > 0:
-            mode = (True, False)
-        elif mints_in(t - 1, t) > 0:
-            mode = (False, True)
-        else:
-            mode = (False, False)
+        # How many mints fall on each of the seconds t-1, t, t+1: a listing of
+        # [t-2, t+2] holds all of them whatever the bounds mean.
+        seen: dict[int, int] = {}
+        for record in self._list_all("transactions-mint", t - 2, t + 2, stats):
+            second = int(parse.timestamps([record["timestamp"]]).asi8[0] // 1_000_000_000)
+            seen[second] = seen.get(second, 0) + 1
+        n = {d: seen.get(t + d, 0) for d in (-1, 0, 1)}
+        # what the volume report would count for [t, t], [t, t+1], [t-1, t]
+        # under each reading of the bounds, compared with what it does count
+        expected = {
+            (True, True): (n[0], n[0] + n[1], n[-1] + n[0]),
+            (True, False): (0, n[0], n[-1]),
+            (False, True): (0, n[1], n[0]),
+            (False, False): (0, 0, 0),
+        }
+        observed = (mints_in(t, t), mints_in(t, t + 1), mints_in(t - 1, t))
+        matches = [m for m, counts in expected.items() if counts == observed]
+        if len(matches) != 1:
+            logger.warning(
+                "could not tell the service's bound semantics apart (%s); assuming [start, end)",
+                "ambiguous" if matches else "inconsistent counts",
+            )
+            matches = [(True, False)]
+        mode = matches[0]
         logger.info(
             "service bounds: startDate %s, endDate %s",
             "inclusive" if mode[0] else "exclusive",
@@ -773,6 +799,27 @@ class Client:
         self._bound_mode = mode
         return mode
 
+    def _list_all(
+        self, operation: str, start_s: int, end_s: int, stats: RequestStats
+    ) -> list[dict[str, Any]]:
+        """Every mint record of a few seconds' window, paged until a short page."""
+        records: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            answer = self._post(
+                operation,
+                {"startDate": str(start_s), "endDate": str(end_s), "page": page,
+                 "limit": self._limit},
+                stats=stats,
+                check=parse.check_mints,
+                forever=self._settled(pd.Timestamp(end_s + 1, unit="s", tz="UTC")),
+            )
+            got = parse.mint_records(answer.body)
+            records.extend(got)
+            if len(got) < self._limit or page >= 1000:
+                return records
+            page += 1
+
     def _aggregate_body(
         self, start: pd.Timestamp, end: pd.Timestamp, stats: RequestStats
     ) -> dict[str, str] | None:
@@ -780,7 +827,7 @@ class Client:
 
         ``None`` when the window holds no whole second.
         """
-        s, e = _ceil_s(start), _ceil_s(end)  # integer seconds t with start <= t < end
+        s, e = to_unix_ceil(start), to_unix_ceil(end)  # integer seconds t with start <= t < end
         if s >= e:
             return None
         start_incl, end_incl = self._bounds(start, end, stats)
@@ -955,14 +1002,6 @@ class Client:
         removed = self._http_cache.clear(age) + self._chunks.clear(age)
         logger.info("cache: removed %d entries from %s", removed, self.cache_dir)
         return removed
-
-
-def _floor_s(ts: pd.Timestamp) -> int:
-    return ts.value // 1_000_000_000
-
-
-def _ceil_s(ts: pd.Timestamp) -> int:
-    return -((-ts.value) // 1_000_000_000)
 
 
 def _jsonable(value: Any) -> Any:

@@ -318,3 +318,33 @@ def test_damaged_chunk_file_is_detected_moved_aside_and_rebuilt(
     pd.testing.assert_frame_equal(got, expected)
     assert len(list((directory / "chunks").glob("*.arrow.corrupt-*"))) == len(files)
     assert len(list((directory / "chunks").glob("*.arrow"))) == len(files)  # rebuilt
+
+
+def test_a_pending_transfer_is_not_cached_forever(serve, make_client, frozen):
+    """A day whose recipient listing holds a pending burn settles only once it is minted."""
+    from cctx_research.service.app import make_app
+    from cctx_research.service.sample import generate
+    from cctx_research.service.store import Store
+
+    ledger = generate("2024-07-01", days=3)
+    day = pd.Timestamp("2024-06-29", tz="UTC")
+    i = ledger.index[(ledger["burn_timestamp"] >= day) & ledger["mint_timestamp"].notna()][0]
+    recipient, transfer = ledger.at[i, "mint_recipient"], ledger.at[i, "transfer_id"]
+    ledger.loc[i, "burn_timestamp"] = day + pd.Timedelta("23h30min")
+    ledger.loc[i, "mint_timestamp"] = day + pd.Timedelta("26h30min")  # a slow attestation
+    ledger = ledger.sort_values("burn_timestamp").reset_index(drop=True)
+    now = {"t": day + pd.Timedelta("25h30min")}  # day 06-29 is settled, the mint not yet seen
+    store = Store(ledger, clock=now["t"])
+    handle = serve(make_app(store, api_key=API_KEY, project_id=PROJECT_ID))
+    client = make_client(handle.url, clock=lambda: now["t"])
+    window = (day, day + pd.Timedelta(days=2))
+
+    first = client.received(recipient, *window).set_index("transfer_id")
+    assert first.at[transfer, "transaction_type"] == "burn"
+
+    now["t"] = store.clock = day + pd.Timedelta("28h")
+    frozen.advance(2.5 * 3600)
+    again = client.received(recipient, *window).set_index("transfer_id")
+    assert again.at[transfer, "transaction_type"] == "mint"
+    assert again.at[transfer, "timestamp"] == day + pd.Timedelta("26h30min")
+    assert again.index.is_unique

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -13,7 +14,7 @@ from cctx_research.errors import (
     ServerError,
 )
 
-from .conftest import API_KEY, ids, mints_in
+from .conftest import API_KEY, PROJECT_ID, ids, mints_in
 from .faults import FAULT_KINDS, FaultInjector, Semantics
 
 START, END = "2024-06-28T03:00Z", "2024-06-30T21:00Z"
@@ -201,3 +202,28 @@ def test_capped_limit_is_learned(app, serve, make_client, clean):
         ]
     )
     pd.testing.assert_frame_equal(client.mints(START, END), clean["mints"])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"start_exclusive": True}, {"end_exclusive": True}, {}],
+    ids=["(start, end]", "[start, end)", "[start, end]"],
+)
+def test_bound_semantics_are_learned_despite_neighbouring_mints(serve, make_client, options):
+    """Mints on every second, 1, 2, 3, 1, 2, 3, ... a second: no probe second is alone."""
+    from cctx_research.service.app import make_app
+    from cctx_research.service.sample import generate
+    from cctx_research.service.store import Store
+
+    ledger = generate("2024-07-01", days=1).head(3000).copy()
+    base = pd.Timestamp("2024-06-30T12:00Z")
+    seconds = np.repeat(np.arange(1500), np.tile([1, 2, 3], 500))[: len(ledger)]
+    ledger["burn_timestamp"] = base + pd.to_timedelta(seconds - 600, unit="s")
+    ledger["mint_timestamp"] = base + pd.to_timedelta(seconds, unit="s")
+    app = make_app(Store(ledger, clock="2024-07-01"), api_key=API_KEY, project_id=PROJECT_ID)
+    client = make_client(serve(Semantics(app, **options)).url, cache=False)
+    start, end = base + pd.Timedelta(seconds=100), base + pd.Timedelta(seconds=700)
+    got = client.volume(start, end)
+    minted = ledger[(ledger["mint_timestamp"] >= start) & (ledger["mint_timestamp"] < end)]
+    assert got["mint_count"] == len(minted)
+    assert got["mint_volume_raw"] == minted["amount_raw"].sum()
