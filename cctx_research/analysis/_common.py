@@ -63,8 +63,21 @@ def frequency(freq: Any) -> str:
 
 
 def time_grouper(freq: str) -> pd.Grouper:
-    """Bucket ``timestamp`` into buckets labelled by their (inclusive) start."""
-    return pd.Grouper(key="timestamp", freq=freq, closed="left", label="left")
+    """Bucket ``timestamp`` into buckets labelled by their (inclusive) start.
+
+    Buckets of a fixed length (hours, days, weeks given as ``"7D"``) start
+    at multiples of that length since 1970-01-01 UTC, as the client's chunks
+    and ``volume_history`` do, so the buckets of different frames line up;
+    pandas would otherwise start them at the first timestamp seen. Calendar
+    frequencies (``"W"``, ``"MS"``) keep their calendar anchors.
+    """
+    offset = to_offset(freq)
+    if isinstance(offset, pd.offsets.Day):
+        # days are calendar offsets in pandas 3, which ignores origin for them
+        offset = pd.Timedelta(days=offset.n)
+    elif not isinstance(offset, pd.offsets.Tick):
+        return pd.Grouper(key="timestamp", freq=freq, closed="left", label="left")
+    return pd.Grouper(key="timestamp", freq=offset, closed="left", label="left", origin="epoch")
 
 
 def window(timestamps: pd.Series) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:

