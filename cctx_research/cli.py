@@ -292,6 +292,15 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for add in _SUBCOMMANDS:
         add(subparsers)
+    # accepted after the subcommand too; SUPPRESS keeps the top-level value
+    # when it is not given there
+    for sub in subparsers.choices.values():
+        sub.add_argument(
+            "--log-level",
+            default=argparse.SUPPRESS,
+            choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+            help="logging level (INFO)",
+        )
     return parser
 
 

@@ -109,7 +109,12 @@ def _key_bytes(value: str) -> bytes:
 
 
 def make_app(
-    store: Store, *, api_key: str, project_id: str, max_body: int = 65536
+    store: Store,
+    *,
+    api_key: str,
+    project_id: str,
+    max_body: int = 65536,
+    log_level: int = logging.INFO,
 ) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     """Build the WSGI application of the local service.
 
@@ -121,6 +126,9 @@ def make_app(
         The key every request must send as ``x-api-key``.
     project_id : str
         The project path segment (``/rest/<project_id>/<operation>``).
+    log_level : int
+        Level of the one line logged per request (the embedded service logs
+        at DEBUG: the client in the same process already logs each request).
     max_body : int, default 65536
         Largest accepted request body in bytes; larger ones get a 413.
 
@@ -233,7 +241,8 @@ def make_app(
             )
         headers.append(("Content-Length", str(len(data))))
         start_response(f"{status} {_REASONS[status]}", headers)
-        logger.info(
+        logger.log(
+            log_level,
             "%s %s -> %d (%.1f ms)",
             environ.get("REQUEST_METHOD", "-")[:10],
             operation,

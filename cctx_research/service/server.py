@@ -226,8 +226,8 @@ def embedded(
     from .store import Store
 
     store = Store(generate(as_of, days=days, per_day=per_day, seed=seed), clock=as_of)
-    app = make_app(store, api_key=api_key, project_id=project_id)
+    app = make_app(store, api_key=api_key, project_id=project_id, log_level=logging.DEBUG)
     handle = start_in_background(app, host, port)
     handle.settings = Settings(base_url=handle.url, project_id=project_id, api_key=Secret(api_key))
-    logger.info("embedded sample service (%d transfers) at %s", len(store), handle.url)
+    logger.debug("embedded sample service (%d transfers) at %s", len(store), handle.url)
     return handle

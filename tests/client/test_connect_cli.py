@@ -213,3 +213,17 @@ def test_progress_bar_without_ipywidgets(monkeypatch, make_client, service, caps
     err = capsys.readouterr().err
     assert "transactions-mint" in err
     assert "chunk" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "level"),
+    [
+        (["serve", "--port", "1"], "INFO"),
+        (["--log-level", "DEBUG", "serve"], "DEBUG"),
+        (["serve", "--log-level", "WARNING"], "WARNING"),
+    ],
+)
+def test_log_level_before_or_after_the_subcommand(argv, level):
+    from cctx_research.cli import build_parser
+
+    assert build_parser().parse_args(argv).log_level == level
