@@ -14,12 +14,21 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-__all__ = ["TimeLike", "chunk_window", "to_timestamp", "to_unix", "window"]
+__all__ = [
+    "MS_THRESHOLD",
+    "TimeLike",
+    "chunk_window",
+    "to_timestamp",
+    "to_unix",
+    "to_unix_ceil",
+    "window",
+]
 
 TimeLike = str | dt.date | dt.datetime | pd.Timestamp | int | float | np.integer
 
 _ONE_DAY = pd.Timedelta(days=1)
-_MS_THRESHOLD = 100_000_000_000  # 1e11 s is year 5138; anything above is milliseconds
+MS_THRESHOLD = 100_000_000_000
+"""Unix times at or above this (year 5138 in seconds) are read as milliseconds."""
 
 
 def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
@@ -53,7 +62,7 @@ def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
         if not np.isfinite(value):
             raise ValueError(f"{name} must be a finite number of Unix seconds, got {value!r}")
         number = float(value)
-        unit = "ms" if abs(number) >= _MS_THRESHOLD else "s"
+        unit = "ms" if abs(number) >= MS_THRESHOLD else "s"
         try:
             ts = pd.Timestamp(int(value) if float(value).is_integer() else number, unit=unit)
         except (OverflowError, ValueError) as exc:
@@ -84,6 +93,11 @@ def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
 def to_unix(ts: pd.Timestamp) -> int:
     """Whole Unix seconds of a timestamp (floored)."""
     return int(ts.value // 1_000_000_000)
+
+
+def to_unix_ceil(ts: pd.Timestamp) -> int:
+    """Whole Unix seconds of a timestamp, rounded up."""
+    return int(-((-ts.value) // 1_000_000_000))
 
 
 def window(

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from .. import chains, schema
 from ..errors import ResponseSchemaError
+from ..times import MS_THRESHOLD
 
 __all__ = [
     "check_mints",
@@ -47,7 +48,6 @@ __all__ = [
     "volume",
 ]
 
-_MS_THRESHOLD = 100_000_000_000
 _EXACT = 2**53
 
 
@@ -188,11 +188,11 @@ def timestamps(values: Sequence[Any], *, name: str = "timestamp") -> pd.Datetime
     if arr.dtype.kind == "f":
         if not np.isfinite(arr).all():
             raise _schema_error(f"{name} holds missing times")
-        ms = np.abs(arr) >= _MS_THRESHOLD
+        ms = np.abs(arr) >= MS_THRESHOLD
         ns = np.round(arr * np.where(ms, 1e6, 1e9)).astype(np.int64)
     else:
         arr = arr.astype(np.int64)
-        ms = np.abs(arr) >= _MS_THRESHOLD
+        ms = np.abs(arr) >= MS_THRESHOLD
         ns = arr * np.where(ms, 1_000_000, 1_000_000_000)
     return pd.DatetimeIndex(ns.astype("datetime64[ns]")).tz_localize("UTC")
 
@@ -364,10 +364,6 @@ def transaction(body: dict[str, Any], *, decimals: int = 6) -> pd.DataFrame:
     tx = body["transaction"]
     records = [tx]
     cols = _summary_columns(records, decimals)
-    if (tx.get("sourceDomain") is None) and tx.get("sourceChain") is not None:
-        cols["source_chain"] = chain_names_from_ids([tx["sourceChain"]])
-    if (tx.get("destinationDomain") is None) and tx.get("destinationChain") is not None:
-        cols["destination_chain"] = chain_names_from_ids([tx["destinationChain"]])
     block = tx.get("blockNumber")
     frame = pd.DataFrame(
         {

@@ -201,11 +201,11 @@ def test_shape_checks(check, body):
         check(body)
 
 
-def test_transfers_parse_84k_rows_quickly():
-    import time
-
+def test_transfers_parse_84k_rows():
+    # the speed of this path is figure 1 of benchmarks/run.py, not a test
     records = [summary(id=f"{i}_0_6", timestamp=1719792000 + i) for i in range(84_000)]
-    started = time.perf_counter()
     df = parse.transfers(records)
     assert len(df) == 84_000
-    assert time.perf_counter() - started < 5.0  # vectorised: ~0.3 s on a laptop
+    assert df["transfer_id"].is_unique
+    assert df["timestamp"].is_monotonic_increasing
+    assert df["timestamp"].iloc[-1] == pd.Timestamp(1719792000 + 83_999, unit="s", tz="UTC")
