@@ -55,7 +55,7 @@ from typing import Any
 import pandas as pd
 
 from . import chains as chain_registry
-from . import plots
+from . import plots, times
 from .analysis import addresses, flows, volumes
 from .errors import CctxError, NotFoundError
 from .report import chain_names, html_table, is_synthetic, render_png, touching
@@ -260,7 +260,7 @@ class Dashboard(_Panel):
         super().__init__()
         d_start, d_end = _default_dates(days)
         self.start = w.DatePicker(description="From", value=_as_date(start) or d_start)
-        self.end = w.DatePicker(description="To", value=_as_date(end) or d_end)
+        self.end = w.DatePicker(description="To", value=_last_day(end) or d_end)
         options = [
             (chain_registry.chain_label(d), chain_registry.chain_name(d))
             for d in chain_registry.DEFAULT_DOMAINS
@@ -374,7 +374,14 @@ def _as_date(value: Any) -> dt.date | None:
         return None
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value
-    return pd.Timestamp(value).date()
+    return times.to_timestamp(value, name="date").date()
+
+
+def _last_day(end: Any) -> dt.date | None:
+    """The last day a half-open ``end`` covers: the day of the instant before it."""
+    if end is None:
+        return None
+    return (times.to_timestamp(end, name="end") - pd.Timedelta(1, "ns")).date()
 
 
 def dashboard(
@@ -393,8 +400,9 @@ def dashboard(
         From :func:`cctx_research.connect`; ``client.mints`` is called once
         per date range.
     start, end : date-like, optional
-        The first and last day shown (both included, UTC). Default: the last
-        ``days`` days, today included.
+        The window ``[start, end)`` like everywhere in the toolkit (naive
+        means UTC); the pickers then show its first and last day, which they
+        treat as included. Default: the last ``days`` days, today included.
     days : int, default 7
     chains : chain or list of chains, optional
         Chains preselected (transfers touching any of them). Default: all.
@@ -448,7 +456,7 @@ class AddressExplorer(_Panel):
             layout=w.Layout(width="36em"),
         )
         self.start = w.DatePicker(description="From", value=_as_date(start) or d_start)
-        self.end = w.DatePicker(description="To", value=_as_date(end) or d_end)
+        self.end = w.DatePicker(description="To", value=_last_day(end) or d_end)
         self._setup(client, [self.address, self.start, self.end])
         self.profile: addresses.AddressProfile | None = None
         self.summary = w.HTML(value="")
@@ -525,7 +533,8 @@ def address_explorer(
     address : str, optional
         An address to show at once.
     start, end : date-like, optional
-        First and last day (both included, UTC); default the last ``days`` days.
+        The window ``[start, end)``, shown in the pickers as its first and last
+        day (both included there); default the last ``days`` days.
     days : int, default 30
 
     Returns

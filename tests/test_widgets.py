@@ -21,6 +21,8 @@ from cctx_research import widgets
 from cctx_research.analysis import addresses
 
 DAY1, DAY2 = dt.date(2024, 6, 29), dt.date(2024, 6, 30)
+DAY3 = dt.date(2024, 7, 1)
+# keywords take the half-open window [start, end); the pickers show days, both included
 
 
 class Recording:
@@ -86,7 +88,7 @@ def _snapshot(panel: Any) -> dict[str, bytes]:
 
 @pytest.fixture
 def dash(client: Any) -> widgets.Dashboard:
-    return widgets.dashboard(client, start=DAY1, end=DAY1)
+    return widgets.dashboard(client, start=DAY1, end=DAY2)
 
 
 # ----------------------------------------------------------------- dashboard
@@ -147,7 +149,7 @@ def test_role_and_top_n_change_the_table(dash: widgets.Dashboard) -> None:
 
 def test_date_change_fetches_once_and_repeats_come_from_the_cache(client: Any) -> None:
     rec = Recording(client)
-    dash = widgets.dashboard(rec, start=DAY1, end=DAY1)
+    dash = widgets.dashboard(rec, start=DAY1, end=DAY2)
     dash.end.value = DAY2
     assert rec.calls == ["mints", "mints"]
     assert dash.fetches == 2
@@ -169,7 +171,7 @@ def test_busy_indicator_while_fetching(client: Any) -> None:
         return d.status.value, d.start.disabled
 
     rec = Recording(client, probe=None)
-    dash = widgets.dashboard(rec, start=DAY1, end=DAY1)
+    dash = widgets.dashboard(rec, start=DAY1, end=DAY2)
     holder["dash"] = dash
     rec.probe = probe
     dash.end.value = DAY2
@@ -192,7 +194,7 @@ def test_bad_date_range_shows_an_error_and_keeps_the_figures(dash: widgets.Dashb
 
 
 def test_unexpected_errors_are_shown_not_swallowed() -> None:
-    dash = widgets.dashboard(Failing(), start=DAY1, end=DAY1)
+    dash = widgets.dashboard(Failing(), start=DAY1, end=DAY2)
     assert isinstance(dash.error, RuntimeError)
     assert "RuntimeError" in dash.status.value
     assert "the disk is on fire" in dash.status.value
@@ -212,7 +214,7 @@ def test_unexpected_errors_are_shown_not_swallowed() -> None:
 
 def test_address_explorer_rejects_malformed_addresses_without_fetching(client: Any) -> None:
     rec = Recording(client)
-    ex = widgets.address_explorer(rec, start=DAY1, end=DAY2)
+    ex = widgets.address_explorer(rec, start=DAY1, end=DAY3)
     assert ex.address.continuous_update is False
     ex.address.value = "0x1234"
     assert rec.calls == []
@@ -222,7 +224,7 @@ def test_address_explorer_rejects_malformed_addresses_without_fetching(client: A
 
 
 def test_address_explorer_shows_profile_and_activity(client: Any, example: dict) -> None:
-    ex = widgets.address_explorer(client, start=DAY1, end=DAY2)
+    ex = widgets.address_explorer(client, start=DAY1, end=DAY3)
     ex.address.value = example["address"].upper().replace("0X", "0x")
     assert ex.error is None, ex.status.value
     assert ex.profile is not None
@@ -241,7 +243,7 @@ def test_address_explorer_shows_profile_and_activity(client: Any, example: dict)
 
 
 def test_address_explorer_unknown_address(client: Any) -> None:
-    ex = widgets.address_explorer(client, address="0x" + "00" * 19 + "01", start=DAY1, end=DAY1)
+    ex = widgets.address_explorer(client, address="0x" + "00" * 19 + "01", start=DAY1, end=DAY2)
     assert ex.error is None, ex.status.value
     assert ex.profile is not None
     assert ex.profile.transfers == 0
@@ -275,8 +277,15 @@ def test_widgets_module_lists_its_public_names() -> None:
 
 
 def test_dashboard_preselects_chains_by_any_name(client: Any) -> None:
-    dash = widgets.dashboard(client, start=DAY1, end=DAY1, chains=["Base", 3])
+    dash = widgets.dashboard(client, start=DAY1, end=DAY2, chains=["Base", 3])
     assert dash.chains.value == ("arbitrum", "base")
     assert "(arbitrum, base)" in dash.status.value
     with pytest.raises(ValueError, match="unknown chain"):
-        widgets.dashboard(client, start=DAY1, end=DAY1, chains=["atlantis"])
+        widgets.dashboard(client, start=DAY1, end=DAY2, chains=["atlantis"])
+
+
+def test_keyword_end_is_excluded_like_everywhere_else(client):
+    dash = widgets.dashboard(client, start="2024-06-29", end="2024-06-30")
+    assert (dash.start.value, dash.end.value) == (DAY1, DAY1)
+    dash = widgets.dashboard(client, start="2024-06-29", end="2024-06-30T06:00Z")
+    assert dash.end.value == DAY2
