@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
@@ -179,8 +180,37 @@ def normalize_address(address: Any) -> str:
     return text
 
 
-def address_forms(address: str) -> list[str]:
-    """The spellings of a normalised address that may occur in a frame."""
-    if len(address) == 42:
-        return [address, "0x" + "0" * 24 + address[2:]]
-    return [address]
+def canonical_addresses(values: Any) -> np.ndarray:
+    """Addresses as frames hold them: hex lowercased, bytes32-padded EVM cut to 20 bytes.
+
+    Works on the distinct values only, so it costs little after a groupby.
+    Non-hex values (a Solana account) are kept as they are.
+    """
+    codes, uniques = pd.factorize(pd.Index(values), use_na_sentinel=True)
+    out = []
+    for value in uniques:
+        text = str(value)
+        if text[:2].lower() == "0x":
+            text = text.lower()
+            if len(text) == 66 and text[2:26] == "0" * 24:
+                text = "0x" + text[26:]
+        out.append(text)
+    table = np.array([*out, None], dtype=object)
+    return table[codes]
+
+
+def fold_addresses(agg: pd.DataFrame) -> pd.DataFrame:
+    """Sum the rows of an address-indexed aggregate whose keys name one address.
+
+    A user's extract may hold one address in both its 20-byte and its
+    bytes32-padded form, or in two cases; they are one address.
+    """
+    index = agg.index
+    if isinstance(index, pd.MultiIndex):
+        keys = [canonical_addresses(index.get_level_values(i)) for i in range(index.nlevels)]
+        new = pd.MultiIndex.from_arrays(keys, names=index.names)
+    else:
+        new = pd.Index(canonical_addresses(index), name=index.name)
+    if new.equals(index):
+        return agg
+    return agg.set_axis(new).groupby(level=list(range(new.nlevels)), sort=False).sum()

@@ -78,6 +78,7 @@ def top(
         {"amount": ["sum", "count"], "amount_raw": "sum"}
     )
     agg.columns = ["volume", "transaction_count", "volume_raw"]
+    agg = _common.fold_addresses(agg)
     key = "volume" if by == "volume" else "transaction_count"
     other = "transaction_count" if by == "volume" else "volume"
     total = agg[key].sum()
@@ -478,7 +479,7 @@ def profile(
         source = "client"
     else:
         frame = _common.transfers_frame(transfers)
-        frame = frame[frame["mint_recipient"].isin(_common.address_forms(addr))]
+        frame = frame[_common.canonical_addresses(frame["mint_recipient"]) == addr]
         source = "transfers"
     mask = pd.Series(True, index=frame.index)
     if start_ts is not None:
@@ -563,6 +564,7 @@ def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.
     pairs = transfers.groupby(["message_sender", "mint_recipient"], sort=False)["amount"].agg(
         ["sum", "count"]
     )
+    pairs = _common.fold_addresses(pairs)
     if min_volume > 0:
         pairs = pairs[pairs["sum"] >= min_volume]
     pairs = pairs.reset_index()

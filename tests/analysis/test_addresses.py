@@ -387,3 +387,27 @@ def test_hubs_empty_and_bad(empty):
         addresses.hubs(empty)
     with pytest.raises(ValueError, match="n must"):
         addresses.hubs(nx.DiGraph(), n=0)
+
+
+def test_one_address_in_both_forms_and_cases_is_one_address(make):
+    short = "0x" + "ab" * 20
+    padded = "0x" + "00" * 12 + "AB" * 20
+    frame = make(
+        [
+            {"time": "2024-06-01T00:00Z", "src": "base", "dst": "arbitrum", "amount": 80.0,
+             "sender": 1, "recipient": padded},
+            {"time": "2024-06-01T01:00Z", "src": "base", "dst": "arbitrum", "amount": 10.0,
+             "sender": 1, "recipient": short},
+            {"time": "2024-06-01T02:00Z", "src": "base", "dst": "arbitrum", "amount": 5.0,
+             "sender": 2, "recipient": short.upper().replace("0X", "0x")},
+        ]
+    )  # fmt: skip
+    ranked = addresses.top(frame, role="recipient")
+    assert ranked["address"].tolist() == [short]
+    assert ranked["volume"].tolist() == [95.0]
+    assert ranked["transaction_count"].tolist() == [3]
+    g = addresses.counterparty_graph(frame)
+    assert g.has_edge(("sender", addr(1)), ("recipient", short))
+    assert g.edges[("sender", addr(1)), ("recipient", short)]["volume"] == 90.0
+    assert sum(1 for n in g if n[0] == "recipient") == 1
+    assert addresses.profile(short, frame).transfers == 3
