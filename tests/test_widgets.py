@@ -239,7 +239,7 @@ def test_address_explorer_shows_profile_and_activity(client: Any, example: dict)
     assert ex.profile is None
     assert ex.summary.value == ""
     assert bytes(ex.images["activity"].value) == b""
-    assert "is not an address" in ex.status.value
+    assert "followed by 40 hex digits" in ex.status.value
 
 
 def test_address_explorer_unknown_address(client: Any) -> None:

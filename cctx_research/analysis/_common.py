@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -10,12 +9,11 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from .. import chains, schema
+from .. import chains, evm, schema
 
 WINDOW_ATTR = "window"
 """Key in ``frame.attrs`` (or ``graph.graph``) holding the ``(start, end)`` of the data."""
 
-_HEX_ADDRESS = re.compile(r"^0x([0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def transfers_frame(frame: Any) -> pd.DataFrame:
@@ -156,47 +154,11 @@ def corridor_columns(source: pd.Series, destination: pd.Series) -> dict[str, Any
     }
 
 
-def normalize_address(address: Any) -> str:
-    """Lowercase 20-byte ``0x`` hex of an address given as 20 bytes or bytes32-padded.
-
-    A bytes32 value that is not a left-padded 20-byte address (a non-EVM
-    address such as a Solana account) is returned as lowercase bytes32.
-    """
-    if not isinstance(address, str):
-        raise TypeError(
-            "address must be a str of 0x hex: a 20-byte address (0x + 40 hex digits) "
-            f"or a bytes32-padded one (0x + 64 hex digits), got {type(address).__name__}"
-        )
-    text = address.strip().lower()
-    if not text.startswith("0x"):
-        text = "0x" + text if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) else text
-    if not _HEX_ADDRESS.match(text):
-        raise ValueError(
-            f"address {address!r} is not an address; pass 0x followed by 40 hex digits "
-            "(a 20-byte EVM address) or by 64 hex digits (bytes32, left-padded with zeros)"
-        )
-    if len(text) == 66 and text[2:26] == "0" * 24:
-        return "0x" + text[26:]
-    return text
-
-
 def canonical_addresses(values: Any) -> np.ndarray:
-    """Addresses as frames hold them: hex lowercased, bytes32-padded EVM cut to 20 bytes.
-
-    Works on the distinct values only, so it costs little after a groupby.
-    Non-hex values (a Solana account) are kept as they are.
-    """
+    """:func:`cctx_research.evm.canonical_addresses` of a column, on its distinct values."""
     codes, uniques = pd.factorize(pd.Index(values), use_na_sentinel=True)
-    out = []
-    for value in uniques:
-        text = str(value)
-        if text[:2].lower() == "0x":
-            text = text.lower()
-            if len(text) == 66 and text[2:26] == "0" * 24:
-                text = "0x" + text[26:]
-        out.append(text)
-    table = np.array([*out, None], dtype=object)
-    return table[codes]
+    canon = evm.canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
+    return np.append(canon, None)[codes]
 
 
 def fold_addresses(agg: pd.DataFrame) -> pd.DataFrame:

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import requests
 
-from .. import chains, schema
+from .. import chains, evm, schema
 from .._version import __version__
 from ..config import Secret, Settings, validate_base_url, validate_project_id
 from ..errors import BadRequestError, ConfigError
@@ -61,7 +61,6 @@ logger = logging.getLogger(__name__)
 
 _HEX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _BASE58 = re.compile(r"^[1-9A-HJ-NP-Za-km-z]{32,128}$")
-_EVM_ADDRESS = re.compile(r"^0x([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")
 
 
 class _Cancelled(Exception):
@@ -500,10 +499,13 @@ class Client:
                 {**body, "page": request.page, "limit": request.limit},
                 stats=stats,
                 check=spec.check,
-                forever=settled,
-                # a settled chunk is kept whole, parsed, in the chunk cache:
-                # storing its pages as replies too would double the work
-                store=not (settled and key is not None),
+                # A settled chunk is kept whole, parsed, in the chunk cache:
+                # storing its pages as replies too would double the work. A
+                # listing whose rows may still change (spec.final) keeps its
+                # pages as replies for expire_after instead: whether this
+                # chunk is final is known only once it is all here.
+                forever=settled and spec.final is None,
+                store=not (settled and key is not None and spec.final is None),
             )
             page = spec.records(answer.body)
             records.extend(page)
@@ -635,14 +637,7 @@ class Client:
         --------
         >>> client.received("0x" + "ab" * 20, "2024-06-01", "2024-06-08")  # doctest: +SKIP
         """
-        _check_type(address, str, "address", "a str such as '0x' followed by 40 hex digits")
-        text = address.strip()
-        if not _EVM_ADDRESS.match(text):
-            raise ValueError(
-                "address must be '0x' followed by 40 hex digits (or 64 for bytes32), "
-                f"got {address!r}"
-            )
-        norm = parse.address(text)
+        norm = evm.normalize_address(address)
         start_ts, end_ts = self._window(start, end)
         fetched_at = pd.Timestamp.now(tz="UTC")
         decimals = self.decimals

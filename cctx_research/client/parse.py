@@ -26,11 +26,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import chains, schema
 from ..errors import ResponseSchemaError
+from ..evm import canonical_addresses
 from ..times import MS_THRESHOLD
 
 __all__ = [
@@ -197,42 +196,9 @@ def timestamps(values: Sequence[Any], *, name: str = "timestamp") -> pd.Datetime
     return pd.DatetimeIndex(ns.astype("datetime64[ns]")).tz_localize("UTC")
 
 
-def _string_array(values: Sequence[Any]) -> pa.Array:
-    try:
-        return pa.array(values, type=pa.large_string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
-        return pa.array(pd.array(values, dtype=schema.STRING))  # str() of non-strings
-
-
 def addresses(values: Sequence[Any]) -> pd.Series:
-    """Lowercase hex addresses; bytes32-padded EVM addresses cut to 20 bytes.
-
-    Values not starting with ``0x`` (a Solana or Noble address) are kept as
-    they are: only hex is case-insensitive.
-    """
-    # Arrow kernels rather than the pandas .str accessor or regular
-    # expressions: five address columns per page made this the largest cost
-    # of parsing a cold pull.
-    raw = _string_array(values)
-    is_hex = pc.fill_null(pc.starts_with(raw, "0x"), False)
-    lower = pc.if_else(is_hex, pc.utf8_lower(raw), raw)
-    padded = pc.fill_null(
-        pc.and_(pc.equal(pc.utf8_length(lower), 66), pc.starts_with(lower, _PAD)), False
-    )
-    cut = pc.binary_join_element_wise(
-        _PREFIX, pc.utf8_slice_codeunits(lower, len(_PAD)), _EMPTY
-    )
-    return pd.Series(pd.array(pc.if_else(padded, cut, lower), dtype=schema.STRING))
-
-
-_PAD = "0x" + "00" * 12  # the 12 zero bytes before an EVM address in a bytes32
-_PREFIX = pa.scalar("0x", pa.large_string())
-_EMPTY = pa.scalar("", pa.large_string())
-
-
-def address(value: str) -> str:
-    """One address, normalised like :func:`addresses`."""
-    return str(addresses([value]).iloc[0])
+    """Addresses in their canonical spelling (see :mod:`cctx_research.evm`)."""
+    return canonical_addresses(values)
 
 
 def _ints(values: Sequence[Any], *, name: str) -> np.ndarray:

@@ -23,6 +23,7 @@ import json
 import re
 from typing import Any
 
+from .. import evm
 from . import store
 
 __all__ = ["MAX_TIMESTAMP", "OPERATIONS", "FieldError", "parse_request"]
@@ -177,14 +178,14 @@ def parse_request(operation: str, body: dict[str, Any]) -> dict[str, Any]:
             out["destinations"] = _domains(name, value)
         elif name == "txHash":
             try:
-                out["tx_hash"] = store.normalize_hash(value)
-            except ValueError as exc:
-                raise FieldError(name, f"txHash: {exc}") from None
+                out["tx_hash"] = evm.normalize_hash(value, name="txHash")
+            except (TypeError, ValueError) as exc:
+                raise FieldError(name, str(exc)) from None
         elif name == "address":
             try:
-                out["address"] = store.normalize_address(value)
-            except ValueError as exc:
-                raise FieldError(name, f"address: {exc}") from None
+                out["address"] = evm.normalize_address(value, name="address")
+            except (TypeError, ValueError) as exc:
+                raise FieldError(name, str(exc)) from None
     if "start" in out and "end" in out and out["start"] > out["end"]:
         raise FieldError(
             "startDate",

@@ -32,7 +32,6 @@ seconds, floored) is in ``[start, end]`` when ``start <= t <= end``.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ import pyarrow.compute as pc
 
 from .. import chains, schema
 from ..errors import DataError, NotFoundError
+from ..evm import normalize_address, normalize_hash
 from ..times import TimeLike, to_timestamp
 
 __all__ = [
@@ -52,8 +52,6 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_PAGE",
     "Store",
-    "normalize_address",
-    "normalize_hash",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,8 +68,6 @@ INSTANCE_ID = "cctx-research-local"
 _NS = 1_000_000_000
 _NAT = np.iinfo(np.int64).min
 _I64_MAX = np.iinfo(np.int64).max
-_HASH_RE = re.compile(r"^0x[0-9a-fA-F]{64}$")
-_ADDRESS_RE = re.compile(r"^0x(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")
 _PAD = "0" * 24
 _SCAN_CHUNK = 65_536
 _SPLIT = 26  # amounts are summed by bincount as (hi << 26) + lo, each part exact in float64
@@ -86,52 +82,6 @@ _ADDRESS_COLUMNS = (
 
 # --------------------------------------------------------------------------
 # normalisation of values a caller passes
-
-
-def normalize_hash(value: str) -> str:
-    """Lowercase a transaction hash, checking it is ``0x`` + 64 hex digits.
-
-    Raises
-    ------
-    ValueError
-        If ``value`` is not such a hash.
-
-    Examples
-    --------
-    >>> normalize_hash("0x" + "AB" * 32) == "0x" + "ab" * 32
-    True
-    """
-    if not isinstance(value, str) or not _HASH_RE.match(value):
-        raise ValueError("a transaction hash is '0x' followed by 64 hex digits (any case)")
-    return value.lower()
-
-
-def normalize_address(value: str) -> str:
-    """The canonical form of an address: lowercase, 20 bytes when it is EVM.
-
-    Accepts the 20-byte form and the bytes32 form (12 zero bytes, then the
-    20-byte address), in any case. A bytes32 value that is not a padded EVM
-    address (a non-EVM account) is kept as 32 bytes.
-
-    Raises
-    ------
-    ValueError
-        If ``value`` is not ``0x`` + 40 or 64 hex digits.
-
-    Examples
-    --------
-    >>> normalize_address("0x" + "0" * 24 + "AB" * 20) == "0x" + "ab" * 20
-    True
-    """
-    if not isinstance(value, str) or not _ADDRESS_RE.match(value):
-        raise ValueError(
-            "an address is '0x' followed by 40 hex digits (20 bytes) or 64 hex digits "
-            "(bytes32-padded), any case"
-        )
-    text = value.lower()
-    if len(text) == 66 and text[2:26] == _PAD:
-        return "0x" + text[26:]
-    return text
 
 
 def _bytes32(address: str) -> str:
@@ -197,7 +147,7 @@ def _encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.nd
     for value in uniques:
         try:
             canon.append(normalize_address(value))
-        except ValueError:
+        except (TypeError, ValueError):
             raise DataError(
                 f"column {column!r} holds a value that is not an address: {str(value)[:80]!r}",
                 hint="addresses are lowercase '0x' hex of 20 bytes (or 32 for non-EVM)",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cctx_research import schema
+from cctx_research import evm, schema
 from cctx_research.client import parse
 from cctx_research.errors import ResponseSchemaError
 
@@ -111,7 +111,8 @@ def test_address_normalisation_property(raw, padded, upper):
     hex20 = raw.hex()
     text = "0x" + ("0" * 24 if padded else "") + hex20
     text = text.upper().replace("0X", "0x") if upper else text
-    assert parse.address(text) == "0x" + hex20
+    assert evm.normalize_address(text) == "0x" + hex20
+    assert parse.addresses([text]).iloc[0] == "0x" + hex20
 
 
 @given(st.lists(st.integers(min_value=0, max_value=2**62), max_size=50))
