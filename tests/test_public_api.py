@@ -14,6 +14,7 @@ MODULES = [
     "cctx_research.client",
     "cctx_research.config",
     "cctx_research.errors",
+    "cctx_research.evm",
     "cctx_research.schema",
     "cctx_research.times",
     "cctx_research.analysis",
