@@ -17,6 +17,7 @@ MODULES = [
     "cctx_research.evm",
     "cctx_research.schema",
     "cctx_research.times",
+    "cctx_research.arguments",
     "cctx_research.analysis",
     "cctx_research.analysis.flows",
     "cctx_research.analysis.volumes",

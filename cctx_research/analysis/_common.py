@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from .. import chains, evm, schema
+from .. import arguments, chains, evm, schema
 
 WINDOW_ATTR = "window"
 """Key in ``frame.attrs`` (or ``graph.graph``) holding the ``(start, end)`` of the data."""
@@ -33,14 +33,7 @@ def choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
 
 def positive_int(name: str, value: Any, *, allow_none: bool = False) -> int | None:
     """Check an integer option such as ``n`` (None allowed when ``allow_none``)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        extra = " or None for all" if allow_none else ""
-        raise TypeError(f"{name} must be a positive int{extra}, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value}")
-    return value
+    return arguments.integer(value, name, low=1, allow_none=allow_none)
 
 
 def frequency(freq: Any) -> str:

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import requests
 
-from .. import chains, evm, schema
+from .. import arguments, chains, evm, schema
 from .._version import __version__
 from ..config import Secret, Settings, validate_base_url, validate_project_id
 from ..errors import BadRequestError, ConfigError
@@ -117,15 +117,6 @@ def _check_type(value: Any, types: type | tuple[type, ...], name: str, what: str
         raise TypeError(f"{name} must be {what}, not a bool")
     if not isinstance(value, types):
         raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
-
-
-def _int_arg(value: Any, name: str, *, low: int, high: int | None = None) -> int:
-    _check_type(value, (int, np.integer), name, "an int")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be an int {bound}, got {value}")
-    return value
 
 
 class Client:
@@ -228,10 +219,10 @@ class Client:
         self.base_url = validate_base_url(base_url)
         self.project_id = validate_project_id(project_id)
         self._api_key = api_key
-        self.page_size = _int_arg(page_size, "page_size", low=1)
-        self.max_workers = _int_arg(max_workers, "max_workers", low=1, high=64)
-        self.retries = _int_arg(retries, "retries", low=0, high=100)
-        self.decimals = _int_arg(decimals, "decimals", low=0, high=30)
+        self.page_size = arguments.integer(page_size, "page_size", low=1)
+        self.max_workers = arguments.integer(max_workers, "max_workers", low=1, high=64)
+        self.retries = arguments.integer(retries, "retries", low=0, high=100)
+        self.decimals = arguments.integer(decimals, "decimals", low=0, high=30)
         _check_type(timeout, (int, float), "timeout", "a number of seconds")
         if not timeout > 0 or not math.isfinite(timeout):
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
@@ -935,7 +926,7 @@ class Client:
             The ``top_addresses`` frame, ranked by volume (descending, ties
             by address).
         """
-        limit = _int_arg(limit, "limit", low=1)
+        limit = arguments.integer(limit, "limit", low=1)
         start_ts, end_ts = self._window(start, end)
         fetched_at = pd.Timestamp.now(tz="UTC")
         stats = RequestStats()

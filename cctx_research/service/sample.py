@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import chains, schema
+from .. import arguments, chains, schema
 from ..times import TimeLike, to_timestamp
 
 __all__ = ["SAMPLE_LABEL", "calibration", "generate", "generate_day"]
@@ -271,11 +271,7 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _positive_int(value: object, name: str, *, allow_zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a positive integer, got {value}")
-    return int(value)
+    return arguments.integer(value, name, low=0 if allow_zero else 1)
 
 
 def generate(

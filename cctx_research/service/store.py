@@ -41,7 +41,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import chains, schema
+from .. import arguments, chains, schema
 from ..errors import DataError, NotFoundError
 from ..evm import normalize_address, normalize_hash
 from ..times import TimeLike, to_timestamp
@@ -162,14 +162,6 @@ def _domain_mask(wanted: Iterable[int], size: int) -> np.ndarray:
         if 0 <= d < size:
             mask[d] = True
     return mask
-
-
-def _int_arg(value: object, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, got {value}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------
@@ -346,8 +338,11 @@ class Store:
         """
         if end is None:
             end = self.now().value // _NS
-        end = _int_arg(end, "end", -(2**62), 2**62)
-        start = end - DEFAULT_WINDOW if start is None else _int_arg(start, "start", -(2**62), 2**62)
+        end = arguments.integer(end, "end", low=-(2**62), high=2**62)
+        if start is None:
+            start = end - DEFAULT_WINDOW
+        else:
+            start = arguments.integer(start, "start", low=-(2**62), high=2**62)
         if start > end:
             raise ValueError(f"start ({start}) must not be after end ({end}); bounds are inclusive")
         return start, end
@@ -448,8 +443,8 @@ class Store:
             Mint groups (interface 2.2) ordered by (source, destination domain).
         """
         start, end = self.window(start, end)
-        page = _int_arg(page, "page", 1, MAX_PAGE)
-        limit = _int_arg(limit, "limit", 1, MAX_LIMIT)
+        page = arguments.integer(page, "page", low=1, high=MAX_PAGE)
+        limit = arguments.integer(limit, "limit", low=1, high=MAX_LIMIT)
         src_ok = _domain_mask(
             chains.DEFAULT_DOMAINS if sources is None else sources, self._n_domains
         )
@@ -590,8 +585,8 @@ class Store:
         """
         canon = normalize_address(address)
         start, end = self.window(start, end)
-        page = _int_arg(page, "page", 1, MAX_PAGE)
-        limit = _int_arg(limit, "limit", 1, MAX_LIMIT)
+        page = arguments.integer(page, "page", low=1, high=MAX_PAGE)
+        limit = arguments.integer(limit, "limit", low=1, high=MAX_LIMIT)
         lo, hi, clock = self._bounds(start, end)
         table = self._uniques["mint_recipient"]
         code = int(np.searchsorted(table, canon))
@@ -671,7 +666,7 @@ class Store:
             "totalVolume", "transactionCount"}]}``.
         """
         start, end = self.window(start, end)
-        limit = _int_arg(limit, "limit", 1, MAX_LIMIT)
+        limit = arguments.integer(limit, "limit", low=1, high=MAX_LIMIT)
         lo, hi, _ = self._bounds(start, end)
         a, b = self._burn_range(lo, hi)
         body: dict[str, Any] = {"startDate": start, "endDate": end, "topRecipients": []}
