@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pandas.tseries.frequencies import to_offset
 
 from .. import arguments, chains, evm, schema
@@ -154,6 +156,13 @@ def canonical_addresses(values: Any) -> np.ndarray:
     return np.append(canon, None)[codes]
 
 
+def _all_canonical(values: pd.Index) -> bool:
+    """True when no value needs respelling (the usual case: frames from the client)."""
+    arr = pa.array(values.astype(str), type=pa.large_string())
+    respell = pc.or_(pc.equal(pc.utf8_length(arr), 66), pc.not_equal(arr, pc.utf8_lower(arr)))
+    return not pc.any(respell).as_py()
+
+
 def fold_addresses(agg: pd.DataFrame) -> pd.DataFrame:
     """Sum the rows of an address-indexed aggregate whose keys name one address.
 
@@ -161,6 +170,13 @@ def fold_addresses(agg: pd.DataFrame) -> pd.DataFrame:
     bytes32-padded form, or in two cases; they are one address.
     """
     index = agg.index
+    levels = (
+        [index.get_level_values(i) for i in range(index.nlevels)]
+        if isinstance(index, pd.MultiIndex)
+        else [index]
+    )
+    if all(_all_canonical(level) for level in levels):
+        return agg
     if isinstance(index, pd.MultiIndex):
         keys = [canonical_addresses(index.get_level_values(i)) for i in range(index.nlevels)]
         new = pd.MultiIndex.from_arrays(keys, names=index.names)
