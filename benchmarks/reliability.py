@@ -628,7 +628,8 @@ def ten_year_ledger(n: int) -> pd.DataFrame:
     frame["mint_recipient"] = recipients[(rng.random(n) ** 3 * len(recipients)).astype(np.int64)]
     from cctx_research import schema
 
-    return schema.validate(frame.astype(schema.dtypes("ledger")), "ledger")
+    frame = schema.complete(frame, "ledger").astype(schema.dtypes("ledger"))
+    return schema.validate(frame, "ledger")
 
 
 def section_query_cost(t: Table, key: str, n: int) -> None:

@@ -7,9 +7,18 @@
 
 from __future__ import annotations
 
-from . import chains, errors, schema
+from . import chains, errors, provenance, schema
 from ._version import __version__
 from .client import Client, connect
 from .errors import CctxError
 
-__all__ = ["CctxError", "Client", "__version__", "chains", "connect", "errors", "schema"]
+__all__ = [
+    "CctxError",
+    "Client",
+    "__version__",
+    "chains",
+    "connect",
+    "errors",
+    "provenance",
+    "schema",
+]

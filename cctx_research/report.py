@@ -61,6 +61,7 @@ from matplotlib.figure import Figure
 
 from . import chains as chain_registry
 from . import plots, times
+from . import provenance as _provenance_mod
 from ._version import __version__
 from .analysis import addresses, flows, volumes
 
@@ -93,8 +94,6 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("provenance", "Provenance"),
 )
 """``(id, title)`` of every section, in the order they appear."""
-
-_SYNTHETIC_WORDS = ("synthetic", "sample")
 
 _CSS = """
 .cctx-report { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
@@ -549,15 +548,8 @@ def _safe_parameters(parameters: Any) -> str:
 
 
 def is_synthetic(*frames: Any) -> bool:
-    """Whether any frame's provenance says it comes from the synthetic sample."""
-    for frame in frames:
-        record = _record(frame)
-        if record.get("synthetic") is True:
-            return True
-        source = str(record.get("source", "")).lower()
-        if all(w in source for w in _SYNTHETIC_WORDS):
-            return True
-    return False
+    """Whether any frame's provenance record flags synthetic data."""
+    return _provenance_mod.is_synthetic(*(f for f in frames if hasattr(f, "attrs")))
 
 
 def _provenance(

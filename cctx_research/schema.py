@@ -23,27 +23,37 @@ top_addresses
     Addresses ranked by volume.
 ledger
     One row per transfer with both its burn and its mint side: what the
-    local service serves (the sample generator's output, or ``--data``).
+    local service serves (the sample generator's output, or ``--data``) and
+    what ``load`` returns. The CCTP V2 fields (``cctp_version``, ``nonce``,
+    ``max_fee_raw``, ``fee_raw``, ``min_finality_threshold``,
+    ``finality_threshold_executed``, ``hook_data``) are nullable: a source
+    that lacks one leaves it null (:func:`complete` adds them).
 
-Provenance lives in ``frame.attrs["cctx"]`` (see :func:`provenance`).
+Nullable integer columns (``Int64``) hold what a source may lack; the
+provenance record is :mod:`cctx_research.provenance`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from . import chains
+from . import provenance as _provenance
 from .errors import DataError
+from .provenance import Provenance
 
 __all__ = [
     "KINDS",
+    "LEDGER_V2",
+    "NULLABLE_INT",
     "STRING",
     "chain_categorical",
     "columns",
+    "complete",
     "dtypes",
     "empty",
     "provenance",
@@ -51,6 +61,7 @@ __all__ = [
 ]
 
 STRING = pd.StringDtype("pyarrow")
+NULLABLE_INT = pd.Int64Dtype()
 TIMESTAMP = pd.DatetimeTZDtype("ns", "UTC")
 CHAIN = "chain"  # marker: categorical of chain names
 
@@ -131,7 +142,28 @@ _LEDGER: dict[str, Any] = {
     "burn_token": STRING,
     "destination_caller": STRING,
     "destination_token_messenger": STRING,
+    # CCTP V2 and pairing fields: null where the source lacks them
+    "cctp_version": NULLABLE_INT,  # 1 or 2
+    "nonce": STRING,  # V1: decimal uint64; V2: 0x + 64 hex (bytes32)
+    "max_fee_raw": NULLABLE_INT,  # V2 burn: the most the sender would pay
+    "fee_raw": NULLABLE_INT,  # V2 mint: the fee collected
+    "min_finality_threshold": NULLABLE_INT,  # V2 burn: 1000 fast, 2000 standard
+    "finality_threshold_executed": NULLABLE_INT,  # V2 mint: at what finality it was attested
+    "hook_data": STRING,  # V2: hex, "0x" when empty
 }
+
+LEDGER_V2: tuple[str, ...] = (
+    "cctp_version",
+    "nonce",
+    "max_fee_raw",
+    "fee_raw",
+    "min_finality_threshold",
+    "finality_threshold_executed",
+    "hook_data",
+)
+"""The ledger's nullable columns: a source may lack them (:func:`complete` adds them)."""
+
+_OPTIONAL: dict[str, tuple[str, ...]] = {"ledger": LEDGER_V2}
 
 KINDS: dict[str, dict[str, Any]] = {
     "transfers": _TRANSFERS,
@@ -184,6 +216,25 @@ def empty(kind: str) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in dtypes(kind).items()})
 
 
+def complete(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """Add the optional columns of ``kind`` that ``frame`` lacks, all null, in place.
+
+    Only the optional columns (the ledger's :data:`LEDGER_V2`) are added; a
+    missing required column is still an error for :func:`validate`.
+
+    Examples
+    --------
+    >>> ledger = empty("ledger").drop(columns=["nonce", "fee_raw"])
+    >>> "fee_raw" in complete(ledger, "ledger").columns
+    True
+    """
+    types = dtypes(kind)
+    for col in _OPTIONAL.get(kind, ()):
+        if col not in frame.columns:
+            frame[col] = pd.Series(pd.NA, index=frame.index, dtype=types[col])
+    return frame
+
+
 def _dtype_ok(series: pd.Series, expected: Any) -> bool:
     actual = series.dtype
     if expected is CHAIN:
@@ -196,7 +247,7 @@ def _dtype_ok(series: pd.Series, expected: Any) -> bool:
         )
     if expected == np.dtype("bool"):
         return pd.api.types.is_bool_dtype(actual)
-    if expected == np.dtype("int64"):
+    if expected == np.dtype("int64") or isinstance(expected, pd.Int64Dtype):
         return pd.api.types.is_integer_dtype(actual)
     if expected == np.dtype("float64"):
         return pd.api.types.is_float_dtype(actual)
@@ -210,6 +261,8 @@ def _describe(expected: Any) -> str:
         return "datetime64[ns, UTC]"
     if isinstance(expected, pd.StringDtype):
         return "string"
+    if isinstance(expected, pd.Int64Dtype):
+        return "Int64 (nullable integer)"
     return str(expected)
 
 
@@ -269,8 +322,6 @@ def validate(frame: pd.DataFrame, kind: str, *, extra: bool = True) -> pd.DataFr
     return frame
 
 
-def provenance(frame: pd.DataFrame) -> Mapping[str, Any]:
-    """The provenance record of a frame (``frame.attrs["cctx"]``), or ``{}``."""
-    if not isinstance(frame, (pd.DataFrame, pd.Series)):
-        raise TypeError(f"frame must be a pandas DataFrame or Series, got {type(frame).__name__}")
-    return frame.attrs.get("cctx", {})
+def provenance(frame: pd.DataFrame) -> Provenance | None:
+    """The provenance record of a frame, or ``None`` (see :mod:`cctx_research.provenance`)."""
+    return _provenance.provenance(frame)

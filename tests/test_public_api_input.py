@@ -88,6 +88,7 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
         "schema.columns": (schema.columns, ("transfers",), {}, {"kind": option}),
         "schema.dtypes": (schema.dtypes, ("transfers",), {}, {"kind": option}),
         "schema.empty": (schema.empty, ("transfers",), {}, {"kind": option}),
+        "schema.complete": (schema.complete, (T, "ledger"), {}, {"kind": option}),
         "schema.provenance": (schema.provenance, (T,), {}, {"frame": [Wrong(), 42]}),
         "schema.validate": (
             schema.validate,

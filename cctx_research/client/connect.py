@@ -109,6 +109,7 @@ def connect(
             handle.settings.project_id,
             key if isinstance(key, Secret) else Secret(str(key)),
             source=source,
+            synthetic=True,
             **overrides,
         )
     except BaseException:

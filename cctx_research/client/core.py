@@ -45,9 +45,9 @@ import pyarrow.compute as pc
 import requests
 
 from .. import arguments, chains, evm, schema
-from .._version import __version__
 from ..config import Secret, Settings, validate_base_url, validate_project_id
 from ..errors import BadRequestError, ConfigError
+from ..provenance import Provenance, attach
 from ..times import TimeLike, chunk_window, to_timestamp, to_unix, to_unix_ceil, window
 from . import parse
 from .cache import NEVER_EXPIRE, ChunkStore, HttpCache, default_cache_dir, info, parse_age
@@ -199,6 +199,7 @@ class Client:
         chunk: Any = "1D",
         backoff: float = 0.5,
         source: str | None = None,
+        synthetic: bool = False,
         clock: Callable[[], pd.Timestamp] | None = None,
     ) -> None:
         _check_type(base_url, str, "base_url", "a str such as 'http://127.0.0.1:8000'")
@@ -208,7 +209,7 @@ class Client:
         _check_type(api_key, Secret, "api_key", "a str")
         if not api_key.get().strip():
             raise ConfigError("api_key is empty", hint="set CCTX_API_KEY or pass api_key=")
-        for name, value in (("cache", cache), ("offline", offline)):
+        for name, value in (("cache", cache), ("offline", offline), ("synthetic", synthetic)):
             _check_type(value, bool, name, "True or False")
         if progress is not None:
             _check_type(progress, bool, "progress", "True, False or None")
@@ -239,6 +240,7 @@ class Client:
         if clock is not None and not callable(clock):
             raise TypeError("clock must be a callable returning a tz-aware pandas.Timestamp")
         self.source = source or self.base_url
+        self.synthetic = synthetic
         self.cache_enabled = cache
         self.offline = offline
         self.progress = progress
@@ -362,18 +364,27 @@ class Client:
         stats: RequestStats,
         fetched_at: pd.Timestamp,
     ) -> None:
-        frame.attrs["cctx"] = {
-            "source": self.source,
-            "project_id": self.project_id,
-            "operation": operation,
-            "parameters": {k: _jsonable(v) for k, v in params.items()},
-            "fetched_at": fetched_at.isoformat(),
-            "requests": stats.requests,
-            "network_requests": stats.network,
-            "cache_hits": stats.cache_hits,
-            "retries": stats.retries,
-            "library_version": __version__,
-        }
+        window = None
+        if isinstance(params.get("start"), pd.Timestamp) and isinstance(
+            params.get("end"), pd.Timestamp
+        ):
+            window = (params["start"], params["end"])
+        attach(
+            frame,
+            Provenance(
+                source=self.source,
+                synthetic=self.synthetic,
+                project_id=self.project_id,
+                operation=operation,
+                window=window,
+                parameters={k: _jsonable(v) for k, v in params.items()},
+                fetched_at=fetched_at,
+                requests=stats.requests,
+                network_requests=stats.network,
+                cache_hits=stats.cache_hits,
+                retries=stats.retries,
+            ),
+        )
 
     # ------------------------------------------------------------------ listings
 

@@ -28,6 +28,7 @@ import pandas as pd
 
 from .. import schema
 from ..errors import DataError
+from ..provenance import Provenance, attach
 
 __all__ = ["load_ledger", "to_ledger"]
 
@@ -79,6 +80,15 @@ def _integers(frame: pd.DataFrame, column: str, *, missing: int | None = None) -
             raise DataError(f"column {column!r} has missing values")
         numbers = numbers.fillna(missing)
     return numbers.astype(np.int64)
+
+
+def _nullable_integers(frame: pd.DataFrame, column: str) -> pd.Series:
+    raw = frame[column]
+    numbers = pd.to_numeric(raw, errors="coerce")
+    invalid = (numbers.isna() & raw.notna()) | (numbers.notna() & (numbers % 1 != 0))
+    if invalid.any():
+        raise _bad(column, raw, invalid, "integers")
+    return numbers.astype(schema.NULLABLE_INT)
 
 
 def _times(frame: pd.DataFrame, column: str, *, optional: bool = False) -> pd.Series:
@@ -145,7 +155,7 @@ def to_ledger(frame: pd.DataFrame) -> pd.DataFrame:
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}")
-    ledger_cols = schema.columns("ledger")
+    ledger_cols = [c for c in schema.columns("ledger") if c not in schema.LEDGER_V2]
     missing_ledger = [c for c in ledger_cols if c not in frame.columns]
     missing_transfers = [c for c in _TRANSFERS_REQUIRED if c not in frame.columns]
     amount_missing = "amount_raw" not in frame.columns and "amount" not in frame.columns
@@ -172,6 +182,14 @@ def _from_ledger(frame: pd.DataFrame) -> pd.DataFrame:
     out["mint_block"] = _integers(frame, "mint_block", missing=-1)
     out["burn_timestamp"] = _times(frame, "burn_timestamp")
     out["mint_timestamp"] = _times(frame, "mint_timestamp", optional=True)
+    for column in schema.LEDGER_V2:
+        if column not in frame.columns:
+            continue
+        if column in ("nonce", "hook_data"):
+            out[column] = _strings(frame, column)
+        else:
+            out[column] = _nullable_integers(frame, column)
+    schema.complete(out, "ledger")
     return schema.validate(out[schema.columns("ledger")], "ledger")
 
 
@@ -212,6 +230,7 @@ def _from_transfers(frame: pd.DataFrame) -> pd.DataFrame:
         }
     )
     out["mint_timestamp"] = out["mint_timestamp"].astype(schema.TIMESTAMP)
+    schema.complete(out, "ledger")
     return schema.validate(out[schema.columns("ledger")], "ledger")
 
 
@@ -226,7 +245,7 @@ def load_ledger(path: str | Path) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Kind ``"ledger"``; ``attrs["cctx"]["source"]`` names the file.
+        Kind ``"ledger"``; its provenance names the file.
 
     Raises
     ------
@@ -250,6 +269,6 @@ def load_ledger(path: str | Path) -> pd.DataFrame:
     except Exception as exc:  # pyarrow, csv and OS errors alike: the file is unreadable
         raise DataError(f"cannot read {path.name!r}: {type(exc).__name__}: {exc}") from exc
     ledger = to_ledger(raw)
-    ledger.attrs["cctx"] = {"source": str(path), "synthetic": False}
+    attach(ledger, Provenance(source=str(path), operation="load", files=(str(path),)))
     logger.info("loaded %d transfers from %s", len(ledger), path)
     return ledger

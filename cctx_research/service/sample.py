@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, chains, schema
+from ..provenance import Provenance, attach
 from ..times import TimeLike, to_timestamp
 
 __all__ = ["SAMPLE_LABEL", "calibration", "generate", "generate_day"]
@@ -259,9 +260,11 @@ def generate_day(
             "burn_token": [usdc[d] for d in src],
             "destination_caller": caller,
             "destination_token_messenger": [messenger[d] for d in dst],
+            "cctp_version": np.ones(n, dtype=np.int64),
+            "nonce": nonce.astype(str),
         }
     )
-    return _typed(frame)
+    return _typed(schema.complete(frame, "ledger"))
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -299,7 +302,7 @@ def generate(
     -------
     pandas.DataFrame
         Kind ``"ledger"``, sorted by burn time, with
-        ``attrs["cctx"]["source"]`` naming it a synthetic sample.
+        a provenance record marking it synthetic.
 
     Examples
     --------
@@ -319,11 +322,17 @@ def generate(
     lo = clock - pd.Timedelta(days=days)
     keep = (ledger["burn_timestamp"] > lo) & (ledger["burn_timestamp"] <= clock)
     ledger = ledger.loc[keep].reset_index(drop=True)
-    ledger.attrs["cctx"] = {
-        "source": SAMPLE_LABEL,
-        "synthetic": True,
-        "as_of": clock.isoformat(),
-        "days": days,
-        "seed": cal["seed"] if seed is None else seed,
-    }
-    return ledger
+    return attach(
+        ledger,
+        Provenance(
+            source=SAMPLE_LABEL,
+            synthetic=True,
+            operation="sample",
+            window=(lo, clock),
+            parameters={
+                "as_of": clock.isoformat(),
+                "days": days,
+                "seed": cal["seed"] if seed is None else seed,
+            },
+        ),
+    )

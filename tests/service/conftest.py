@@ -78,7 +78,7 @@ def make_ledger(n: int = 3000, *, seed: int = 7, clock: pd.Timestamp = CLOCK) ->
             "destination_token_messenger": [addr(0xE000 + int(d)) for d in dst],
         }
     )
-    frame = frame.astype(schema.dtypes("ledger"))
+    frame = schema.complete(frame, "ledger").astype(schema.dtypes("ledger"))
     # shuffle: the store must not rely on the input order
     return schema.validate(frame.sample(frac=1, random_state=seed).reset_index(drop=True), "ledger")
 
