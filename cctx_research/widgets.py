@@ -46,7 +46,6 @@ Examples
 from __future__ import annotations
 
 import datetime as dt
-import html
 import logging
 import traceback
 from collections.abc import Callable
@@ -55,10 +54,11 @@ from typing import Any
 import pandas as pd
 
 from . import chains as chain_registry
-from . import plots, times
+from . import plots, provenance, times
 from .analysis import addresses, flows, volumes
 from .errors import CctxError, NotFoundError
-from .report import chain_names, html_table, is_synthetic, render_png, touching
+from .markup import address_link, escape, field_table, html_table, render_png, synthetic_banner
+from .selection import chain_names, touching, with_main_chain
 
 try:
     import ipywidgets as w
@@ -91,15 +91,7 @@ FREQUENCIES: tuple[tuple[str, str], ...] = (
 _BUSY = "&#9203; {what}&hellip;"
 _OK_STYLE = "color:#1a7f37"
 _ERROR_STYLE = "color:#cf222e;font-weight:600"
-_SYNTHETIC_NOTE = (
-    '<div style="background:#fff4ce;border:1px solid #d4a72c;padding:4px 8px;'
-    'border-radius:4px">Synthetic data: the bundled synthetic CCTP sample, '
-    "not real transfers.</div>"
-)
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+_SYNTHETIC_NOTE = synthetic_banner(subject="these panels are")
 
 
 def _default_dates(days: int = DEFAULT_DAYS) -> tuple[dt.date, dt.date]:
@@ -122,18 +114,17 @@ def _window(start: Any, end: Any) -> tuple[pd.Timestamp, pd.Timestamp]:
 
 
 def _fetch_summary(frame: Any) -> str:
-    record = getattr(frame, "attrs", {}).get("cctx", {})
-    requests = record.get("requests")
-    network = record.get("network_requests")
-    hits = record.get("cache_hits")
-    bits = []
-    if network is not None:
-        bits.append(f"{network:,} requests sent")
-    elif requests is not None:
-        bits.append(f"{requests:,} requests")
-    if hits is not None:
-        bits.append(f"{hits:,} cache hits")
-    return ", ".join(bits)
+    record = provenance.provenance(frame) if hasattr(frame, "attrs") else None
+    if record is None:
+        return ""
+    return f"{record.network_requests:,} requests sent, {record.cache_hits:,} cache hits"
+
+
+def _synthetic(value: Any) -> bool:
+    """Whether a fetched frame or a client says its data is synthetic (by the typed flag)."""
+    if hasattr(value, "attrs"):
+        return provenance.is_synthetic(value)
+    return getattr(value, "synthetic", False) is True
 
 
 class _Panel(w.VBox):
@@ -150,8 +141,7 @@ class _Panel(w.VBox):
         self.draws = 0
         self.images: dict[str, w.Image] = {}
         self._controls = controls
-        source = str(getattr(client, "source", "")).lower()
-        if "synthetic" in source and "sample" in source:
+        if _synthetic(client):
             self.banner.value = _SYNTHETIC_NOTE
 
     def _image(self, name: str, width: str = "49%") -> w.Image:
@@ -167,7 +157,7 @@ class _Panel(w.VBox):
         for control in self._controls:
             control.disabled = self.busy
         if what is not None:
-            self._say(_BUSY.format(what=_esc(what)))
+            self._say(_BUSY.format(what=escape(what)))
 
     def _fetch(self, what: str, fn: Callable[[], Any]) -> Any:
         """One fetch, with the busy indicator on while it runs."""
@@ -177,7 +167,7 @@ class _Panel(w.VBox):
         finally:
             self._set_busy(None)
         self.fetches += 1
-        if is_synthetic(result):
+        if _synthetic(result):
             self.banner.value = _SYNTHETIC_NOTE
         return result
 
@@ -209,7 +199,7 @@ class _Panel(w.VBox):
                     "traceback": traceback.format_exception(type(exc), exc, exc.__traceback__),
                 },
             )
-        self._say(_esc(message), style=_ERROR_STYLE)
+        self._say(escape(message), style=_ERROR_STYLE)
 
 
 # --------------------------------------------------------------------------
@@ -355,16 +345,20 @@ class Dashboard(_Panel):
             value=metric,
             figsize=(12, 4),
         )
-        ranked = addresses.top(data, role=self.role.value, by=metric, n=self.top_n.value)
+        ranked = with_main_chain(
+            addresses.top(data, role=self.role.value, by=metric, n=self.top_n.value),
+            data,
+            role=self.role.value,
+        )
         self.top_table.value = (
-            f"<b>Top {_esc(self.top_n.value)} {_esc(self.role.value)}s by {_esc(metric)}</b>"
-            + html_table(ranked)
+            f"<b>Top {escape(self.top_n.value)} {escape(self.role.value)}s by {escape(metric)}</b>"
+            + html_table(ranked, links={"address": ("address", "chain")})
         )
         self.draws += 1
         scope = ", ".join(picked) if picked else "all chains"
         self._say(
-            f"{len(data):,} transfers ({_esc(scope)}) of {len(self.transfers):,} fetched"
-            f" &middot; {_esc(_fetch_summary(self.transfers))}",
+            f"{len(data):,} transfers ({escape(scope)}) of {len(self.transfers):,} fetched"
+            f" &middot; {escape(_fetch_summary(self.transfers))}",
             style=_OK_STYLE,
         )
 
@@ -500,14 +494,20 @@ class AddressExplorer(_Panel):
             self.images["activity"].value = b""
             raise
         self.profile = prof
-        self.summary.value = prof._repr_html_()
+        explorers = " &middot; ".join(
+            address_link(chain, prof.address, chain_registry.chain_label(chain))
+            for chain in prof.destination_chains["chain"].astype(str)
+        )
+        self.summary.value = prof._repr_html_() + (
+            f"<p>On the block explorers: {explorers}</p>" if explorers else ""
+        )
         self.images["activity"].value = render_png(
             plots.plot_address_activity, prof, figsize=(12, 3.5)
         )
         self.draws += 1
         if prof.transfers == 0:
             self._say(
-                f"{_esc(prof.address)} received nothing from {start:%Y-%m-%d} to "
+                f"{escape(prof.address)} received nothing from {start:%Y-%m-%d} to "
                 f"{end:%Y-%m-%d} (end excluded).",
                 style=_OK_STYLE,
             )
@@ -605,11 +605,22 @@ class TransactionLookup(_Panel):
                 status=exc.status,
             ) from exc
         self.transaction = row
-        frame = pd.DataFrame({"field": [str(i) for i in row.index], "value": list(row.to_numpy())})
-        self.details.value = html_table(frame)
-        self.draws += 1
         kind = row.get("transaction_type", "transaction")
-        self._say(f"{_esc(kind)} found", style=_OK_STYLE)
+        self.details.value = field_table(row, links=_transaction_links(row))
+        self.draws += 1
+        self._say(f"{escape(kind)} found", style=_OK_STYLE)
+
+
+def _transaction_links(row: pd.Series) -> dict[str, tuple[str, str]]:
+    """Explorer links of a transaction's hash and addresses: each on the chain it lives on."""
+    fields = {str(i) for i in row.index}
+    tx_chain = "destination_chain" if row.get("transaction_type") == "mint" else "source_chain"
+    wanted = {
+        "tx_hash": ("tx", tx_chain),
+        "mint_recipient": ("address", "destination_chain"),
+        "message_sender": ("address", "source_chain"),
+    }
+    return {k: v for k, v in wanted.items() if k in fields and v[1] in fields}
 
 
 def transaction_lookup(client: Any, *, tx_hash: str = "") -> TransactionLookup:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cctx_research import __version__, cli, report
+from cctx_research import __version__, cli, explorers, report
 
 START, END = "2024-06-28T12:00:00Z", "2024-07-01T12:00:00Z"
 
@@ -99,16 +99,33 @@ def test_figures_are_embedded_pngs_that_decode(built: report.Report, page: str) 
     assert "could not be drawn" not in page
 
 
+def _explorer_link(value: str) -> bool:
+    """A plain link to a block explorer the toolkit knows (a link loads nothing)."""
+    bases = {
+        t.split("{}")[0].rsplit("/", 2)[0]
+        for e in explorers.EXPLORERS.values()
+        for t in (e.address, e.tx)
+    }
+    return any(value.startswith(base + "/") for base in bases)
+
+
 def test_no_external_resources(page: str) -> None:
+    links = []
     for tag, attrs in _tags(page):
         assert tag not in ("script", "link", "iframe", "object", "embed"), tag
         for name in ("src", "href", "srcset", "action", "poster", "data"):
             value = attrs.get(name)
             if value is None:
                 continue
+            if tag == "a" and name == "href" and _explorer_link(value):
+                links.append(value)
+                continue
             assert value.startswith(("data:image/png;base64,", "#")), (tag, name, value[:80])
+    assert links, "addresses link to their block explorer"
     lowered = page.lower()
-    for needle in ("http://", "https://", "//cdn", "url(", "@import", "<script"):
+    # the only absolute URLs are those explorer links
+    assert lowered.count("https://") == len(links)
+    for needle in ("http://", "//cdn", "url(", "@import", "<script"):
         assert needle not in lowered, needle
 
 

@@ -1,0 +1,374 @@
+"""HTML pieces shared by the report and the widgets.
+
+Every value that ends up in HTML goes through :func:`escape` (here, once);
+tables format numbers for reading (:func:`html_table`); figures are drawn on
+bare matplotlib figures and embedded as PNG (:func:`render_png`,
+:class:`EmbeddedFigure`); addresses and transaction hashes link to their
+chain's block explorer (:func:`address_link`, :func:`tx_link`, and
+``links=`` of :func:`html_table`); data from the synthetic sample carries
+:func:`synthetic_banner`.
+
+Nothing here loads an external asset: a figure is a ``data:`` URI and a link
+is a plain ``<a href>`` a reader may follow.
+
+Examples
+--------
+>>> escape('<b>"x"</b>')
+'&lt;b&gt;&quot;x&quot;&lt;/b&gt;'
+>>> usd(1234.6), usd(12.345), share(0.1234)
+('1,235 USDC', '12.35 USDC', '12.3%')
+>>> address_link("base", "0x" + "ab" * 20)[:60]
+'<a href="https://basescan.org/address/0xabababababababababab'
+>>> address_link("domain-42", "0xab<")
+'0xab&lt;'
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from . import explorers
+
+__all__ = [
+    "EmbeddedFigure",
+    "address_link",
+    "cards",
+    "escape",
+    "field_table",
+    "html_table",
+    "link",
+    "note",
+    "pairs",
+    "render_png",
+    "share",
+    "synthetic_banner",
+    "tx_link",
+    "usd",
+    "when",
+]
+
+_LINK_KINDS = ("address", "tx")
+# inline styles as well as classes: widgets show these pieces without the
+# report's stylesheet
+_BANNER_STYLE = (
+    "background:#fff4ce;border:2px solid #d4a72c;color:#4d2d00;padding:8px 12px;"
+    "border-radius:6px;font-weight:600;margin:8px 0"
+)
+
+
+def escape(value: Any) -> str:
+    """``str(value)`` escaped for HTML text and attribute values (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def when(ts: Any) -> str:
+    """A time as ``YYYY-MM-DD HH:MM UTC`` (``"-"`` when missing); naive means UTC."""
+    if ts is None or (not isinstance(ts, str) and pd.isna(ts)):
+        return "-"
+    stamp = pd.Timestamp(ts)
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def usd(value: Any) -> str:
+    """An amount of USDC: whole units from 100 up, cents below; ``"-"`` when missing."""
+    if value is None or not np.isfinite(value):
+        return "-"
+    return f"{value:,.0f} USDC" if abs(value) >= 100 else f"{value:,.2f} USDC"
+
+
+def share(value: Any) -> str:
+    """A fraction as a percentage with one decimal; ``"-"`` when missing."""
+    return "-" if value is None or not np.isfinite(value) else f"{value * 100:,.1f}%"
+
+
+def link(url: str | None, text: Any) -> str:
+    """``<a href>`` to ``url`` showing ``text`` (both escaped); the plain text when no URL."""
+    if url is None:
+        return escape(text)
+    return f'<a href="{escape(url)}" rel="noopener noreferrer">{escape(text)}</a>'
+
+
+def address_link(chain: Any, address: Any, text: Any = None) -> str:
+    """An account linked to its page on ``chain``'s explorer (escaped text when none fits).
+
+    See :func:`cctx_research.explorers.address_url` for what gets a link.
+    """
+    return link(explorers.address_url(chain, address), address if text is None else text)
+
+
+def tx_link(chain: Any, tx_hash: Any, text: Any = None) -> str:
+    """A transaction linked to its page on ``chain``'s explorer (escaped text when none fits)."""
+    return link(explorers.tx_url(chain, tx_hash), tx_hash if text is None else text)
+
+
+def _cell(value: Any, column: str) -> tuple[str, str]:
+    """Text and CSS class of one table cell."""
+    if value is None or (
+        not isinstance(value, (str, bytes)) and np.ndim(value) == 0 and pd.isna(value)
+    ):
+        return "-", "num"
+    if isinstance(value, pd.Timestamp):
+        return when(value), ""
+    if isinstance(value, (bool, np.bool_)):
+        return ("yes" if value else "no"), ""
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}", "num"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if "share" in column:
+            return f"{v * 100:,.1f}%", "num"
+        return (f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}"), "num"
+    return str(value), ""
+
+
+def _link_specs(
+    links: Mapping[str, tuple[str, str]] | None, columns: Sequence[Any]
+) -> dict[str, tuple[str, str]]:
+    if links is None:
+        return {}
+    if not isinstance(links, Mapping):
+        raise TypeError(
+            "links must map a column to (kind, chain column), e.g. "
+            "{'address': ('address', 'chain')}, got " + type(links).__name__
+        )
+    names = [str(c) for c in columns]
+    specs: dict[str, tuple[str, str]] = {}
+    for column, spec in links.items():
+        if not (isinstance(spec, tuple) and len(spec) == 2 and spec[0] in _LINK_KINDS):
+            raise ValueError(
+                f"links[{column!r}] must be (kind, chain column) with kind one of "
+                f"{list(_LINK_KINDS)}, got {spec!r}"
+            )
+        for needed in (column, spec[1]):
+            if needed not in names:
+                raise ValueError(f"links name {needed!r}, which is not among {names}")
+        specs[str(column)] = spec
+    return specs
+
+
+def html_table(
+    frame: pd.DataFrame,
+    *,
+    index: bool = False,
+    caption: str | None = None,
+    links: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
+    """An escaped HTML table of a frame, numbers formatted for reading.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    index : bool, default False
+        Show the index as the first columns.
+    caption : str, optional
+    links : mapping, optional
+        ``{column: (kind, chain_column)}``: link each value of ``column`` to
+        the explorer of the chain in ``chain_column`` of the same row;
+        ``kind`` is ``"address"`` or ``"tx"``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"chain": ["base"], "address": ["0x" + "ab" * 20], "share": [0.5]})
+    >>> text = html_table(frame, links={"address": ("address", "chain")})
+    >>> 'href="https://basescan.org/address/0xab' in text, "50.0%" in text
+    (True, True)
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if caption is not None and not isinstance(caption, str):
+        raise TypeError(f"caption must be a str or None, got {type(caption).__name__}")
+    data = frame.reset_index() if index else frame
+    specs = _link_specs(links, list(data.columns))
+    position = {str(c): i for i, c in enumerate(data.columns)}
+    head = "".join(f"<th>{escape(c)}</th>" for c in data.columns)
+    rows = []
+    for record in data.itertuples(index=False, name=None):
+        cells = []
+        for column, value in zip(data.columns, record, strict=True):
+            text, css = _cell(value, str(column))
+            spec = specs.get(str(column))
+            if spec is not None and css != "num":
+                chain = record[position[spec[1]]]
+                content = (address_link if spec[0] == "address" else tx_link)(chain, value, text)
+            else:
+                content = escape(text)
+            cls = f' class="{css}"' if css else ""
+            cells.append(f"<td{cls}>{content}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def field_table(
+    row: pd.Series, *, links: Mapping[str, tuple[str, str]] | None = None
+) -> str:
+    """One record as a two-column ``field`` / ``value`` table, values formatted and escaped.
+
+    Parameters
+    ----------
+    row : pandas.Series
+        Field names in the index.
+    links : mapping, optional
+        ``{field: (kind, chain_field)}``: link the value of ``field`` to the
+        explorer of the chain held in ``chain_field`` of the same record;
+        ``kind`` is ``"address"`` or ``"tx"``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> row = pd.Series({"tx_hash": "0x" + "0f" * 32, "source_chain": "ethereum"})
+    >>> text = field_table(row, links={"tx_hash": ("tx", "source_chain")})
+    >>> "https://etherscan.io/tx/0x0f0f" in text
+    True
+    """
+    if not isinstance(row, pd.Series):
+        raise TypeError(f"row must be a pandas Series, got {type(row).__name__}")
+    names = [str(i) for i in row.index]
+    specs = _link_specs(links, names)
+    values = dict(zip(names, row.to_numpy(), strict=True))
+    rows = []
+    for name, value in values.items():
+        text, css = _cell(value, name)
+        spec = specs.get(name)
+        if spec is not None and css != "num":
+            maker = address_link if spec[0] == "address" else tx_link
+            content = maker(values[spec[1]], value, text)
+        else:
+            content = escape(text)
+        cls = f' class="{css}"' if css else ""
+        rows.append(f"<tr><th>{escape(name)}</th><td{cls}>{content}</td></tr>")
+    head = "<thead><tr><th>field</th><th>value</th></tr></thead>"
+    return f"<table>{head}<tbody>{''.join(rows)}</tbody></table>"
+
+
+def pairs(items: Iterable[tuple[str, Any]]) -> str:
+    """A two-column table of ``(name, value)`` pairs, escaped."""
+    rows = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in items)
+    return f"<table>{rows}</table>"
+
+
+def note(text: str) -> str:
+    """A muted one-paragraph note, escaped."""
+    return f'<p class="note">{escape(text)}</p>'
+
+
+def cards(items: Sequence[tuple[str, str]]) -> str:
+    """Headline figures as cards: ``(label, value)`` pairs, escaped."""
+    body = "".join(
+        f'<div class="card"><div class="value">{escape(v)}</div>'
+        f'<div class="label">{escape(k)}</div></div>'
+        for k, v in items
+    )
+    return f'<div class="cards">{body}</div>'
+
+
+def synthetic_banner(
+    source: Any = None, *, subject: str = "this report is", element_id: str | None = None
+) -> str:
+    """The banner data from the synthetic sample carries, wherever it is shown.
+
+    Parameters
+    ----------
+    source : str, optional
+        The provenance record's source (default: "the bundled synthetic sample").
+    subject : str
+        What the banner speaks of ("this report is", "these figures are").
+    element_id : str, optional
+        ``id`` of the element (the report's is ``"synthetic-banner"``).
+
+    Examples
+    --------
+    >>> "Synthetic data" in synthetic_banner()
+    True
+    """
+    what = escape(source or "the bundled synthetic sample")
+    ident = f' id="{escape(element_id)}"' if element_id else ""
+    return (
+        f'<div class="banner" role="note"{ident} style="{_BANNER_STYLE}">'
+        f"Synthetic data: {escape(subject)} built on the {what}, not on real CCTP transfers. "
+        "Set CCTX_API_KEY and CCTX_PROJECT_ID to use the real service.</div>"
+    )
+
+
+def render_png(
+    draw: Callable[..., Any],
+    data: Any,
+    *,
+    figsize: tuple[float, float] = (9.0, 4.5),
+    dpi: int = 100,
+    **kwargs: Any,
+) -> bytes:
+    """Draw ``draw(data, ax=ax, **kwargs)`` on a fresh figure and return PNG bytes.
+
+    The figure is a bare :class:`matplotlib.figure.Figure`, not a pyplot
+    one, so nothing is left open in pyplot's registry and no GUI backend
+    is involved.
+
+    Parameters
+    ----------
+    draw : callable
+        A ``plot_*`` function of :mod:`cctx_research.plots`.
+    data : object
+        Its first argument.
+    figsize : tuple of float
+        Inches.
+    dpi : int
+    **kwargs
+        Passed on to ``draw``.
+
+    Returns
+    -------
+    bytes
+        A PNG image.
+    """
+    if not callable(draw):
+        raise TypeError(f"draw must be a plot function such as plots.plot_volume, got {draw!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi < 1:
+        raise ValueError(f"dpi must be a positive int, got {dpi!r}")
+    if (
+        not isinstance(figsize, (tuple, list))
+        or len(figsize) != 2
+        or not all(isinstance(v, (int, float)) and v > 0 for v in figsize)
+    ):
+        raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    ax = fig.add_subplot()
+    draw(data, ax=ax, **kwargs)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class EmbeddedFigure:
+    """One figure: a PNG and what it shows."""
+
+    name: str
+    caption: str
+    png: bytes = field(repr=False)
+
+    def to_html(self) -> str:
+        """``<figure>`` with the PNG as a ``data:`` URI."""
+        b64 = base64.b64encode(self.png).decode("ascii")
+        return (
+            f'<figure id="fig-{escape(self.name)}"><img alt="{escape(self.caption)}" '
+            f'src="data:image/png;base64,{b64}"><figcaption>{escape(self.caption)}'
+            "</figcaption></figure>"
+        )

@@ -1,0 +1,301 @@
+"""Building a report: fetch one window, analyse it, build every registered section."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from .. import provenance as _provenance
+from .. import times
+from .._version import __version__
+from ..analysis import addresses, flows, volumes
+from ..selection import chain_names, touching, with_main_chain
+from .document import Report
+from .registry import Context, build_sections
+from .sections import REGISTRY
+
+__all__ = ["DEFAULT_DAYS", "bucket_for", "build", "default_window", "is_synthetic"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DAYS = 30
+"""Length of the default window, in days, ending now."""
+
+
+def default_window(
+    start: times.TimeLike | None = None,
+    end: times.TimeLike | None = None,
+    *,
+    days: int = DEFAULT_DAYS,
+    now: times.TimeLike | None = None,
+) -> tuple[pd.Timestamp, pd.Timestamp]:
+    """Resolve a report window: missing ends default to the last ``days`` days.
+
+    Parameters
+    ----------
+    start, end : time, optional
+        Naive times mean UTC.
+    days : int, default 30
+    now : time, optional
+        The clock (default: now, floored to the minute).
+
+    Returns
+    -------
+    tuple of pandas.Timestamp
+        ``(start, end)``, tz-aware UTC.
+
+    Raises
+    ------
+    ValueError
+        If ``start >= end``.
+
+    Examples
+    --------
+    >>> start, end = default_window(now="2024-07-01")
+    >>> start.isoformat(), end.isoformat()
+    ('2024-06-01T00:00:00+00:00', '2024-07-01T00:00:00+00:00')
+    """
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ValueError(f"days must be a positive int, got {days!r}")
+    length = pd.Timedelta(days=days)
+    if end is not None:
+        end_ts = times.to_timestamp(end, name="end")
+    elif start is not None:
+        end_ts = times.to_timestamp(start, name="start") + length
+        if now is None:
+            end_ts = min(end_ts, pd.Timestamp.now(tz="UTC").ceil("min"))
+    else:
+        clock = pd.Timestamp.now(tz="UTC") if now is None else times.to_timestamp(now, name="now")
+        end_ts = clock.floor("min")
+    start_ts = times.to_timestamp(start, name="start") if start is not None else end_ts - length
+    if start_ts >= end_ts:
+        raise ValueError(
+            f"start ({start_ts.isoformat()}) must be before end ({end_ts.isoformat()}); "
+            "windows are half-open [start, end)"
+        )
+    return start_ts, end_ts
+
+
+def bucket_for(start: pd.Timestamp, end: pd.Timestamp) -> str:
+    """The time bucket used for a window: hours up to 3 days, days up to 120, then weeks."""
+    length = end - start
+    if length <= pd.Timedelta(days=3):
+        return "1h"
+    if length <= pd.Timedelta(days=120):
+        return "1D"
+    return "7D"
+
+
+_SECRET_WORDS = ("key", "secret", "token", "password", "auth")
+
+
+def _safe_parameters(parameters: Mapping[str, Any]) -> str:
+    shown = []
+    for k, v in parameters.items():
+        if any(w in str(k).lower() for w in _SECRET_WORDS) or v is None:
+            continue
+        shown.append(f"{k}={v}")
+    return ", ".join(shown)
+
+
+def is_synthetic(*frames: Any) -> bool:
+    """Whether any frame's provenance record flags synthetic data.
+
+    Objects without ``attrs`` (no frame) are skipped.
+
+    Examples
+    --------
+    >>> is_synthetic(pd.DataFrame())
+    False
+    """
+    return _provenance.is_synthetic(*(f for f in frames if hasattr(f, "attrs")))
+
+
+def _provenance_block(
+    frames: Mapping[str, Any],
+    *,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    chains: tuple[str, ...] | None,
+    generated_at: pd.Timestamp,
+    synthetic: bool,
+) -> dict[str, Any]:
+    operations = []
+    sources: list[str] = []
+    for label, frame in frames.items():
+        record = _provenance.provenance(frame)
+        if record is not None and record.source and record.source not in sources:
+            sources.append(record.source)
+        operations.append(
+            {
+                "data": label,
+                "operation": (record.operation if record else None) or label,
+                "parameters": _safe_parameters(record.params) if record else "",
+                "requests": record.requests if record else 0,
+                "cache_hits": record.cache_hits if record else 0,
+            }
+        )
+    return {
+        "source": "; ".join(sources) if sources else "unknown",
+        "synthetic": synthetic,
+        "start": start,
+        "end": end,
+        "chains": ", ".join(chains) if chains else "all",
+        "generated_at": generated_at,
+        "library_version": __version__,
+        "requests": sum(o["requests"] for o in operations),
+        "cache_hits": sum(o["cache_hits"] for o in operations),
+        "operations": operations,
+    }
+
+
+def build(
+    client: Any,
+    start: times.TimeLike | None = None,
+    end: times.TimeLike | None = None,
+    *,
+    chains: Any = None,
+    title: str = "CCTP cross-chain USDC transfers",
+    top_n: int = 10,
+    progress: bool = False,
+) -> Report:
+    """Fetch a window through ``client``, analyse it and draw every section.
+
+    Parameters
+    ----------
+    client : cctx_research.Client
+        From :func:`cctx_research.connect`. Only its public methods
+        ``mints`` and ``volume_history`` are used (two fetches, both cached by
+        the client).
+    start, end : time, optional
+        The half-open window ``[start, end)``; naive means UTC. Default: the
+        30 days up to now (see :func:`default_window`).
+    chains : chain or list of chains, optional
+        Keep the transfers touching any of these chains (names, aliases or
+        domain ids). The mint/burn volume and in-flight figures always cover
+        every chain.
+    title : str
+        The report's heading.
+    top_n : int, default 10
+        Rows of the top-address and top-corridor tables.
+    progress : bool, default False
+        Show a progress bar (tqdm, on stderr or in the notebook) over the
+        steps.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a bad window or chain.
+    cctx_research.errors.CctxError
+        When fetching fails.
+
+    Examples
+    --------
+    >>> r = build(cctx.connect(), chains=["base", "arbitrum"])  # doctest: +SKIP
+    >>> r.save("report.html")  # doctest: +SKIP
+    """
+    if not callable(getattr(client, "mints", None)) or not callable(
+        getattr(client, "volume_history", None)
+    ):
+        raise TypeError(f"client must be a cctx_research.Client (from connect()), got {client!r}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {type(title).__name__}")
+    start_ts, end_ts = default_window(start, end)
+    names = chain_names(chains)
+    if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
+        raise ValueError(f"top_n must be a positive int, got {top_n!r}")
+    freq = bucket_for(start_ts, end_ts)
+
+    from tqdm.auto import tqdm
+
+    steps = ["transfers", "volume history", "analysis", "figures"]
+    bar = tqdm(total=len(steps), desc="report", unit="step", disable=not progress, leave=False)
+    try:
+        bar.set_postfix_str("fetching transfers")
+        fetched = client.mints(start_ts, end_ts)
+        transfers = touching(fetched, names)
+        bar.update(1)
+
+        bar.set_postfix_str("fetching volume history")
+        history = client.volume_history(start_ts, end_ts, freq=freq)
+        bar.update(1)
+
+        bar.set_postfix_str("analysing")
+        results = _analyse(transfers, history, end=end_ts, freq=freq, top_n=top_n)
+        bar.update(1)
+
+        bar.set_postfix_str("drawing")
+        generated_at = pd.Timestamp.now(tz="UTC")
+        synthetic = is_synthetic(fetched, history)
+        prov = _provenance_block(
+            {"transfers": fetched, "volume history": history},
+            start=start_ts,
+            end=end_ts,
+            chains=names,
+            generated_at=generated_at,
+            synthetic=synthetic,
+        )
+        ctx = Context(
+            start=start_ts,
+            end=end_ts,
+            freq=freq,
+            chains=names,
+            top_n=top_n,
+            data=results,
+            provenance=prov,
+        )
+        sections = build_sections(REGISTRY, ctx)
+        bar.update(1)
+    finally:
+        bar.close()
+    results["transfers"] = transfers
+    results["volume_history"] = history
+    return Report(
+        title=title,
+        start=start_ts,
+        end=end_ts,
+        chains=names,
+        sections=tuple(sections),
+        provenance=prov,
+        synthetic=synthetic,
+        generated_at=generated_at,
+        data=results,
+    )
+
+
+def _analyse(
+    transfers: pd.DataFrame,
+    history: pd.DataFrame,
+    *,
+    end: pd.Timestamp,
+    freq: str,
+    top_n: int,
+) -> dict[str, Any]:
+    recipients_all = addresses.top(transfers, role="recipient", n=None)
+    return {
+        "senders": int(transfers["message_sender"].nunique()),
+        "recipients": int(transfers["mint_recipient"].nunique()),
+        "kpis": volumes.kpis(transfers, now=end),
+        "graph": flows.graph(transfers),
+        "matrix": flows.matrix(transfers),
+        "corridors": flows.corridors(transfers, n=top_n),
+        "net": flows.net(transfers),
+        "timeseries": volumes.timeseries(transfers, freq=freq, by="source_chain"),
+        "in_flight": volumes.in_flight(history),
+        "sizes": volumes.size_buckets(transfers),
+        "seasonality": volumes.seasonality(transfers),
+        "top_recipients": with_main_chain(recipients_all.head(top_n), transfers, role="recipient"),
+        "top_senders": with_main_chain(
+            addresses.top(transfers, role="sender", n=top_n), transfers, role="sender"
+        ),
+        "concentration": addresses.concentration(recipients_all["volume"]),
+    }
+
+

@@ -1,0 +1,123 @@
+"""How a report section is declared and built: :class:`SectionSpec` and :class:`Context`.
+
+A section is declared once, as a :class:`SectionSpec`: its ``id`` (the
+anchor), its ``title``, a ``builder`` that turns the report's
+:class:`Context` into HTML parts, and a ``supports`` predicate saying whether
+the data can feed it. When it cannot (a latency section on frames with one
+timestamp), the section still appears, with the one-line ``unsupported``
+note instead of its content, so a reader learns what would provide it.
+
+Examples
+--------
+>>> spec = SectionSpec("hello", "Hello", lambda ctx: ["<p>hi</p>"])
+>>> spec.build(Context(start=None, end=None)).to_html()
+'<section id="hello"><h2>Hello</h2><p>hi</p></section>'
+>>> never = SectionSpec("x", "X", lambda ctx: [], supports=lambda ctx: False,
+...                     unsupported="No data for X.")
+>>> never.build(Context(start=None, end=None)).parts
+('<p class="note">No data for X.</p>',)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..markup import EmbeddedFigure, escape, note, render_png
+from .document import Section
+
+__all__ = ["Context", "SectionSpec", "build_sections", "figure"]
+
+logger = logging.getLogger(__name__)
+
+Part = str | EmbeddedFigure
+
+
+@dataclass
+class Context:
+    """What section builders read: the window, the analysis results, the ledger.
+
+    Attributes
+    ----------
+    start, end : pandas.Timestamp
+        The half-open window.
+    freq : str
+        The time bucket of the window (``"1h"``, ``"1D"``, ``"7D"``).
+    chains : tuple of str or None
+        The chains kept, or None for all.
+    top_n : int
+        Rows of the ranked tables.
+    data : dict
+        Analysis results by name; builders may add theirs (they end up in
+        :attr:`Report.data <cctx_research.report.Report.data>`).
+    provenance : dict
+        The report's provenance block.
+    ledger : pandas.DataFrame or None
+        A ``"ledger"`` frame (burn and mint sides), when the report has one.
+    """
+
+    start: pd.Timestamp | None
+    end: pd.Timestamp | None
+    freq: str = "1D"
+    chains: tuple[str, ...] | None = None
+    top_n: int = 10
+    data: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    ledger: pd.DataFrame | None = None
+
+
+def _always(ctx: Context) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    """One entry of the section registry.
+
+    Attributes
+    ----------
+    id : str
+        Anchor of the section in the HTML.
+    title : str
+    builder : callable
+        ``builder(ctx) -> sequence of parts`` (escaped HTML strings and
+        :class:`~cctx_research.markup.EmbeddedFigure`).
+    supports : callable
+        ``supports(ctx) -> bool``: whether the data can feed the section.
+    unsupported : str
+        The one-line note shown instead when it cannot.
+    """
+
+    id: str
+    title: str
+    builder: Callable[[Context], Sequence[Part]]
+    supports: Callable[[Context], bool] = _always
+    unsupported: str = ""
+
+    def build(self, ctx: Context) -> Section:
+        """The section for ``ctx``: built, or the note when the data does not support it."""
+        if not self.supports(ctx):
+            logger.debug("section %r: not supported by the data", self.id)
+            text = self.unsupported or f"The data has nothing for {self.title.lower()}."
+            return Section(self.id, self.title, (note(text),), supported=False)
+        return Section(self.id, self.title, tuple(self.builder(ctx)))
+
+
+def build_sections(specs: Iterable[SectionSpec], ctx: Context) -> list[Section]:
+    """Every section of ``specs``, in order."""
+    return [spec.build(ctx) for spec in specs]
+
+
+def figure(name: str, caption: str, draw: Callable[..., Any], data: Any, **kw: Any) -> Part:
+    """An embedded figure, or an error paragraph in its place when it cannot be drawn."""
+    try:
+        return EmbeddedFigure(name, caption, render_png(draw, data, **kw))
+    except Exception as exc:
+        # A figure that cannot be drawn must not lose the rest of the report;
+        # say so in its place (and in the log, with the traceback).
+        logger.warning("figure %r could not be drawn: %s", name, exc, exc_info=True)
+        return f'<p class="error">Figure {escape(name)} could not be drawn: {escape(exc)}</p>'

@@ -1,0 +1,223 @@
+"""The report's sections over the interface's frames, and the registry of every section.
+
+:data:`REGISTRY` lists every section in the order it appears; each entry
+names its builder and says whether the data supports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import plots
+from ..markup import cards, escape, html_table, note, pairs, share, synthetic_banner, usd, when
+from .registry import Context, Part, SectionSpec, figure
+
+__all__ = ["REGISTRY", "SECTIONS"]
+
+def _kpis(ctx: Context) -> Sequence[Part]:
+    r = ctx.data
+    sizes = r["sizes"]
+    median = sizes.quantiles.get(0.5, float("nan"))
+    scope = f"transfers touching {', '.join(ctx.chains)}" if ctx.chains else "all chains"
+    return (
+        cards(
+            [
+                ("transfers in the window", f"{int(sizes.count):,}"),
+                ("volume in the window", usd(sizes.volume)),
+                ("median ticket", usd(median)),
+                ("senders in the window", f"{r['senders']:,}"),
+                ("recipients in the window", f"{r['recipients']:,}"),
+            ]
+        ),
+        note(
+            f"Scope: {scope}. Each period ends at the end of the window and is "
+            "compared with the period of the same length before it; change is "
+            "'-' when the earlier period holds no data."
+        ),
+        _kpi_table(r["kpis"]),
+    )
+
+
+def _kpi_table(kpis: pd.DataFrame) -> str:
+    """The KPI frame as a table: one row per period and metric, values formatted by metric."""
+    rows = []
+    for (period, metric), row in kpis.iterrows():
+        fmt = usd if metric == "volume" else (lambda v: "-" if np.isnan(v) else f"{v:,.0f}")
+        change = row["change"]
+        if np.isnan(change):
+            change_text, css = "-", "num"
+        else:
+            change_text = f"{'+' if change > 0 else ''}{change * 100:,.1f}%"
+            css = "num up" if change > 0 else "num down" if change < 0 else "num"
+        rows.append(
+            f"<tr><td>{escape(period)}</td><td>{escape(metric)}</td>"
+            f"<td>{escape(when(row['start']))}</td><td>{escape(when(row['end']))}</td>"
+            f'<td class="num">{escape(fmt(float(row["current"])))}</td>'
+            f'<td class="num">{escape(fmt(float(row["previous"])))}</td>'
+            f'<td class="{css}">{escape(change_text)}</td></tr>'
+        )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("period", "metric", "from", "to", "current", "previous", "change")
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _flows(ctx: Context) -> Sequence[Part]:
+    r = ctx.data
+    return (
+        figure(
+            "flow-graph",
+            "Corridor graph: chains as nodes, edge width by volume",
+            plots.plot_flow_graph,
+            r["graph"],
+            figsize=(8.0, 6.0),
+        ),
+        figure(
+            "flow-matrix",
+            "Flow matrix: USDC from source chain (rows) to destination chain (columns)",
+            plots.plot_flow_matrix,
+            r["matrix"],
+            figsize=(8.0, 6.5),
+        ),
+        "<h3>Top corridors</h3>",
+        html_table(r["corridors"]),
+    )
+
+
+def _net_flows(ctx: Context) -> Sequence[Part]:
+    net = ctx.data["net"]
+    return (
+        figure("net-flows", "Inflow minus outflow per chain (USDC)", plots.plot_net_flows, net),
+        html_table(net),
+    )
+
+
+def _volume(ctx: Context) -> Sequence[Part]:
+    return (
+        figure(
+            "volume",
+            f"Minted volume per source chain, buckets of {ctx.freq} (UTC)",
+            plots.plot_volume,
+            ctx.data["timeseries"],
+        ),
+        figure(
+            "in-flight",
+            "Burn against mint volume, and USDC in flight (burned, not yet minted)",
+            plots.plot_in_flight,
+            ctx.data["in_flight"],
+        ),
+        note(
+            "Mint and burn volume and in-flight come from the interface's volume "
+            "operation, which covers every chain whatever the chain selection. "
+            "In flight is relative to the start of the window: USDC already in "
+            "flight before it counts as zero."
+        ),
+    )
+
+
+def _sizes(ctx: Context) -> Sequence[Part]:
+    sizes = ctx.data["sizes"]
+    return (
+        figure(
+            "size-distribution",
+            "Transfers and volume per ticket-size class",
+            plots.plot_size_distribution,
+            sizes,
+        ),
+        html_table(sizes.classes),
+        html_table(
+            sizes.quantiles.rename("amount (USDC)").rename_axis("quantile").to_frame(),
+            index=True,
+        ),
+    )
+
+
+def _seasonality(ctx: Context) -> Sequence[Part]:
+    return (
+        figure(
+            "seasonality",
+            "Transfers by hour of day (UTC) and day of week",
+            plots.plot_seasonality,
+            ctx.data["seasonality"],
+            figsize=(9.0, 4.0),
+        ),
+    )
+
+
+def _addresses(ctx: Context) -> Sequence[Part]:
+    r = ctx.data
+    conc = r["concentration"]
+    links = {"address": ("address", "chain")}
+    return (
+        "<h3>Top recipients (by volume received)</h3>",
+        html_table(r["top_recipients"], links=links),
+        "<h3>Top senders (by volume sent; often router contracts)</h3>",
+        html_table(r["top_senders"], links=links),
+        note(
+            "chain: where the address received (recipients) or sent (senders) most of "
+            "its volume; the address links to that chain's block explorer."
+        ),
+        "<h3>Concentration of volume received</h3>",
+        pairs(
+            [
+                ("recipients", f"{conc.n:,}"),
+                ("Gini", "-" if np.isnan(conc.gini) else f"{conc.gini:.3f}"),
+                ("HHI", "-" if np.isnan(conc.hhi) else f"{conc.hhi:.4f}"),
+                ("top 1 share", share(conc.top1_share)),
+                ("top 10 share", share(conc.top10_share)),
+                ("top 100 share", share(conc.top100_share)),
+            ]
+        ),
+        figure(
+            "lorenz",
+            "Lorenz curve of volume received per address",
+            plots.plot_lorenz,
+            conc,
+            figsize=(6.0, 5.0),
+        ),
+    )
+
+
+def _provenance(ctx: Context) -> Sequence[Part]:
+    prov = ctx.provenance
+    parts: list[Part] = []
+    if prov.get("synthetic"):
+        parts.append(synthetic_banner(prov.get("source"), element_id="synthetic-banner"))
+    parts.append(
+        pairs(
+            [
+                ("source", prov["source"]),
+                ("synthetic sample", "yes" if prov.get("synthetic") else "no"),
+                ("window", f"{when(prov['start'])} to {when(prov['end'])} (end excluded)"),
+                ("chains", prov["chains"]),
+                ("generated at", when(prov["generated_at"])),
+                ("library", f"cctx_research {prov['library_version']}"),
+                ("requests", f"{prov['requests']:,}"),
+                ("cache hits", f"{prov['cache_hits']:,}"),
+            ]
+        )
+    )
+    ops = pd.DataFrame(prov["operations"])
+    if len(ops):
+        parts.append("<h3>Fetches</h3>")
+        parts.append(html_table(ops))
+    return parts
+
+
+REGISTRY: tuple[SectionSpec, ...] = (
+    SectionSpec("kpis", "Headline KPIs", _kpis),
+    SectionSpec("flows", "Chain-to-chain flows", _flows),
+    SectionSpec("net-flows", "Net flows per chain", _net_flows),
+    SectionSpec("volume", "Volume over time", _volume),
+    SectionSpec("sizes", "Ticket sizes", _sizes),
+    SectionSpec("seasonality", "Seasonality", _seasonality),
+    SectionSpec("addresses", "Top addresses and concentration", _addresses),
+    SectionSpec("provenance", "Provenance", _provenance),
+)
+"""Every section, in the order it appears."""
+
+SECTIONS: tuple[tuple[str, str], ...] = tuple((s.id, s.title) for s in REGISTRY)
+"""``(id, title)`` of every section, in the order they appear."""
