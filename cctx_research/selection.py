@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from . import chains as chain_registry
-from .evm import canonical_addresses
+from .addressing import canonical_addresses
 
 __all__ = ["chain_names", "touching", "with_main_chain"]
 

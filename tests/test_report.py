@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cctx_research import __version__, cli, explorers, report
+from cctx_research import __version__, chains, cli, report
 
 START, END = "2024-06-28T12:00:00Z", "2024-07-01T12:00:00Z"
 
@@ -101,12 +101,10 @@ def test_figures_are_embedded_pngs_that_decode(built: report.Report, page: str) 
 
 def _explorer_link(value: str) -> bool:
     """A plain link to a block explorer the toolkit knows (a link loads nothing)."""
-    bases = {
-        t.split("{}")[0].rsplit("/", 2)[0]
-        for e in explorers.EXPLORERS.values()
-        for t in (e.address, e.tx)
+    prefixes = {
+        t.split("{")[0] for c in chains.CHAINS for t in (c.explorer_address, c.explorer_tx) if t
     }
-    return any(value.startswith(base + "/") for base in bases)
+    return any(value.startswith(prefix) for prefix in prefixes)
 
 
 def test_no_external_resources(page: str) -> None:

@@ -117,9 +117,7 @@ def _pools(seed: int) -> dict[str, Any]:
     return {
         "routers": _hex(rng.integers(0, 256, (cfg["routers"], 20), dtype=np.uint8), 20),
         "senders": _hex(rng.integers(0, 256, (cfg["sender_pool"], 20), dtype=np.uint8), 20),
-        "recipients": _hex(
-            rng.integers(0, 256, (cfg["recipient_pool"], 20), dtype=np.uint8), 20
-        ),
+        "recipients": _hex(rng.integers(0, 256, (cfg["recipient_pool"], 20), dtype=np.uint8), 20),
         "relayers": _hex(rng.integers(0, 256, (cfg["relayer_callers"], 20), dtype=np.uint8), 20),
         "sender_cdf": zipf_cdf(cfg["sender_pool"], cfg["sender_zipf"]),
         "recipient_cdf": zipf_cdf(cfg["recipient_pool"], cfg["recipient_zipf"]),
