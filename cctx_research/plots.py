@@ -27,6 +27,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter
 
 from ._plotting import USDC as _USDC
 from ._plotting import axes as _axes
@@ -40,6 +41,7 @@ from ._plotting import no_data as _no_data
 from ._plotting import require_frame as _require_frame
 from ._plotting import set_title as _set_title
 from ._plotting import value_label as _value_label
+from ._plotting import window_text as _window_text
 from .analysis import _common, addresses, flows, volumes
 from .plots_ledger import plot_fast_share, plot_latency, plot_stuck
 
@@ -210,7 +212,11 @@ def plot_flow_matrix(
         range(grid.shape[1]), [_chain_text(c) for c in data.columns], rotation=45, ha="right"
     )
     ax.set_yticks(range(grid.shape[0]), [_chain_text(c) for c in data.index])
-    ax.figure.colorbar(image, ax=ax, label=_value_label(kind))
+    bar = ax.figure.colorbar(image, ax=ax, label=_value_label(kind))
+    # compact tick labels (10M, 500k) instead of an offset exponent ("1e7"),
+    # which sits above the bar and runs into the title
+    bar.formatter = FuncFormatter(lambda v, _pos: _compact(v))
+    bar.update_ticks()
     if annotate:
         threshold = grid.max() / 2 if grid.size else 0
         for i in range(grid.shape[0]):
@@ -584,7 +590,9 @@ def plot_lorenz(
     else:
         conc = addresses.concentration(data)
     ax = _axes(ax)
-    _set_title(ax, f"Concentration of volume per {role}", win, title)
+    # the plot is narrow (square by design): the window goes on a second line
+    base, text = f"Concentration of volume per {role}", _window_text(win)
+    _set_title(ax, base, None, title if title is not None or not text else f"{base}\n{text}")
     ax.set_xlabel("Cumulative share of addresses (smallest first)")
     ax.set_ylabel(f"Cumulative share of volume ({_USDC})")
     ax.set_xlim(0, 1)

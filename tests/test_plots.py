@@ -104,6 +104,37 @@ def test_flow_matrix(small):
     assert colorbar_axes[0].get_ylabel() == "Volume (USDC)"
 
 
+def _drawn(fig):
+    """The renderer of the figure, drawn (laid out as in the report)."""
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def test_flow_matrix_title_clear_of_the_colour_bar(rand):
+    fig, ax = plt.subplots(figsize=(8.0, 6.5), layout="constrained")
+    plots.plot_flow_matrix(flows.matrix(rand), ax=ax)
+    renderer = _drawn(fig)
+    bar = next(a for a in fig.axes if a is not ax)
+    offset = bar.yaxis.get_offset_text()
+    assert offset.get_text() == ""  # no "1e7" exponent above the bar
+    labels = [t.get_text() for t in bar.get_yticklabels() if t.get_text()]
+    assert labels
+    assert all(label[-1] in "kMB0123456789" for label in labels)
+    title = ax.title.get_window_extent(renderer)
+    assert not title.overlaps(bar.get_tightbbox(renderer))
+
+
+def test_lorenz_title_fits_the_figure(rand):
+    fig, ax = plt.subplots(figsize=(6.0, 5.0), layout="constrained")
+    plots.plot_lorenz(rand, ax=ax)
+    renderer = _drawn(fig)
+    title = ax.title.get_window_extent(renderer)
+    page = fig.bbox
+    assert page.x0 <= title.x0, (title, page)
+    assert title.x1 <= page.x1, (title, page)
+    assert title.y1 <= page.y1
+
+
 def test_flow_matrix_counts_from_transfers(small):
     ax = plots.plot_flow_matrix(small, values="count", annotate=False)
     assert len(ax.texts) == 0
@@ -203,7 +234,8 @@ def test_in_flight():
 
 def test_lorenz(small):
     ax = plots.plot_lorenz(small)
-    assert ax.get_title() == f"Concentration of volume per recipient, {WINDOW}"
+    # the window on a second line: the plot is narrow
+    assert ax.get_title() == f"Concentration of volume per recipient\n{WINDOW}"
     assert "USDC" in ax.get_ylabel()
     assert len(ax.lines) == 2
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
