@@ -50,6 +50,7 @@ __all__ = [
     "pairs",
     "render_png",
     "share",
+    "shorten",
     "synthetic_banner",
     "tx_link",
     "usd",
@@ -91,11 +92,30 @@ def share(value: Any) -> str:
     return "-" if value is None or not np.isfinite(value) else f"{value * 100:,.1f}%"
 
 
-def link(url: str | None, text: Any) -> str:
-    """``<a href>`` to ``url`` showing ``text`` (both escaped); the plain text when no URL."""
+def link(url: str | None, text: Any, *, title: str | None = None) -> str:
+    """``<a href>`` to ``url`` showing ``text`` (all escaped); the plain text when no URL.
+
+    ``title`` is the tooltip (the full value when ``text`` is shortened).
+    """
     if url is None:
         return escape(text)
-    return f'<a href="{escape(url)}" rel="noopener noreferrer">{escape(text)}</a>'
+    tip = f' title="{escape(title)}"' if title else ""
+    return f'<a href="{escape(url)}" rel="noopener noreferrer"{tip}>{escape(text)}</a>'
+
+
+def shorten(value: Any, *, keep: int = 6) -> str:
+    """A long hash as its first and last characters (``0x7c8196…32d6ef``); short values as is.
+
+    Examples
+    --------
+    >>> shorten("0x" + "ab" * 32)
+    '0xababab…ababab'
+    >>> shorten("0x12")
+    '0x12'
+    """
+    text = str(value)
+    head = keep + (2 if text.startswith("0x") else 0)
+    return text if len(text) <= head + keep + 1 else f"{text[:head]}…{text[-keep:]}"
 
 
 def address_link(chain: Any, address: Any, text: Any = None) -> str:
@@ -107,8 +127,14 @@ def address_link(chain: Any, address: Any, text: Any = None) -> str:
 
 
 def tx_link(chain: Any, tx_hash: Any, text: Any = None) -> str:
-    """A transaction linked to its page on ``chain``'s explorer (escaped text when none fits)."""
-    return link(explorers.tx_url(chain, tx_hash), tx_hash if text is None else text)
+    """A transaction linked to its page on ``chain``'s explorer (escaped text when none fits).
+
+    The hash is shown in full unless ``text`` says otherwise (the full hash
+    is then the link's tooltip).
+    """
+    shown = tx_hash if text is None else text
+    title = str(tx_hash) if str(shown) != str(tx_hash) else None
+    return link(explorers.tx_url(chain, tx_hash), shown, title=title)
 
 
 def _cell(value: Any, column: str) -> tuple[str, str]:
@@ -174,7 +200,8 @@ def html_table(
     links : mapping, optional
         ``{column: (kind, chain_column)}``: link each value of ``column`` to
         the explorer of the chain in ``chain_column`` of the same row;
-        ``kind`` is ``"address"`` or ``"tx"``.
+        ``kind`` is ``"address"`` or ``"tx"`` (hashes are shown shortened,
+        with the full hash as the tooltip).
 
     Returns
     -------
@@ -203,7 +230,10 @@ def html_table(
             spec = specs.get(str(column))
             if spec is not None and css != "num":
                 chain = record[position[spec[1]]]
-                content = (address_link if spec[0] == "address" else tx_link)(chain, value, text)
+                if spec[0] == "address":
+                    content = address_link(chain, value, text)
+                else:  # a hash is long: shown shortened, in full as the tooltip
+                    content = tx_link(chain, value, shorten(text))
             else:
                 content = escape(text)
             cls = f' class="{css}"' if css else ""

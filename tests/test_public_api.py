@@ -31,6 +31,7 @@ MODULES = [
     "cctx_research.report",
     "cctx_research.report.building",
     "cctx_research.report.document",
+    "cctx_research.report.ledger_sections",
     "cctx_research.report.registry",
     "cctx_research.report.sections",
     "cctx_research.service.sample",

@@ -14,6 +14,7 @@ from .._version import __version__
 from ..analysis import addresses, flows, volumes
 from ..selection import chain_names, touching, with_main_chain
 from .document import Report
+from .ledger_sections import scope_ledger
 from .registry import Context, build_sections
 from .sections import REGISTRY
 
@@ -161,6 +162,7 @@ def build(
     title: str = "CCTP cross-chain USDC transfers",
     top_n: int = 10,
     progress: bool = False,
+    ledger: pd.DataFrame | None = None,
 ) -> Report:
     """Fetch a window through ``client``, analyse it and draw every section.
 
@@ -184,6 +186,14 @@ def build(
     progress : bool, default False
         Show a progress bar (tqdm, on stderr or in the notebook) over the
         steps.
+    ledger : pandas.DataFrame, optional
+        A ``"ledger"`` frame (both sides of each transfer): what
+        ``cctx_research.load(...)`` or ``load_sample()`` return, usually the
+        data ``client`` serves. It feeds the "Latency", "Pending and stuck"
+        and "V2 fast transfers and fees" sections, over the transfers
+        burned in the window (and touching ``chains``), judged as of
+        ``end``. Without it (or without burn times, or V2 fields, in it)
+        those sections show a one-line note saying what would provide them.
 
     Returns
     -------
@@ -192,7 +202,9 @@ def build(
     Raises
     ------
     ValueError, TypeError
-        For a bad window or chain.
+        For a bad window or chain, or a ``ledger`` that is not a DataFrame.
+    cctx_research.errors.DataError
+        If ``ledger`` does not follow the ledger schema.
     cctx_research.errors.CctxError
         When fetching fails.
 
@@ -200,6 +212,10 @@ def build(
     --------
     >>> r = build(cctx.connect(), chains=["base", "arbitrum"])  # doctest: +SKIP
     >>> r.save("report.html")  # doctest: +SKIP
+
+    With both sides of each transfer, the ledger sections too:
+
+    >>> r = build(cctx.connect(), ledger=cctx.load_sample())  # doctest: +SKIP
     """
     if not callable(getattr(client, "mints", None)) or not callable(
         getattr(client, "volume_history", None)
@@ -212,6 +228,7 @@ def build(
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ValueError(f"top_n must be a positive int, got {top_n!r}")
     freq = bucket_for(start_ts, end_ts)
+    scoped = None if ledger is None else scope_ledger(ledger, start_ts, end_ts, names)
 
     from tqdm.auto import tqdm
 
@@ -233,9 +250,12 @@ def build(
 
         bar.set_postfix_str("drawing")
         generated_at = pd.Timestamp.now(tz="UTC")
-        synthetic = is_synthetic(fetched, history)
+        frames = {"transfers": fetched, "volume history": history}
+        if ledger is not None:
+            frames["ledger"] = ledger
+        synthetic = is_synthetic(*frames.values())
         prov = _provenance_block(
-            {"transfers": fetched, "volume history": history},
+            frames,
             start=start_ts,
             end=end_ts,
             chains=names,
@@ -250,6 +270,7 @@ def build(
             top_n=top_n,
             data=results,
             provenance=prov,
+            ledger=scoped,
         )
         sections = build_sections(REGISTRY, ctx)
         bar.update(1)
@@ -257,6 +278,8 @@ def build(
         bar.close()
     results["transfers"] = transfers
     results["volume_history"] = history
+    if scoped is not None:
+        results["ledger"] = scoped
     return Report(
         title=title,
         start=start_ts,

@@ -33,6 +33,7 @@ CSS = """
 .cctx-report th, .cctx-report td { border: 1px solid #d0d7de; padding: 3px 8px; }
 .cctx-report th { background: #f6f8fa; text-align: left; }
 .cctx-report td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.cctx-report td { white-space: nowrap; }
 .cctx-report td.up { color: #1a7f37; }
 .cctx-report td.down { color: #cf222e; }
 .cctx-report td a { color: #0969da; text-decoration: none; }

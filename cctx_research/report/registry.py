@@ -88,21 +88,23 @@ class SectionSpec:
         :class:`~cctx_research.markup.EmbeddedFigure`).
     supports : callable
         ``supports(ctx) -> bool``: whether the data can feed the section.
-    unsupported : str
-        The one-line note shown instead when it cannot.
+    unsupported : str or callable
+        The one-line note shown instead when it cannot (or
+        ``unsupported(ctx) -> str``, to say why for this data).
     """
 
     id: str
     title: str
     builder: Callable[[Context], Sequence[Part]]
     supports: Callable[[Context], bool] = _always
-    unsupported: str = ""
+    unsupported: str | Callable[[Context], str] = ""
 
     def build(self, ctx: Context) -> Section:
         """The section for ``ctx``: built, or the note when the data does not support it."""
         if not self.supports(ctx):
             logger.debug("section %r: not supported by the data", self.id)
-            text = self.unsupported or f"The data has nothing for {self.title.lower()}."
+            text = self.unsupported(ctx) if callable(self.unsupported) else self.unsupported
+            text = text or f"The data has nothing for {self.title.lower()}."
             return Section(self.id, self.title, (note(text),), supported=False)
         return Section(self.id, self.title, tuple(self.builder(ctx)))
 

@@ -1,7 +1,8 @@
 """The report's sections over the interface's frames, and the registry of every section.
 
 :data:`REGISTRY` lists every section in the order it appears; each entry
-names its builder and says whether the data supports it.
+names its builder and says whether the data supports it; the sections that
+need a ledger (burn and mint times, V2 fields) are in :mod:`.ledger_sections`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pandas as pd
 
 from .. import plots
 from ..markup import cards, escape, html_table, note, pairs, share, synthetic_banner, usd, when
+from . import ledger_sections
 from .registry import Context, Part, SectionSpec, figure
 
 __all__ = ["REGISTRY", "SECTIONS"]
@@ -215,6 +217,7 @@ REGISTRY: tuple[SectionSpec, ...] = (
     SectionSpec("sizes", "Ticket sizes", _sizes),
     SectionSpec("seasonality", "Seasonality", _seasonality),
     SectionSpec("addresses", "Top addresses and concentration", _addresses),
+    *ledger_sections.SPECS,
     SectionSpec("provenance", "Provenance", _provenance),
 )
 """Every section, in the order it appears."""

@@ -1,0 +1,314 @@
+"""The report's sections over a ledger: latency, pending and stuck transfers, V2 and fees.
+
+They need both sides of each transfer (burn and mint times), which the
+interface's frames lack: :func:`~cctx_research.report.build` takes them from
+``ledger=`` (``cctx_research.load(...)``, ``load_sample()``, the file given
+to ``report --data``). Without one, each section shows a one-line note
+saying what would provide it.
+
+The report judges the ledger as of the end of its window: it keeps the
+transfers burned in ``[start, end)`` that touch the chains picked, and a
+transfer minted at or after ``end`` counts as pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import chains as chain_registry
+from .. import plots, schema
+from ..analysis import latency, pending, v2
+from ..markup import cards, html_table, note, usd, when
+from .registry import Context, Part, SectionSpec, figure
+
+__all__ = ["SPECS", "duration", "scope_ledger"]
+
+_WHERE = (
+    "pass ledger= to report.build (cctx_research.load(...) of event logs or exports, "
+    "cctx_research.load_sample()), or run `cctx-research report --data FILE`"
+)
+
+
+def duration(seconds: float) -> str:
+    """Seconds for reading: ``"45 s"``, ``"12 min 30 s"``, ``"3 h 05 min"``, ``"2 d 4 h"``.
+
+    Examples
+    --------
+    >>> duration(8.24), duration(750), duration(11100), duration(187200), duration(float("nan"))
+    ('8.2 s', '12 min 30 s', '3 h 05 min', '2 d 4 h', '-')
+    >>> duration(59.7), duration(3599.9), duration(86399)
+    ('1 min 00 s', '1 h 00 min', '1 d 0 h')
+    """
+    if seconds is None or not np.isfinite(seconds):
+        return "-"
+    s = float(seconds)
+    if s < 59.5:
+        return f"{s:.1f} s" if s < 9.95 else f"{s:.0f} s"
+    if s < 3570:
+        minutes, rest = divmod(round(s), 60)
+        return f"{minutes} min {rest:02d} s"
+    if s < 86_100:
+        hours, rest = divmod(round(s / 60), 60)
+        return f"{hours} h {rest:02d} min"
+    days, hours = divmod(round(s / 3600), 24)
+    return f"{days} d {hours} h"
+
+
+def _durations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with ``*_s`` columns shown as durations (and renamed without ``_s``)."""
+    out = frame.copy()
+    for column in columns:
+        if column in out.columns:
+            out[column] = [duration(v) for v in out[column].to_numpy(dtype="float64")]
+    return out.rename(columns={c: c.removesuffix("_s") for c in columns})
+
+
+def scope_ledger(
+    ledger: pd.DataFrame,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    names: Sequence[str] | None,
+) -> pd.DataFrame:
+    """The ledger rows a report covers: burned in ``[start, end)``, touching ``names``.
+
+    Parameters
+    ----------
+    ledger : pandas.DataFrame
+        A ``"ledger"`` frame; the V2 columns it lacks are added as nulls
+        (on a copy).
+    start, end : pandas.Timestamp
+    names : sequence of str or None
+        Canonical chain names; None keeps every chain.
+
+    Returns
+    -------
+    pandas.DataFrame
+        With the ledger's provenance.
+
+    Raises
+    ------
+    TypeError
+        If ``ledger`` is not a DataFrame.
+    cctx_research.errors.DataError
+        If it does not follow the ledger schema (naming the columns).
+    """
+    if not isinstance(ledger, pd.DataFrame):
+        raise TypeError(
+            "ledger must be a pandas DataFrame of kind 'ledger' (cctx_research.load(...), "
+            f"cctx_research.load_sample()), got {type(ledger).__name__}"
+        )
+    frame = schema.complete(ledger.copy(deep=False), "ledger")
+    schema.validate(frame, "ledger")
+    burn = frame["burn_timestamp"]
+    keep = ((burn >= start) & (burn < end)).fillna(False).to_numpy(dtype=bool)
+    if names:
+        wanted = {chain_registry.domain(n) for n in names}
+        touching = frame["source_domain"].isin(wanted) | frame["destination_domain"].isin(wanted)
+        keep = keep & touching.to_numpy(dtype=bool)
+    out = frame.loc[keep].reset_index(drop=True)
+    out.attrs = dict(ledger.attrs)
+    return out
+
+
+def _has_burn_times(ctx: Context) -> bool:
+    ledger = ctx.ledger
+    if ledger is None or not len(ledger):
+        return False
+    no_side = ledger["burn_tx_hash"].isna().to_numpy() & (
+        ledger["burn_block"].to_numpy(dtype="int64") == -1
+    )
+    return bool((ledger["burn_timestamp"].notna().to_numpy() & ~no_side).any())
+
+
+def _completed_by_end(ctx: Context) -> pd.DataFrame:
+    ledger = ctx.ledger
+    assert ledger is not None
+    minted = (ledger["mint_timestamp"] < ctx.end).fillna(False).to_numpy(dtype=bool)
+    out = ledger.loc[minted | ledger["mint_timestamp"].isna().to_numpy()]
+    out.attrs = dict(ledger.attrs)
+    return out
+
+
+def _supports_latency(ctx: Context) -> bool:
+    if not _has_burn_times(ctx):
+        return False
+    done = _completed_by_end(ctx)
+    return bool(done["mint_timestamp"].notna().any())
+
+
+def _supports_v2(ctx: Context) -> bool:
+    if not _has_burn_times(ctx):
+        return False
+    assert ctx.ledger is not None
+    return bool((ctx.ledger["cctp_version"] == 2).fillna(False).any())
+
+
+def _latency(ctx: Context) -> Sequence[Part]:
+    done = _completed_by_end(ctx)
+    table = latency.by_route(done)
+    ctx.data["latency"] = table
+    parts: list[Part] = [
+        figure(
+            "latency",
+            "Burn-to-mint latency per route: median, with the 10th to 90th percentile",
+            plots.plot_latency,
+            table,
+            figsize=(9.0, max(3.5, 0.32 * len(table) + 1.5)),
+        ),
+        html_table(_durations(table, ["median_s", "p10_s", "p90_s"])),
+    ]
+    classes = latency.by_route(done, by="finality")
+    if classes["finality"].astype(str).nunique() > 1:
+        ctx.data["latency_by_finality"] = classes
+        parts += [
+            "<h3>Fast against standard transfers</h3>",
+            html_table(_durations(classes, ["median_s", "p10_s", "p90_s"])),
+        ]
+    parts.append(
+        note(
+            "Burn to mint, over the transfers burned in the window and minted before its "
+            "end; a transfer minted later counts as pending (next section)."
+        )
+    )
+    return parts
+
+
+def _pending(ctx: Context) -> Sequence[Part]:
+    ledger = ctx.ledger
+    assert ledger is not None
+    total = pending.in_flight(ledger, as_of=ctx.end, by=None).iloc[0]
+    routes = pending.in_flight(ledger, as_of=ctx.end)
+    late = pending.stuck(ledger, as_of=ctx.end)
+    ctx.data.update(in_flight_at_end=routes, stuck=late)
+    parts: list[Part] = [
+        cards(
+            [
+                ("pending at the end of the window", f"{int(total['count']):,}"),
+                ("USDC pending", usd(float(total["amount"]))),
+                ("oldest pending since", when(total["oldest"])),
+                ("stuck", f"{len(late):,}"),
+            ]
+        )
+    ]
+    if len(routes):
+        parts += [
+            "<h3>Pending per route</h3>",
+            html_table(_durations(routes.drop(columns=["amount_raw"]), ["max_age_s"])),
+        ]
+    if len(late):
+        shown = late.head(ctx.top_n)[
+            [
+                "burn_tx_hash",
+                "source_chain",
+                "destination_chain",
+                "finality",
+                "amount",
+                "burn_timestamp",
+                "age_s",
+                "reference_s",
+                "reference",
+                "mint_recipient",
+            ]
+        ]
+        parts += [
+            figure(
+                "stuck",
+                "Stuck transfers: age against amount",
+                plots.plot_stuck,
+                late,
+                figsize=(9.0, 4.0),
+            ),
+            f"<h3>Stuck transfers (the {min(len(late), ctx.top_n)} oldest of {len(late):,})</h3>",
+            html_table(
+                _durations(shown, ["age_s", "reference_s"]),
+                links={
+                    "burn_tx_hash": ("tx", "source_chain"),
+                    "mint_recipient": ("address", "destination_chain"),
+                },
+            ),
+        ]
+    factor = late.attrs.get("factor", 3.0)
+    parts.append(
+        note(
+            f"As of {when(ctx.end)}, over the transfers burned in the window. Stuck: pending "
+            f"for more than {factor:g} times the median latency of transfers like it "
+            "(same route and finality class, else the nearest broader group: see reference)."
+        )
+    )
+    return parts
+
+
+def _v2_section(ctx: Context) -> Sequence[Part]:
+    done = _completed_by_end(ctx)
+    share = v2.fast_share(ctx.ledger)
+    fees = v2.fees(done)
+    caps = v2.fee_caps(done)
+    hooked = v2.hooks(ctx.ledger)
+    ctx.data.update(fast_share=share, fees=fees, fee_caps=caps, hooks=hooked)
+    parts: list[Part] = [
+        figure(
+            "fast-share",
+            "Share of V2 transfers sent as fast transfers, per route",
+            plots.plot_fast_share,
+            share,
+            figsize=(9.0, max(3.5, 0.32 * len(share) + 1.5)),
+        ),
+        html_table(share),
+        "<h3>Fees collected</h3>",
+        html_table(fees),
+        "<h3>Fee caps (max fee) against the fee taken</h3>",
+        html_table(caps),
+        "<h3>Hooks</h3>",
+        html_table(hooked),
+        note(
+            "V2 transfers burned in the window. Fast: minimum finality threshold of at most "
+            "1000 (attested at confirmation), standard above. Fees are what the mint "
+            "collected, in basis points (bps) of the amount burned."
+        ),
+    ]
+    return parts
+
+
+SPECS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "latency",
+        "Latency",
+        _latency,
+        supports=_supports_latency,
+        unsupported=lambda ctx: (
+            "No latency: no transfer burned in the window was minted before its end."
+            if _has_burn_times(ctx)
+            else "No latency: this data has no burn times (the interface's frames carry one "
+            f"timestamp per transfer, the mint's); {_WHERE}."
+        ),
+    ),
+    SectionSpec(
+        "pending",
+        "Pending and stuck",
+        _pending,
+        supports=_has_burn_times,
+        unsupported=lambda ctx: (
+            "No pending or stuck transfers to judge: the ledger has no transfer burned in "
+            "the window."
+            if ctx.ledger is not None
+            else "No pending or stuck transfers: this data has no burn times (the interface's "
+            f"frames carry one timestamp per transfer, the mint's); {_WHERE}."
+        ),
+    ),
+    SectionSpec(
+        "v2",
+        "V2 fast transfers and fees",
+        _v2_section,
+        supports=_supports_v2,
+        unsupported=lambda ctx: (
+            "No CCTP V2 transfers burned in the window of this ledger."
+            if _has_burn_times(ctx)
+            else "No CCTP V2 fields in this data (finality threshold, max fee, fee collected, "
+            f"hook data: the interface's frames have none); {_WHERE}."
+        ),
+    ),
+)
+"""The ledger sections, in order (they come after the address section)."""

@@ -1,0 +1,181 @@
+"""HTML pieces shared by the report and the widgets: escaping, tables, explorer links."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pandas as pd
+import pytest
+
+from cctx_research import addressing, explorers, markup
+
+EVM = "0x" + "ab" * 20
+TX = "0x" + "7c" * 32
+# documented public addresses: USDC's mint on Solana, Circle's USDC on Ethereum
+USDC_SOLANA = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+USDC_ETHEREUM = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+EVIL = '"><script>alert(1)</script>'
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchors: list[dict[str, str | None]] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "a":
+            self.anchors.append(dict(attrs))
+
+
+def _parse(text: str) -> _Anchors:
+    parser = _Anchors()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+# ------------------------------------------------------------------ escaping
+
+
+def test_escape_covers_text_and_attribute_values() -> None:
+    assert markup.escape(EVIL) == "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert markup.escape("it's & co") == "it&#x27;s &amp; co"
+
+
+def test_tables_escape_headers_cells_and_caption() -> None:
+    frame = pd.DataFrame({EVIL: [EVIL], "address": [EVIL], "chain": ["base"]})
+    text = markup.html_table(frame, caption=EVIL, links={"address": ("address", "chain")})
+    parsed = _parse(text)
+    assert "script" not in parsed.tags
+    assert parsed.anchors == []  # not an address: shown as text, not linked
+    assert text.count(markup.escape(EVIL)) == 4  # caption, header, two cells
+
+
+def test_banner_and_cards_escape() -> None:
+    assert "<script" not in markup.synthetic_banner(EVIL)
+    assert "<script" not in markup.cards([(EVIL, EVIL)])
+    assert "<script" not in markup.pairs([(EVIL, EVIL)])
+    assert 'id="x"' in markup.synthetic_banner(element_id="x")
+
+
+def test_numbers_are_formatted_for_reading() -> None:
+    frame = pd.DataFrame(
+        {"count": [1234567], "share": [0.1234], "volume": [1234.5678], "small": [0.5]}
+    )
+    text = markup.html_table(frame)
+    for shown in ("1,234,567", "12.3%", "1,235", "0.50"):
+        assert shown in text
+    assert markup.usd(float("nan")) == "-"
+    assert markup.when(None) == "-"
+    assert markup.when(pd.Timestamp("2024-07-01 12:34")) == "2024-07-01 12:34 UTC"
+
+
+# --------------------------------------------------------------------- links
+
+
+def test_table_links_each_row_to_its_own_chain() -> None:
+    frame = pd.DataFrame(
+        {
+            "tx_hash": [TX, TX, TX],
+            "chain": ["base", "arbitrum", "domain-42"],
+            "address": [EVM, EVM, EVM],
+        }
+    )
+    text = markup.html_table(
+        frame, links={"tx_hash": ("tx", "chain"), "address": ("address", "chain")}
+    )
+    hrefs = [a["href"] for a in _parse(text).anchors]
+    assert hrefs == [
+        f"https://basescan.org/tx/{TX}",
+        f"https://basescan.org/address/{EVM}",
+        f"https://arbiscan.io/tx/{TX}",
+        f"https://arbiscan.io/address/{EVM}",
+    ]  # domain-42 has no explorer: plain text
+    tips = [a.get("title") for a in _parse(text).anchors]
+    assert tips[0] == TX  # the hash is shortened on screen, whole in the tooltip
+    assert markup.shorten(TX) in text
+
+
+def test_bad_link_specs_say_what_to_pass() -> None:
+    frame = pd.DataFrame({"address": [EVM], "chain": ["base"]})
+    with pytest.raises(ValueError, match="not among"):
+        markup.html_table(frame, links={"address": ("address", "destination_chain")})
+    with pytest.raises(ValueError, match="kind one of"):
+        markup.html_table(frame, links={"address": ("account", "chain")})
+    with pytest.raises(TypeError, match="links must map"):
+        markup.html_table(frame, links=[("address", "chain")])  # type: ignore[arg-type]
+
+
+def test_field_table_links_by_the_chain_of_the_record() -> None:
+    row = pd.Series(
+        {
+            "tx_hash": TX,
+            "source_chain": "ethereum",
+            "destination_chain": "base",
+            "mint_recipient": EVM,
+            "amount": 12.5,
+        }
+    )
+    text = markup.field_table(
+        row,
+        links={
+            "tx_hash": ("tx", "destination_chain"),
+            "mint_recipient": ("address", "source_chain"),
+        },
+    )
+    hrefs = [a["href"] for a in _parse(text).anchors]
+    assert hrefs == [f"https://basescan.org/tx/{TX}", f"https://etherscan.io/address/{EVM}"]
+    assert "12.50" in text
+
+
+def test_explorer_urls_in_each_chains_spelling() -> None:
+    padded = "0x" + "00" * 12 + USDC_ETHEREUM[2:].upper()
+    assert explorers.address_url("ethereum", padded) == (
+        f"https://etherscan.io/address/{USDC_ETHEREUM}"
+    )
+    # a Solana account given in the interface's bytes32 form links in base58
+    wire = addressing.to_bytes32(USDC_SOLANA)
+    assert explorers.address_url("solana", wire) == f"https://solscan.io/account/{USDC_SOLANA}"
+    assert explorers.address_url(5, USDC_SOLANA) == f"https://solscan.io/account/{USDC_SOLANA}"
+    # Noble writes its hashes in upper-case hex without 0x
+    url = explorers.tx_url("noble", "ab" * 32)
+    assert url is not None
+    assert url.endswith("/tx/" + "AB" * 32)
+    assert url.startswith("https://www.mintscan.io/noble")
+
+
+@pytest.mark.parametrize(
+    ("chain", "value"),
+    [
+        ("base", USDC_SOLANA),  # base58 on an EVM chain
+        ("domain-42", EVM),  # no explorer known
+        (None, EVM),
+        (float("nan"), EVM),
+        ("atlantis", EVM),
+        ("base", None),
+        ("base", EVIL),
+    ],
+)
+def test_no_url_when_the_value_does_not_fit_the_chain(chain: object, value: object) -> None:
+    assert explorers.address_url(chain, value) is None
+    assert explorers.tx_url(chain, value) is None
+    shown = markup.address_link(chain, value)
+    assert "<a" not in shown
+    assert "<script" not in shown
+
+
+def test_a_32_byte_account_is_no_evm_address() -> None:
+    assert explorers.address_url("base", "0x" + "ab" * 32) is None
+    assert explorers.tx_url("base", "0x" + "ab" * 32) is not None  # a hash has 32 bytes
+
+
+def test_links_are_plain_anchors() -> None:
+    text = markup.address_link("base", EVM)
+    assert re.fullmatch(
+        r'<a href="https://basescan\.org/address/0x[0-9a-f]{40}" '
+        r'rel="noopener noreferrer">0x[0-9a-f]{40}</a>',
+        text,
+    )

@@ -1,0 +1,248 @@
+"""The section registry, and the ledger sections: present with a ledger, a note without."""
+
+from __future__ import annotations
+
+import base64
+import io
+from html.parser import HTMLParser
+from typing import Any
+
+import matplotlib.image as mpimg
+import numpy as np
+import pandas as pd
+import pytest
+
+from cctx_research import chains, errors, report
+from cctx_research.provenance import Provenance, attach
+from cctx_research.report import ledger_sections
+from cctx_research.service.sample import generate
+
+SAMPLE_AS_OF = "2024-07-01T12:00:00Z"  # the sample client's clock (conftest)
+START, END = "2024-06-29T00:00:00Z", "2024-07-01T00:00:00Z"
+LEDGER_IDS = ("latency", "pending", "v2")
+
+
+@pytest.fixture(scope="module")
+def client(sample_client: Any) -> Any:
+    return sample_client
+
+
+@pytest.fixture(scope="module")
+def ledger() -> pd.DataFrame:
+    """The ledger the sample client serves (V1 only)."""
+    return generate(SAMPLE_AS_OF, days=3)
+
+
+@pytest.fixture(scope="module")
+def ledger_v2(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The sample with every fourth transfer made V2: fast ones pay 1 bp, standard ones 0."""
+    out = ledger.copy()
+    v2 = np.arange(len(out)) % 4 == 0
+    fast = v2 & (np.arange(len(out)) % 8 == 0)
+    out.loc[v2, "cctp_version"] = 2
+    out.loc[v2, "min_finality_threshold"] = np.where(fast[v2], 1000, 2000)
+    out.loc[v2, "finality_threshold_executed"] = np.where(fast[v2], 1000, 2000)
+    out.loc[v2, "max_fee_raw"] = out.loc[v2, "amount_raw"] // 5000
+    out.loc[v2, "fee_raw"] = np.where(fast[v2], out.loc[v2, "amount_raw"] // 10_000, 0)
+    out.loc[v2, "hook_data"] = "0x"
+    never = out["mint_timestamp"].isna()  # the mint side (fee, executed threshold) is missing
+    out.loc[never, ["fee_raw", "finality_threshold_executed"]] = pd.NA
+    out.attrs = dict(ledger.attrs)
+    return out
+
+
+@pytest.fixture(scope="module")
+def plain(client: Any) -> report.Report:
+    return report.build(client, START, END)
+
+
+@pytest.fixture(scope="module")
+def with_v2(client: Any, ledger_v2: pd.DataFrame) -> report.Report:
+    return report.build(client, START, END, ledger=ledger_v2)
+
+
+def _in_window(ledger: pd.DataFrame) -> pd.DataFrame:
+    burn = ledger["burn_timestamp"]
+    return ledger.loc[(burn >= pd.Timestamp(START)) & (burn < pd.Timestamp(END))]
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs.append(dict(attrs).get("href") or "")
+
+
+# ------------------------------------------------------------------- registry
+
+
+def test_registry_is_the_one_list_of_sections() -> None:
+    ids = [spec.id for spec in report.REGISTRY]
+    assert len(set(ids)) == len(ids)
+    assert tuple((s.id, s.title) for s in report.REGISTRY) == report.SECTIONS
+    assert ids[-1] == "provenance"
+    assert ids[ids.index("addresses") + 1 : -1] == list(LEDGER_IDS)
+    titles = dict(report.SECTIONS)
+    assert titles["latency"] == "Latency"
+    assert titles["pending"] == "Pending and stuck"
+    assert titles["v2"] == "V2 fast transfers and fees"
+
+
+def test_a_spec_shows_its_note_when_the_data_cannot_feed_it() -> None:
+    calls: list[str] = []
+
+    def builder(ctx: report.Context) -> list[str]:
+        calls.append("built")
+        return ["<p>content</p>"]
+
+    ctx = report.Context(start=None, end=None)
+    shown = report.SectionSpec("x", "X", builder).build(ctx)
+    assert (shown.supported, shown.parts, calls) == (True, ("<p>content</p>",), ["built"])
+    spec = report.SectionSpec(
+        "x",
+        "X <b>",
+        builder,
+        supports=lambda c: c.ledger is not None,
+        unsupported=lambda c: f"No <ledger> for {c.top_n} rows.",
+    )
+    shown = spec.build(ctx)
+    assert calls == ["built"]  # the builder is not run
+    assert shown.supported is False
+    assert shown.parts == ('<p class="note">No &lt;ledger&gt; for 10 rows.</p>',)
+    assert shown.to_html().startswith('<section id="x"><h2>X &lt;b&gt;</h2>')
+
+
+# ------------------------------------------------------- without a ledger
+
+
+def test_without_a_ledger_each_ledger_section_is_a_one_line_note(plain: report.Report) -> None:
+    assert [s.id for s in plain.sections] == [sid for sid, _ in report.SECTIONS]
+    for sid in LEDGER_IDS:
+        section = plain.section(sid)
+        assert section.supported is False
+        assert len(section.parts) == 1
+        assert section.parts[0].startswith('<p class="note">')
+        assert section.figures == []
+        assert "ledger=" in section.parts[0]  # says what would provide it
+        assert "report --data" in section.parts[0]
+    assert all(s.supported for s in plain.sections if s.id not in LEDGER_IDS)
+    assert "latency" not in plain.data
+
+
+# ----------------------------------------------------------- with a ledger
+
+
+def test_latency_matches_plain_pandas(with_v2: report.Report, ledger_v2: pd.DataFrame) -> None:
+    section = with_v2.section("latency")
+    assert section.supported
+    assert [f.name for f in section.figures] == ["latency"]
+    rows = _in_window(ledger_v2)
+    done = rows.loc[rows["mint_timestamp"] < pd.Timestamp(END)]
+    seconds = (done["mint_timestamp"] - done["burn_timestamp"]).dt.total_seconds()
+    names = (
+        done["source_domain"].map(chains.chain_name)
+        + ">"
+        + done["destination_domain"].map(chains.chain_name)
+    )
+    expected = seconds.groupby(names.to_numpy()).median()
+    table = with_v2.data["latency"]
+    got = pd.Series(
+        table["median_s"].to_numpy(),
+        index=table["source_chain"].astype(str) + ">" + table["destination_chain"].astype(str),
+    )
+    pd.testing.assert_series_equal(
+        got.sort_index(), expected.sort_index(), check_names=False, check_index_type=False
+    )
+    assert int(table["count"].sum()) == len(done)
+    text = section.to_html()
+    assert ledger_sections.duration(float(got["ethereum>base"])) in text
+    assert "Fast against standard transfers" in text  # V2 splits by finality class
+
+
+def test_pending_counts_mints_after_the_end_as_pending(
+    with_v2: report.Report, ledger_v2: pd.DataFrame
+) -> None:
+    rows = _in_window(ledger_v2)
+    minted_later = rows["mint_timestamp"].isna() | (rows["mint_timestamp"] >= pd.Timestamp(END))
+    assert bool((rows["mint_timestamp"] >= pd.Timestamp(END)).any())  # the case is exercised
+    per_route = with_v2.data["in_flight_at_end"]
+    assert int(per_route["count"].sum()) == int(minted_later.sum())
+    assert int(per_route["amount_raw"].sum()) == int(rows.loc[minted_later, "amount_raw"].sum())
+    text = with_v2.section("pending").to_html()
+    assert f"{int(minted_later.sum()):,}" in text
+    assert "As of 2024-07-01 00:00 UTC" in text
+
+
+def test_stuck_transfers_link_to_the_source_chains_explorer(with_v2: report.Report) -> None:
+    stuck = with_v2.data["stuck"]
+    assert len(stuck) > 0
+    parser = _Anchors()
+    parser.feed(with_v2.section("pending").to_html())
+    tx_links = [h for h in parser.hrefs if "/tx/" in h]
+    shown = stuck.head(10)
+    assert len(tx_links) == len(shown)
+    for href, (_, row) in zip(tx_links, shown.iterrows(), strict=True):
+        entry = chains.info(str(row["source_chain"]))
+        assert href == entry.tx_url(row["burn_tx_hash"])
+
+
+def test_v2_section_fees_and_fast_share(with_v2: report.Report, ledger_v2: pd.DataFrame) -> None:
+    section = with_v2.section("v2")
+    assert section.supported
+    assert [f.name for f in section.figures] == ["fast-share"]
+    rows = _in_window(ledger_v2)
+    v2 = rows.loc[rows["cctp_version"] == 2]
+    share = with_v2.data["fast_share"]
+    assert int(share["count"].sum()) == len(v2)
+    assert int(share["fast_count"].sum()) == int((v2["min_finality_threshold"] == 1000).sum())
+    done = v2.loc[v2["mint_timestamp"] < pd.Timestamp(END)]
+    fees = with_v2.data["fees"]
+    assert int(fees["fee_raw"].sum()) == int(done["fee_raw"].sum())
+    for heading in ("Fees collected", "Fee caps", "Hooks"):
+        assert heading in section.to_html()
+    png = section.figures[0].to_html().split("base64,")[1].split('"')[0]
+    pixels = mpimg.imread(io.BytesIO(base64.b64decode(png)))
+    assert float(pixels.std()) > 0.02
+
+
+def test_provenance_names_the_ledger(with_v2: report.Report) -> None:
+    ops = {o["data"]: o for o in with_v2.provenance["operations"]}
+    assert ops["ledger"]["operation"] == "sample"
+    assert with_v2.synthetic is True
+
+
+def test_v1_ledger_and_chain_filter(client: Any, ledger: pd.DataFrame) -> None:
+    r = report.build(client, START, END, chains=["base"], ledger=ledger)
+    assert r.section("latency").supported
+    assert r.section("pending").supported
+    v2 = r.section("v2")
+    assert v2.supported is False
+    assert "No CCTP V2 transfers burned in the window" in v2.to_html()
+    kept = r.data["ledger"]
+    base = chains.domain("base")
+    assert len(kept) > 0
+    assert bool(((kept["source_domain"] == base) | (kept["destination_domain"] == base)).all())
+    assert set(r.data["latency"]["source_chain"].astype(str)) | set(
+        r.data["latency"]["destination_chain"].astype(str)
+    ) >= {"base"}
+
+
+def test_a_ledger_without_burn_times_gets_the_notes(client: Any, ledger: pd.DataFrame) -> None:
+    blind = ledger.copy()
+    blind["burn_tx_hash"] = pd.Series(pd.NA, index=blind.index, dtype=blind["burn_tx_hash"].dtype)
+    blind["burn_block"] = -1  # what a ledger rebuilt from the interface's frames holds
+    attach(blind, Provenance(source="a ledger from mints"))
+    r = report.build(client, START, END, ledger=blind)
+    for sid in LEDGER_IDS:
+        assert r.section(sid).supported is False, sid
+    assert "no burn times" in r.section("latency").to_html()
+
+
+def test_bad_ledgers_are_refused_with_what_to_pass(client: Any, plain: report.Report) -> None:
+    with pytest.raises(TypeError, match="load_sample"):
+        report.build(client, START, END, ledger="ledger.parquet")
+    with pytest.raises(errors.DataError, match=r"missing columns: .*burn_timestamp"):
+        report.build(client, START, END, ledger=plain.data["transfers"])
