@@ -125,12 +125,14 @@ def routes(ledger: pd.DataFrame) -> dict[str, pd.Categorical]:
     src = ledger["source_domain"].to_numpy(dtype="int64")
     dst = ledger["destination_domain"].to_numpy(dtype="int64")
     names = {int(d): chains.chain_name(int(d)) for d in np.unique(np.concatenate([src, dst]))}
-    order = _common.chain_order(names.values())
+    # the categories of _common.chain_column, filled by code: no per-row string work
+    dtype = _common.chain_column([], _common.chain_order(names.values())).dtype
+    position = {name: k for k, name in enumerate(dtype.categories)}
     out = {}
     for col, values in (("source_chain", src), ("destination_chain", dst)):
-        uniques, codes = np.unique(values, return_inverse=True)
-        labels = np.array([names[int(d)] for d in uniques], dtype=object)
-        out[col] = _common.chain_column(labels[codes] if len(values) else [], order)
+        uniques, inverse = np.unique(values, return_inverse=True)
+        codes = np.array([position[names[int(d)]] for d in uniques], dtype="int32")
+        out[col] = pd.Categorical.from_codes(codes[inverse.reshape(-1)], dtype=dtype)
     return out
 
 
