@@ -14,7 +14,7 @@ MODULES = [
     "cctx_research.client",
     "cctx_research.config",
     "cctx_research.errors",
-    "cctx_research.evm",
+    "cctx_research.addressing",
     "cctx_research.schema",
     "cctx_research.times",
     "cctx_research.arguments",
