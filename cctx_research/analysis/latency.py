@@ -106,8 +106,8 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> ledger = generate("2024-07-01", days=1)
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=1)
     >>> table = by_route(ledger)
     >>> list(table.columns)
     ['source_chain', 'destination_chain', 'count', 'median_s', 'p10_s', 'p90_s']
@@ -160,8 +160,8 @@ def timeseries(
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> daily = timeseries(generate("2024-07-01", days=2), freq="1D")
+    >>> import cctx_research as cctx
+    >>> daily = timeseries(cctx.load_sample(as_of="2024-07-01", days=2), freq="1D")
     >>> daily["timestamp"].nunique()
     2
     """

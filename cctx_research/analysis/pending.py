@@ -141,8 +141,8 @@ def stuck(
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> ledger = generate("2024-07-01", days=2)
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=2)
     >>> late = stuck(ledger, as_of="2024-07-01", factor=3)
     >>> bool((late["age_s"] > 3 * late["reference_s"]).all())
     True
@@ -221,8 +221,8 @@ def in_flight(
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> ledger = generate("2024-07-01", days=2)
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=2)
     >>> total = in_flight(ledger, as_of="2024-07-01", by=None)
     >>> int(total["count"].iloc[0]) > 0
     True
