@@ -38,17 +38,7 @@ _QUANTILES = (("p10_s", 0.1), ("median_s", 0.5), ("p90_s", 0.9))
 def _completed(ledger: pd.DataFrame, keys: list[str], *, what: str) -> pd.DataFrame:
     """Route, group keys, burn time and latency of the completed transfers."""
     frame = _ledger.ledger_frame(ledger, what=what)
-    needed = [
-        "source_domain",
-        "destination_domain",
-        "burn_timestamp",
-        "mint_timestamp",
-        "cctp_version",
-        "min_finality_threshold",
-    ]
-    done = frame.loc[
-        _ledger.burn_known(frame) & frame["mint_timestamp"].notna().to_numpy(), needed
-    ]
+    done = _ledger.completed(frame)
     rows = _ledger.table(done, ["cctp_version", "burn_timestamp"])
     rows["latency_s"] = _ledger.latency_seconds(done)
     rows.attrs.clear()

@@ -73,7 +73,7 @@ def _pending(ledger: Any, as_of: Any, *, what: str) -> tuple[pd.DataFrame, pd.Se
 
 def _references(frame: pd.DataFrame, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Reference latency (s) and the level it came from, for each row of ``rows``."""
-    done = frame.loc[_ledger.burn_known(frame) & frame["mint_timestamp"].notna().to_numpy()]
+    done = _ledger.completed(frame)
     completed = _ledger.table(done)
     completed["latency_s"] = _ledger.latency_seconds(done)
     value = np.full(len(rows), np.nan)
