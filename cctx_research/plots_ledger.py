@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -45,6 +46,14 @@ def _computable(data: Any, name: str) -> bool:
     if kit.is_transfers(data) and "timestamp" in data.columns:
         raise _ledger.no_burn_times(name)
     return False
+
+
+def _bar_axes(ax: Axes | None, rows: int) -> Axes:
+    """The given axes, or a new figure tall enough for one labelled bar per row."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * rows + 1.5)))
+        return ax
+    return kit.axes(ax)
 
 
 def _route_text(source: Any, destination: Any) -> str:
@@ -145,10 +154,11 @@ def plot_latency(
         ["source_chain", "destination_chain", "median_s"],
         "latency.by_route(...) or latency.timeseries(...) output, or a ledger frame",
     )
-    ax = kit.axes(ax)
     win = data.attrs.get(_common.WINDOW_ATTR)
     if "timestamp" in data.columns:
+        ax = kit.axes(ax)
         return _latency_lines(data, ax, log=log, top=top, win=win, title=title)
+    ax = _bar_axes(ax, len(data))
     kit.set_title(ax, "Burn-to-mint latency per route", win, title)
     ax.set_xlabel("Burn to mint (seconds; median, bar: 10th-90th percentile)")
     if data.empty:
@@ -200,7 +210,9 @@ def plot_latency(
             handles=handles + extra,
             labels=[h.get_label() for h in handles] + names,
             fontsize="small",
-            loc="lower right",
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.12),
+            ncol=3,
         )
     return ax
 
@@ -352,7 +364,7 @@ def plot_fast_share(
         ["source_chain", "destination_chain", column],
         "v2.fast_share(...) output or a ledger frame",
     )
-    ax = kit.axes(ax)
+    ax = _bar_axes(ax, len(data))
     noun = "transfers" if value == "count" else "volume"
     kit.set_title(
         ax, f"Fast transfers, share of V2 {noun}", data.attrs.get(_common.WINDOW_ATTR), title

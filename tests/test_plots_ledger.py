@@ -144,3 +144,14 @@ def test_bad_input(ledger) -> None:
     for plot in (plots.plot_latency, plots.plot_stuck, plots.plot_fast_share):
         with pytest.raises(DataError, match="burn time"):
             plot(transfers)
+
+
+def test_a_new_figure_grows_with_the_routes() -> None:
+    import cctx_research as cctx
+
+    ledger = cctx.load_sample(as_of="2026-11-01", days=1)
+    share = v2_analysis.fast_share(ledger)
+    assert len(share) > 20
+    ax = plots.plot_fast_share(share)
+    assert len(_bars(ax)) == 2 * len(share)
+    assert ax.figure.get_size_inches()[1] == pytest.approx(0.3 * len(share) + 1.5)

@@ -64,6 +64,14 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
     title = [Wrong()]
     ax = [Wrong()]
     return {
+        "chains.address_format": (
+            chains.address_format,
+            ("solana",),
+            {},
+            {"value": [Wrong(), -1, "nowhere"]},
+        ),
+        "chains.by_chain_id": (chains.by_chain_id, ("8453",), {}, {"value": [Wrong(), 1.5]}),
+        "chains.info": (chains.info, ("base",), {}, {"value": [Wrong(), -1, "nowhere"]}),
         "chains.chain_id": (chains.chain_id, (6,), {}, {"domain_id": [Wrong(), -1, "nowhere"]}),
         "chains.chain_label": (chains.chain_label, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}),
         "chains.chain_name": (chains.chain_name, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}),

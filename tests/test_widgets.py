@@ -239,7 +239,8 @@ def test_address_explorer_shows_profile_and_activity(client: Any, example: dict)
     assert ex.profile is None
     assert ex.summary.value == ""
     assert bytes(ex.images["activity"].value) == b""
-    assert "40 hex digits" in ex.status.value  # the message names the formats accepted
+    assert "40 hex digits" in ex.status.value
+    assert "base58" in ex.status.value  # every accepted format is named
 
 
 def test_address_explorer_unknown_address(client: Any) -> None:

@@ -124,13 +124,16 @@ def routes(ledger: pd.DataFrame) -> dict[str, pd.Categorical]:
     """``source_chain`` and ``destination_chain`` categoricals of a ledger's rows."""
     src = ledger["source_domain"].to_numpy(dtype="int64")
     dst = ledger["destination_domain"].to_numpy(dtype="int64")
-    names = {int(d): chains.chain_name(int(d)) for d in np.unique(np.concatenate([src, dst]))}
-    order = _common.chain_order(names.values())
+    names = {int(d): chains.chain_name(int(d)) for d in pd.unique(np.concatenate([src, dst]))}
+    # the categories of _common.chain_column, filled by code: no per-row string work
+    dtype = _common.chain_column([], _common.chain_order(names.values())).dtype
+    position = {name: k for k, name in enumerate(dtype.categories)}
     out = {}
     for col, values in (("source_chain", src), ("destination_chain", dst)):
-        uniques, codes = np.unique(values, return_inverse=True)
-        labels = np.array([names[int(d)] for d in uniques], dtype=object)
-        out[col] = _common.chain_column(labels[codes] if len(values) else [], order)
+        # factorize hashes (no sort); then one code per distinct domain
+        inverse, uniques = pd.factorize(values)
+        codes = np.array([position[names[int(d)]] for d in uniques], dtype="int32")
+        out[col] = pd.Categorical.from_codes(codes[inverse], dtype=dtype)
     return out
 
 
@@ -141,6 +144,23 @@ def table(ledger: pd.DataFrame, columns: Sequence[str] = ()) -> pd.DataFrame:
     for col in columns:
         out[col] = ledger[col]
     return out
+
+
+LATENCY_COLUMNS: tuple[str, ...] = (
+    "source_domain",
+    "destination_domain",
+    "burn_timestamp",
+    "mint_timestamp",
+    "cctp_version",
+    "min_finality_threshold",
+)
+"""What :func:`table` and :func:`latency_seconds` read: copy only these of a large ledger."""
+
+
+def completed(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The :data:`LATENCY_COLUMNS` of the transfers with a known burn and a mint."""
+    mask = burn_known(ledger) & ledger["mint_timestamp"].notna().to_numpy()
+    return ledger.loc[mask, list(LATENCY_COLUMNS)]
 
 
 def latency_seconds(ledger: pd.DataFrame) -> pd.Series:

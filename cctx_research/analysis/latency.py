@@ -38,7 +38,7 @@ _QUANTILES = (("p10_s", 0.1), ("median_s", 0.5), ("p90_s", 0.9))
 def _completed(ledger: pd.DataFrame, keys: list[str], *, what: str) -> pd.DataFrame:
     """Route, group keys, burn time and latency of the completed transfers."""
     frame = _ledger.ledger_frame(ledger, what=what)
-    done = frame.loc[_ledger.burn_known(frame) & frame["mint_timestamp"].notna().to_numpy()]
+    done = _ledger.completed(frame)
     rows = _ledger.table(done, ["cctp_version", "burn_timestamp"])
     rows["latency_s"] = _ledger.latency_seconds(done)
     rows.attrs.clear()
@@ -96,8 +96,8 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> ledger = generate("2024-07-01", days=1)
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=1)
     >>> table = by_route(ledger)
     >>> list(table.columns)
     ['source_chain', 'destination_chain', 'count', 'median_s', 'p10_s', 'p90_s']
@@ -150,8 +150,8 @@ def timeseries(
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> daily = timeseries(generate("2024-07-01", days=2), freq="1D")
+    >>> import cctx_research as cctx
+    >>> daily = timeseries(cctx.load_sample(as_of="2024-07-01", days=2), freq="1D")
     >>> daily["timestamp"].nunique()
     2
     """

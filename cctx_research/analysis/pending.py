@@ -73,7 +73,7 @@ def _pending(ledger: Any, as_of: Any, *, what: str) -> tuple[pd.DataFrame, pd.Se
 
 def _references(frame: pd.DataFrame, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Reference latency (s) and the level it came from, for each row of ``rows``."""
-    done = frame.loc[_ledger.burn_known(frame) & frame["mint_timestamp"].notna().to_numpy()]
+    done = _ledger.completed(frame)
     completed = _ledger.table(done)
     completed["latency_s"] = _ledger.latency_seconds(done)
     value = np.full(len(rows), np.nan)
@@ -141,8 +141,8 @@ def stuck(
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> ledger = generate("2024-07-01", days=2)
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=2)
     >>> late = stuck(ledger, as_of="2024-07-01", factor=3)
     >>> bool((late["age_s"] > 3 * late["reference_s"]).all())
     True
@@ -221,8 +221,8 @@ def in_flight(
 
     Examples
     --------
-    >>> from cctx_research.service.sample import generate
-    >>> ledger = generate("2024-07-01", days=2)
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=2)
     >>> total = in_flight(ledger, as_of="2024-07-01", by=None)
     >>> int(total["count"].iloc[0]) > 0
     True

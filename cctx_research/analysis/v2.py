@@ -74,10 +74,13 @@ def fast_share(ledger: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from cctx_research import schema
-    >>> list(fast_share(schema.empty("ledger")).columns)  # doctest: +NORMALIZE_WHITESPACE
+    >>> import cctx_research as cctx
+    >>> share = fast_share(cctx.load_sample(as_of="2024-07-01", days=1))
+    >>> list(share.columns)  # doctest: +NORMALIZE_WHITESPACE
     ['source_chain', 'destination_chain', 'count', 'fast_count', 'fast_count_share',
      'volume', 'fast_volume', 'fast_volume_share']
+    >>> bool(share["fast_count_share"].between(0, 1).all())
+    True
     """
     table, win = _v2(ledger, what="v2.fast_share", columns=[])
     table = table.loc[(table["finality"] != "unknown").to_numpy()]

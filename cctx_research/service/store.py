@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import arguments, chains, schema
-from ..addressing import from_bytes32, normalize_hash, to_bytes32
+from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_bytes32
 from ..errors import DataError, NotFoundError
 from ..times import TimeLike, to_timestamp
 
@@ -114,11 +114,12 @@ def _arrow(series: pd.Series) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-def _check_hashes(values: list[Any], column: str) -> None:
-    """Check hashes not written as ``0x`` hex (Solana signatures, Noble hashes, ...)."""
+def _normal_hashes(values: list[Any], column: str) -> list[str]:
+    """Hashes not written as ``0x`` hex (Solana signatures, Noble hashes, ...), checked."""
+    out = []
     for value in values:
         try:
-            normalize_hash(value)
+            out.append(normalize_hash(value))
         except (TypeError, ValueError):
             raise DataError(
                 f"column {column!r} holds a value that is not a transaction hash: "
@@ -126,6 +127,7 @@ def _check_hashes(values: list[Any], column: str) -> None:
                 hint="transaction hashes are '0x' followed by 64 hex digits (EVM), base58 "
                 "(Solana, Sui) or 64 bare hex digits (Noble)",
             ) from None
+    return out
 
 
 def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
@@ -138,12 +140,12 @@ def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray,
     text = pc.utf8_lower(_arrow(series))
     ok = pc.fill_null(pc.match_substring_regex(text, r"^0x[0-9a-f]{64}$"), False)
     ok_np = np.asarray(ok, dtype=bool)
-    other: dict[int, str] = {}
+    other: dict[int, tuple[str, str]] = {}
     if not ok_np[present].all():
         rest = present & ~ok_np
         values = series[rest].tolist()
-        _check_hashes(values, column)
-        other = dict(zip(np.flatnonzero(rest).tolist(), values, strict=True))
+        pairs = zip(values, _normal_hashes(values, column), strict=True)
+        other = dict(zip(np.flatnonzero(rest).tolist(), pairs, strict=True))
         present = present & ok_np
     text = text.filter(pa.array(present))
     fixed = text.cast(pa.binary()).cast(pa.binary(66))
@@ -170,10 +172,13 @@ def _encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.nd
             hint="every transfer needs an address there (use 0x00..00 for 'none')",
         )
     codes, uniques = pd.factorize(series, sort=False)
-    canon = []
-    for value in uniques:
+    # Hex values (nearly all) in one vectorised pass; other formats one by one.
+    canon = canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
+    is_hex = pd.Series(canon, dtype=object).str.fullmatch(r"0x(?:[0-9a-f]{40}|[0-9a-f]{64})")
+    for i in np.flatnonzero(~is_hex.fillna(False).to_numpy(dtype=bool)):
+        value = uniques[i]
         try:
-            canon.append(_wire(value))
+            canon[i] = _wire(value)
         except (TypeError, ValueError):
             raise DataError(
                 f"column {column!r} holds a value that is not an address: {str(value)[:80]!r}",
@@ -312,9 +317,10 @@ class Store:
         self._has_mint_hash &= self._minted
         # Hashes not written as 0x hex (Solana signatures, Noble hashes) are few:
         # a dict by their normalised text, and their text by (row, is_mint).
-        self._other_text = {(r, False): v for r, v in burn_other.items()}
-        self._other_text.update({(r, True): v for r, v in mint_other.items() if self._minted[r]})
-        self._other_slot = {normalize_hash(v): k for k, v in self._other_text.items()}
+        other = {(r, False): v for r, v in burn_other.items()}
+        other.update({(r, True): v for r, v in mint_other.items() if self._minted[r]})
+        self._other_text = {k: given for k, (given, _) in other.items()}
+        self._other_slot = {normal: k for k, (_, normal) in other.items()}
         burn_slots = np.flatnonzero(self._has_burn_hash) * 2
         mint_slots = np.flatnonzero(self._has_mint_hash) * 2 + 1
         slots = np.concatenate([burn_slots, mint_slots])
