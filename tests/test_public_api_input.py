@@ -82,14 +82,6 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {},
             {"value": [Wrong(), 1.5]},
         ),
-        "chains.address_format": (
-            chains.address_format,
-            ("solana",),
-            {},
-            {"value": [Wrong(), "nowhere", 2.5, -1]},
-        ),
-        "chains.by_chain_id": (chains.by_chain_id, ("8453",), {}, {"value": [Wrong(), 1.5]}),
-        "chains.info": (chains.info, ("base",), {}, {"value": [Wrong(), "nowhere", 2.5, -1]}),
         "chains.domains": (chains.domains, (["base", 0],), {}, {"values": [Wrong(), ["nowhere"]]}),
         "chains.name_from_chain_id": (
             chains.name_from_chain_id,

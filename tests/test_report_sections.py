@@ -8,11 +8,10 @@ from html.parser import HTMLParser
 from typing import Any
 
 import matplotlib.image as mpimg
-import numpy as np
 import pandas as pd
 import pytest
 
-from cctx_research import chains, errors, report
+from cctx_research import chains, errors, report, schema
 from cctx_research.provenance import Provenance, attach
 from cctx_research.report import ledger_sections
 from cctx_research.service.sample import generate
@@ -28,26 +27,18 @@ def client(sample_client: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def ledger() -> pd.DataFrame:
-    """The ledger the sample client serves (V1 only)."""
-    return generate(SAMPLE_AS_OF, days=3)
+def ledger_v2() -> pd.DataFrame:
+    """The ledger the sample client serves: V1 and V2 (fast and standard) transfers."""
+    ledger = generate(SAMPLE_AS_OF, days=3)
+    assert bool((ledger["cctp_version"] == 2).any())
+    return ledger
 
 
 @pytest.fixture(scope="module")
-def ledger_v2(ledger: pd.DataFrame) -> pd.DataFrame:
-    """The sample with every fourth transfer made V2: fast ones pay 1 bp, standard ones 0."""
-    out = ledger.copy()
-    v2 = np.arange(len(out)) % 4 == 0
-    fast = v2 & (np.arange(len(out)) % 8 == 0)
-    out.loc[v2, "cctp_version"] = 2
-    out.loc[v2, "min_finality_threshold"] = np.where(fast[v2], 1000, 2000)
-    out.loc[v2, "finality_threshold_executed"] = np.where(fast[v2], 1000, 2000)
-    out.loc[v2, "max_fee_raw"] = out.loc[v2, "amount_raw"] // 5000
-    out.loc[v2, "fee_raw"] = np.where(fast[v2], out.loc[v2, "amount_raw"] // 10_000, 0)
-    out.loc[v2, "hook_data"] = "0x"
-    never = out["mint_timestamp"].isna()  # the mint side (fee, executed threshold) is missing
-    out.loc[never, ["fee_raw", "finality_threshold_executed"]] = pd.NA
-    out.attrs = dict(ledger.attrs)
+def ledger(ledger_v2: pd.DataFrame) -> pd.DataFrame:
+    """The same transfers from a source without the V2 fields (a V1-era export)."""
+    out = ledger_v2.drop(columns=list(schema.LEDGER_V2))
+    out.attrs = dict(ledger_v2.attrs)
     return out
 
 
@@ -221,6 +212,7 @@ def test_v1_ledger_and_chain_filter(client: Any, ledger: pd.DataFrame) -> None:
     v2 = r.section("v2")
     assert v2.supported is False
     assert "No CCTP V2 transfers burned in the window" in v2.to_html()
+    assert r.data["ledger"]["cctp_version"].isna().all()  # the V2 columns added as nulls
     kept = r.data["ledger"]
     base = chains.domain("base")
     assert len(kept) > 0
