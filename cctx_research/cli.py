@@ -22,6 +22,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import config
 from ._version import __version__
@@ -167,11 +168,32 @@ def _run_report(args: argparse.Namespace) -> int:
     options = {} if args.title is None else {"title": args.title}
     with connect(sample=True if args.sample else None, progress=progress) as client:
         built = report.build(
-            client, args.start, args.end, chains=args.chains, progress=progress, **options
+            client,
+            args.start,
+            args.end,
+            chains=args.chains,
+            progress=progress,
+            ledger=_embedded_ledger(args),
+            **options,
         )
     path = built.save(args.out)
     print(path)
     return 0
+
+
+def _embedded_ledger(args: argparse.Namespace) -> Any:
+    """The embedded sample's ledger when the report runs on it (else None).
+
+    It is the data the embedded service serves (the last 30 days up to now),
+    with both sides of each transfer: it feeds the report's latency, pending
+    and V2 sections. The rule is connect()'s: the sample with ``--sample`` or
+    without credentials.
+    """
+    if not (args.sample or not config.Settings.from_env().has_credentials):
+        return None
+    from .service.sample import load_sample
+
+    return load_sample()
 
 
 # --------------------------------------------------------------------------

@@ -308,6 +308,10 @@ def test_cli_report(
     text = out.read_text(encoding="utf-8")
     assert all(f'<section id="{sid}">' in text for sid, _ in report.SECTIONS)
     assert 'id="synthetic-banner"' in text
+    # on the embedded sample, its ledger feeds the latency and pending sections
+    for sid in ("latency", "pending"):
+        body = text.split(f'<section id="{sid}">', 1)[1].split("</section>", 1)[0]
+        assert "<img" in body, sid
     assert cli.main([*argv[:5], "--chains", "atlantis", "--out", str(out), "--no-progress"]) == 1
     assert "unknown chain" in capsys.readouterr().err
 
