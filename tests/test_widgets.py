@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from cctx_research import widgets
+from cctx_research import chains, widgets
 from cctx_research.analysis import addresses
 
 DAY1, DAY2 = dt.date(2024, 6, 29), dt.date(2024, 6, 30)
@@ -101,6 +101,8 @@ def test_dashboard_draws_everything_on_open(dash: widgets.Dashboard) -> None:
     assert set(dash.images) == {"flow_graph", "flow_matrix", "volume"}
     assert all(_png_ok(image.value) for image in dash.images.values())
     assert "<table" in dash.top_table.value
+    assert "<th>chain</th>" in dash.top_table.value
+    assert dash.top_table.value.count("<a href=") == 10  # each top address, on its chain
     assert "transfers" in dash.status.value
     assert "Synthetic" in dash.banner.value  # the sample says it is synthetic
     assert len(dash.transfers) > 1000
@@ -231,6 +233,7 @@ def test_address_explorer_shows_profile_and_activity(client: Any, example: dict)
     assert ex.profile.transfers > 0
     assert ex.profile.address == example["address"]
     assert example["address"] in ex.summary.value
+    assert "On the block explorers" in ex.summary.value
     assert _png_ok(ex.images["activity"].value)
     assert "transfers received" in ex.status.value
     assert "Synthetic" in ex.banner.value
@@ -262,6 +265,11 @@ def test_transaction_lookup(client: Any, example: dict) -> None:
     assert tx.transaction is not None
     assert example["tx_hash"] in tx.details.value
     assert "found" in tx.status.value
+    # the hash links to the explorer of the chain it ran on: a mint's is its destination
+    row = tx.transaction
+    side = "destination_chain" if row["transaction_type"] == "mint" else "source_chain"
+    url = chains.info(str(row[side])).tx_url(example["tx_hash"])
+    assert f'href="{url}"' in tx.details.value
     tx.tx_hash.value = "0xnope"
     assert isinstance(tx.error, ValueError)
     assert "64 hex digits" in tx.status.value
