@@ -113,6 +113,12 @@ def scope_ledger(
     return out
 
 
+def _ledger(ctx: Context) -> pd.DataFrame:
+    if ctx.ledger is None:  # the predicates keep builders from getting here
+        raise ValueError("this section needs a ledger: pass ledger= to report.build")
+    return ctx.ledger
+
+
 def _has_burn_times(ctx: Context) -> bool:
     ledger = ctx.ledger
     if ledger is None or not len(ledger):
@@ -124,8 +130,7 @@ def _has_burn_times(ctx: Context) -> bool:
 
 
 def _completed_by_end(ctx: Context) -> pd.DataFrame:
-    ledger = ctx.ledger
-    assert ledger is not None
+    ledger = _ledger(ctx)
     minted = (ledger["mint_timestamp"] < ctx.end).fillna(False).to_numpy(dtype=bool)
     out = ledger.loc[minted | ledger["mint_timestamp"].isna().to_numpy()]
     out.attrs = dict(ledger.attrs)
@@ -142,8 +147,7 @@ def _supports_latency(ctx: Context) -> bool:
 def _supports_v2(ctx: Context) -> bool:
     if not _has_burn_times(ctx):
         return False
-    assert ctx.ledger is not None
-    return bool((ctx.ledger["cctp_version"] == 2).fillna(False).any())
+    return bool((_ledger(ctx)["cctp_version"] == 2).fillna(False).any())
 
 
 def _latency(ctx: Context) -> Sequence[Part]:
@@ -177,8 +181,7 @@ def _latency(ctx: Context) -> Sequence[Part]:
 
 
 def _pending(ctx: Context) -> Sequence[Part]:
-    ledger = ctx.ledger
-    assert ledger is not None
+    ledger = _ledger(ctx)
     total = pending.in_flight(ledger, as_of=ctx.end, by=None).iloc[0]
     routes = pending.in_flight(ledger, as_of=ctx.end)
     late = pending.stuck(ledger, as_of=ctx.end)
@@ -243,10 +246,10 @@ def _pending(ctx: Context) -> Sequence[Part]:
 
 def _v2_section(ctx: Context) -> Sequence[Part]:
     done = _completed_by_end(ctx)
-    share = v2.fast_share(ctx.ledger)
+    share = v2.fast_share(_ledger(ctx))
     fees = v2.fees(done)
     caps = v2.fee_caps(done)
-    hooked = v2.hooks(ctx.ledger)
+    hooked = v2.hooks(_ledger(ctx))
     ctx.data.update(fast_share=share, fees=fees, fee_caps=caps, hooks=hooked)
     parts: list[Part] = [
         figure(
