@@ -280,7 +280,7 @@ def load(
         )
     used = sorted(set(formats))
     record = Provenance(
-        source="files: " + ", ".join(str(p) for p in files),
+        source=", ".join(str(p) for p in files),
         operation="load",
         files=tuple(str(p) for p in files),
         format=used[0] if len(used) == 1 else "+".join(used),
