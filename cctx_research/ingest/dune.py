@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .. import chains, schema
+from ..errors import DataError
 from .formats import Parts
 from .values import Rows
 
@@ -183,10 +184,11 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
     elif chain is not None:
         domain = np.full(len(rows), chain, dtype=np.int64)
     else:
-        domain = np.full(len(rows), -1, dtype=np.int64)
-        rows.flag(
-            np.ones(len(rows), dtype=bool),
-            "the chain of this table is unknown: pass chain= (the table has no 'chain' column)",
+        raise DataError(
+            f"the chain of {rows.source_file!r} is unknown: Dune's per-chain decoded tables "
+            "have no 'chain' column",
+            hint="pass chain='ethereum' (or {path: chain}); on the command line "
+            "--chain CHAIN or --chain PATH=CHAIN",
         )
     return pd.DataFrame(
         {
