@@ -1,0 +1,1 @@
+"""Bring your own data: readers and decoders for CCTP data held outside the interface."""
