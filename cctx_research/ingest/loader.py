@@ -84,7 +84,16 @@ def _read_logs(path: Path, chain: int | None, blocks: Any, parts: Parts) -> None
     except ImportError as exc:  # pragma: no cover - the decoder ships with the package
         raise DataError("the event-log decoder is not available in this installation") from exc
     logs = evm_logs.read_logs(path)
-    decoded = evm_logs.decode_logs(logs, chain=chain, blocks=blocks)
+    # the decoder reads a number as an EVM chain id: pass the chain by name
+    named = None if chain is None else chains.chain_name(chain)
+    decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
+    frames = (decoded.burns, decoded.received, decoded.mints)
+    if any(f["domain"].isna().any() for f in frames if len(f)):
+        raise DataError(
+            f"the chain of the logs in {str(path)!r} is unknown: they carry no chain id",
+            hint="pass chain='ethereum' (or {path: chain}); on the command line "
+            "--chain CHAIN or --chain PATH=CHAIN (cryo's logs carry chain_id)",
+        )
     parts.burns.append(decoded.burns)
     parts.received.append(decoded.received)
     parts.mints.append(decoded.mints)
@@ -260,7 +269,8 @@ def load(
     burned = ledger["burn_tx_hash"].notna() & ledger["burn_timestamp"].isna()
     minted = ledger["mint_tx_hash"].notna() & ledger["mint_timestamp"].isna()
     tally = dict(parts.counts)
-    tally.update(counts)
+    for key, value in counts.items():
+        tally[key] = tally.get(key, 0) + value
     tally["bad"] = len(problems)
     tally["missing_times"] = int(burned.sum() + minted.sum())
     tally["transfers"] = len(ledger)
