@@ -182,12 +182,14 @@ def read_table(path: Path) -> Table:
 
 
 def _parquet_provenance(table: Any) -> Provenance | None:
+    """The record ``DataFrame.to_parquet`` wrote with the frame's ``attrs`` (if any)."""
     meta = table.schema.metadata or {}
-    raw = meta.get(b"pandas")
-    if not raw:
-        return None
+    attrs: Any = None
     try:
-        attrs = json.loads(raw).get("attrs", {})
+        if b"PANDAS_ATTRS" in meta:  # pandas >= 2.1
+            attrs = json.loads(meta[b"PANDAS_ATTRS"])
+        elif b"pandas" in meta:
+            attrs = json.loads(meta[b"pandas"]).get("attrs")
     except ValueError:
         return None
     record = attrs.get("cctx") if isinstance(attrs, dict) else None
