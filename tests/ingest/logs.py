@@ -542,3 +542,55 @@ def write_cryo_blocks(path: Path, logs: list[Log], *, chain_id: int | None = 845
     else:
         pacsv.write_csv(table.drop_columns(["block_hash"]), path)
     return path
+
+
+# ---------------------------------------------------------------- committed fixtures
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evm"
+_ETHEREUM = {  # mainnet contracts on Ethereum (Circle's published addresses)
+    ("DepositForBurn", 1): "0xbd3fa81b58ba92a82136038b25adec7066af3155",
+    ("MintAndWithdraw", 1): "0xbd3fa81b58ba92a82136038b25adec7066af3155",
+    ("MessageSent", 1): "0x0a992d191deec32afe36203ad87d7d289a738f81",
+    ("MessageReceived", 1): "0x0a992d191deec32afe36203ad87d7d289a738f81",
+    ("DepositForBurn", 2): "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d",
+    ("MintAndWithdraw", 2): "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d",
+    ("MessageSent", 2): "0x81d40f21f12a8f0e3252bccb954d722d4c464b64",
+    ("MessageReceived", 2): "0x81d40f21f12a8f0e3252bccb954d722d4c464b64",
+}
+
+
+def fixture_logs() -> list[Log]:
+    """The logs of the committed fixtures: one per event and version, Ethereum contracts."""
+    logs = transfer_logs(seed=2024, start_block=20_000_000, start_time=1_717_977_611)
+    for log in logs:
+        log.address = _ETHEREUM[(log.event, log.version)]
+    return logs
+
+
+def write_fixtures(directory: Path = FIXTURES) -> list[Path]:
+    """(Re)write tests/fixtures/evm: one small file per input format."""
+    directory.mkdir(parents=True, exist_ok=True)
+    logs = fixture_logs()
+    nodes = [lg.node() for lg in logs]
+    return [
+        write_json(directory / "getlogs_list.json", nodes),
+        write_json(directory / "getlogs_response.json", response(nodes)),
+        write_json(
+            directory / "getlogs_responses.json", [response(nodes[:4], 1), response(nodes[4:], 2)]
+        ),
+        write_jsonl(directory / "getlogs.jsonl", nodes),
+        write_jsonl(directory / "getlogs_no_time.jsonl", [lg.node(with_time=False) for lg in logs]),
+        write_cryo(directory / "cryo_logs.parquet", logs, chain_id=1),
+        write_cryo(directory / "cryo_logs.csv", logs, chain_id=1),
+        write_json(
+            directory / "blocks_rpc.json",
+            [{"jsonrpc": "2.0", "id": i, "result": b} for i, b in enumerate(block_objects(logs))],
+        ),
+        write_cryo_blocks(directory / "cryo_blocks.parquet", logs, chain_id=1),
+        write_cryo_blocks(directory / "cryo_blocks.csv", logs, chain_id=1),
+    ]
+
+
+if __name__ == "__main__":  # python tests/ingest/logs.py rewrites the fixtures
+    for written in write_fixtures():
+        print(written)

@@ -18,7 +18,9 @@ from cctx_research.errors import DataError
 from cctx_research.ingest.evm_logs import decode_logs, read_blocks, read_logs
 from cctx_research.ingest.hexcodec import hex_to_bytes
 from ingest.logs import (
+    FIXTURES,
     block_objects,
+    fixture_logs,
     make_log,
     response,
     transfer_logs,
@@ -357,3 +359,31 @@ def test_hex_columns_flag_what_bytes_fromhex_rejects(texts):
 
     col = hex_to_bytes(pa.array(texts, pa.large_string()))
     assert col.ok.tolist() == [valid(t) for t in texts]
+
+
+@pytest.mark.parametrize(
+    ("name", "blocks"),
+    [
+        ("getlogs_list.json", None),
+        ("getlogs_response.json", None),
+        ("getlogs_responses.json", None),
+        ("getlogs.jsonl", None),
+        ("getlogs_no_time.jsonl", "blocks_rpc.json"),
+        ("cryo_logs.parquet", "cryo_blocks.parquet"),
+        ("cryo_logs.csv", "cryo_blocks.csv"),
+    ],
+)
+def test_committed_fixtures_decode(name, blocks):
+    """The small files under tests/fixtures/evm (rewrite with python tests/ingest/logs.py)."""
+    logs = fixture_logs()
+    times = read_blocks(FIXTURES / blocks) if blocks else None
+    decoded = decode_logs(read_logs(FIXTURES / name), chain="ethereum", blocks=times)
+    assert decoded.bad.empty
+    assert decoded.counts["missing_times"] == 0
+    for log in logs:
+        row = found(decoded, log)
+        assert row["contract"] == log.address
+        assert row["domain"] == 0
+        assert row["timestamp"] == pd.Timestamp(log.block_timestamp, unit="s", tz="UTC")
+        for column, value in log.expected.items():
+            assert same(row[column], value), (name, log.event, column)
