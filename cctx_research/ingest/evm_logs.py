@@ -244,7 +244,9 @@ def _read_json_logs(path: Path) -> pd.DataFrame:
                     else f"line {line}: {why}"
                 }
             rows.append(row)
-    frame = pd.DataFrame.from_records(rows, columns=[c for c in LOG_COLUMNS if c != "index"])
+    frame = pd.DataFrame.from_records(
+        rows, columns=[c for c in LOG_COLUMNS if c not in ("index", "source_file")]
+    )
     for name in ("block_number", "transaction_index", "log_index", "block_timestamp"):
         frame[name] = pd.array(frame[name].to_numpy(dtype=object), dtype=schema.NULLABLE_INT)
     for name in ("tx_hash", "address", "topic0", "topic1", "topic2", "topic3", "data"):

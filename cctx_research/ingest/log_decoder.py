@@ -130,17 +130,21 @@ def _timestamps(frame: pd.DataFrame, chain_id: pd.Series, blocks: pd.DataFrame |
             "optionally chain_id)"
         )
     times = pd.to_datetime(blocks["timestamp"], utc=True).astype(schema.TIMESTAMP)
-    numbers = blocks["block_number"].astype("int64")
-    by_chain = "chain_id" in blocks and blocks["chain_id"].notna().any()
-    if by_chain:
-        index = pd.MultiIndex.from_arrays([blocks["chain_id"].astype(str), numbers])
-        keys = pd.MultiIndex.from_arrays([chain_id.fillna("").astype(str), frame["block_number"]])
+    nanos = pd.Series(times.array.asi8, dtype="int64").where(times.notna().to_numpy())
+    numbers = blocks["block_number"].astype("int64").to_numpy()
+    if "chain_id" in blocks and blocks["chain_id"].notna().any():
+        index = pd.MultiIndex.from_arrays([blocks["chain_id"].astype(str).to_numpy(), numbers])
+        keys = pd.MultiIndex.from_arrays(
+            [chain_id.fillna("").astype(str).to_numpy(), frame["block_number"].to_numpy()]
+        )
     else:
         index = pd.Index(numbers)
-        keys = pd.Index(frame["block_number"])
-    table = pd.Series(times.to_numpy(), index=index)
+        keys = pd.Index(frame["block_number"].to_numpy())
+    table = pd.Series(nanos.to_numpy(), index=index)
     table = table[~table.index.duplicated()]
-    found = pd.Series(table.reindex(keys).to_numpy(), index=frame.index).astype(schema.TIMESTAMP)
+    found_ns = table.reindex(keys).to_numpy()
+    found = pd.Series(pd.to_datetime(found_ns, unit="ns", utc=True), index=frame.index)
+    found = found.astype(schema.TIMESTAMP)
     return stamps.where(stamps.notna(), found)
 
 
