@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import cctx_research as cctx
 from cctx_research import schema
 from cctx_research.errors import DataError
+from cctx_research.provenance import provenance
 
 from .encoded import (
     burn_body_v1,
@@ -113,3 +115,38 @@ def test_logs_without_times_are_counted(tmp_path):
     ledger = cctx.load(tmp_path / "eth.json", chain="ethereum")
     assert cctx.provenance.provenance(ledger).count["missing_times"] == 1
     assert ledger["burn_timestamp"].isna().all()
+
+
+EVM = Path(__file__).parent.parent / "fixtures" / "evm"
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("getlogs_list.json", {"chain": "base"}),
+        ("getlogs_response.json", {"chain": "base"}),
+        ("getlogs_responses.json", {"chain": "base"}),
+        ("getlogs.jsonl", {"chain": "base"}),
+        ("getlogs_no_time.jsonl", {"chain": "base", "blocks": EVM / "blocks_rpc.json"}),
+        ("cryo_logs.csv", {"blocks": EVM / "cryo_blocks.csv"}),
+    ],
+)
+def test_every_log_shape_loads_to_the_same_ledger(name, options):
+    ledger = cctx.load(EVM / name, **options)
+    reference = cctx.load(EVM / "getlogs_list.json", chain="base")
+    same = ["pairing", "amount_raw", "cctp_version", "burn_block", "mint_block"]
+    if not name.startswith("cryo"):  # cryo's rows carry their own chain id
+        same.append("transfer_id")
+    assert sorted(map(tuple, ledger[same].astype(str).to_numpy())) == sorted(
+        map(tuple, reference[same].astype(str).to_numpy())
+    )
+    record = provenance(ledger)
+    assert record.format == "evm-logs"
+    assert record.count["missing_times"] == 0
+    assert set(ledger["pairing"]) <= set(cctx.schema.LEDGER_PAIRING)
+
+
+def test_cryo_logs_carry_their_chain():
+    ledger = cctx.load(EVM / "cryo_logs.csv")
+    assert provenance(ledger).count["missing_times"] > 0  # no blocks file given
+    assert len(ledger) == len(cctx.load(EVM / "getlogs_list.json", chain="base"))
