@@ -20,6 +20,7 @@ Column names are those Dune documents (spellbook's
     ``contract_address``, ``evt_tx_hash``, ``evt_index``, ``evt_block_time``,
     ``evt_block_number``, ``chain`` (cross-chain tables; else ``chain=``)
     and the event's parameters (``nonce``, ``burnToken``, ``amount``,
+    ``messageBody``, decoded as a BurnMessage,
     ``depositor``, ``mintRecipient``, ``destinationDomain``, ... V2:
     ``maxFee``, ``minFinalityThreshold``, ``hookData``, ``feeCollected``,
     ``finalityThresholdExecuted``). A table with ``maxFee`` (burns),
@@ -40,6 +41,7 @@ import pandas as pd
 
 from .. import chains, schema
 from ..errors import DataError
+from ..evm import canonical_addresses
 from .formats import Parts
 from .values import Rows
 
@@ -246,8 +248,32 @@ def _messagereceived(rows: Rows, parts: Parts, chain: int | None) -> Rows:
         sender=rows.addresses("sender"),
         finality_threshold_executed=rows.nullable_integers("finalitythresholdexecuted"),
     )
+    if rows.has("messagebody"):
+        version = 2 if rows.has("finalitythresholdexecuted") else 1
+        body = _bodies(rows.strings("messagebody"), version)
+        frame = pd.concat([frame, body.set_index(frame.index)], axis=1)
     parts.received.append(frame[~rows.bad])
     return rows
+
+
+def _bodies(text: pd.Series, version: int) -> pd.DataFrame:
+    """The BurnMessage fields of ``messageBody`` hex (null where it is another message)."""
+    import pyarrow as pa
+
+    from .hexcodec import hex_to_bytes
+    from .messages import decode_message
+    from .rows import Reasons
+
+    column = hex_to_bytes(pa.array(text.array, type=pa.large_string(), from_pandas=True))
+    reasons = Reasons(len(text))
+    decoded = decode_message(
+        column.buffer, column.starts, column.lengths, reasons, body_version=version
+    )
+    out = pd.DataFrame({k: pd.Series(v).reset_index(drop=True) for k, v in decoded.items()})
+    for name in ("burn_token", "mint_recipient", "message_sender"):
+        if name in out.columns:
+            out[name] = canonical_addresses(out[name].array).array
+    return out
 
 
 _READERS: dict[str, Callable[..., Rows]] = {

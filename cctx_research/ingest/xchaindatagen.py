@@ -33,7 +33,7 @@ from .dune import chain_domains
 from .formats import Parts
 from .values import Rows
 
-__all__ = ["read"]
+__all__ = ["apply_times", "read"]
 
 logger = logging.getLogger(__name__)
 

@@ -167,3 +167,13 @@ def test_transfers_from_ledger_runs_the_analysis():
     assert float(series.select_dtypes("number").to_numpy().sum()) > 0
     top = addresses.top(transfers, role="sender", n=5)
     assert len(top) == 2
+
+
+def test_dune_message_received_alone_gives_mint_only_rows_from_its_body():
+    name = "circle_base_messagetransmitter_evt_messagereceived.csv"
+    ledger = cctx.load(DUNE / name, chain="base")
+    row = ledger.iloc[0]
+    assert (row["transfer_id"], row["pairing"]) == ("5005_1_8453", "mint_only")
+    assert row["amount_raw"] == 42_000_000
+    assert row["message_sender"] == "0x" + f"{0xA7:040x}"
+    assert row["burn_token"] == "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
