@@ -33,6 +33,7 @@ are parsed exactly.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -58,29 +59,16 @@ def chain_domains(rows: Rows, column: str, fallback: str | None = None) -> np.nd
     text = rows.strings(column, lower=True)
     if fallback is not None and rows.has(fallback):
         text = text.fillna(rows.strings(fallback, lower=True))
-    out = np.full(len(text), -1, dtype=np.int64)
-    cache: dict[str, int | None] = {}
-    for i, value in enumerate(text.tolist()):
-        if value is pd.NA or value is None:
-            continue
-        if value not in cache:
-            try:
-                cache[value] = chains.domain(DUNE_CHAINS.get(value, value))
-            except ValueError:
-                cache[value] = None
-        found = cache[value]
-        if found is None:
-            rows.flag(_one(len(text), i), f"column {column!r}: unknown chain {value!r}")
-        else:
-            out[i] = found
+    known: dict[str, int] = {}
+    for value in text.dropna().unique().tolist():
+        with contextlib.suppress(ValueError):  # an unknown name flags its rows below
+            known[value] = chains.domain(DUNE_CHAINS.get(value, value))
+    mapped = text.map(known, na_action="ignore")
+    unknown = np.asarray(text.notna() & mapped.isna(), dtype=bool)
+    rows.flag(unknown, lambda i: f"column {column!r}: unknown chain {text.iloc[i]!r}")
+    out = mapped.fillna(-1).to_numpy(dtype=np.int64)
     rows.flag(np.asarray(text.isna()), f"column {column!r} is empty")
     return out
-
-
-def _one(n: int, i: int) -> np.ndarray:
-    mask = np.zeros(n, dtype=bool)
-    mask[i] = True
-    return mask
 
 
 def _cctp_only(rows: Rows, parts: Parts) -> Rows:
