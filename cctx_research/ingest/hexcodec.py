@@ -33,8 +33,10 @@ __all__ = [
     "binary_to_hex",
     "bytes_to_hex",
     "gather",
+    "hex_slices",
     "hex_to_bytes",
     "segments_to_hex",
+    "take_rows",
 ]
 
 _NIBBLE = np.full(256, 255, dtype=np.uint8)
@@ -66,6 +68,8 @@ class HexColumn:
     lengths: np.ndarray
     ok: np.ndarray
     """False where the value was missing, lacked ``0x``, had an odd length or a non-hex digit."""
+    text: np.ndarray | None = None
+    """The hex text decoded: byte ``k`` of :attr:`buffer` is ``text[2k : 2k + 2]``."""
 
 
 def _strings(values: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
@@ -121,7 +125,17 @@ def hex_to_bytes(values: pa.Array | pa.ChunkedArray) -> HexColumn:
     buffer = pairs.astype(np.uint8)
     starts = rel[:-1] // 2 + 1
     lengths = np.where(ok, (rel[1:] - rel[:-1]) // 2 - 1, 0)
-    return HexColumn(buffer, starts, lengths, ok)
+    return HexColumn(buffer, starts, lengths, ok, chars)
+
+
+def take_rows(buffer: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """``buffer[starts[i] : starts[i] + width]`` for every ``i``, as an ``(m, width)`` copy.
+
+    Indexes a sliding-window view, so the gather moves rows, not single bytes.
+    """
+    if len(buffer) < width:
+        buffer = np.concatenate([buffer, np.zeros(width - len(buffer), np.uint8)])
+    return np.lib.stride_tricks.sliding_window_view(buffer, width)[starts]
 
 
 def gather(column: HexColumn, rows: np.ndarray, offset: int | np.ndarray, width: int) -> np.ndarray:
@@ -129,8 +143,47 @@ def gather(column: HexColumn, rows: np.ndarray, offset: int | np.ndarray, width:
 
     The caller checks lengths first; ``offset`` may be one number or one per row.
     """
-    start = column.starts[rows] + offset
-    return column.buffer[start[:, None] + np.arange(width)]
+    return take_rows(column.buffer, column.starts[rows] + offset, width)
+
+
+def hex_slices(text: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """``0x`` + lowercase hex of buffer slices ``[starts[i], starts[i] + lengths[i])``.
+
+    Cut from the hex ``text`` the buffer was decoded from (byte ``k`` is
+    ``text[2k : 2k + 2]``, see :attr:`HexColumn.text`): each slice becomes a
+    string view into the text, and Arrow copies them out, prefixes and
+    lowercases them in C++, with no per-row work in Python or numpy.
+    """
+    m = len(starts)
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if m == 0:
+        return pa.array([], pa.large_string())
+    if len(text) >= 2**31 - 16:  # views hold 32-bit offsets
+        buffer = _BYTE16[text.view(np.uint16)].astype(np.uint8)
+        return segments_to_hex(buffer, starts, lengths)
+    size = 2 * lengths
+    pos = np.where(size > 0, 2 * starts, 0)
+    views = np.zeros((m, 16), dtype=np.uint8)
+    words = views.view(np.int32)
+    words[:, 0] = size
+    n = len(text)
+    near = pos + 12 > n  # only short slices at the very end: read those from a padded tail
+    tail_start = max(n - 12, 0)
+    tail = np.concatenate([text[tail_start:], np.zeros(12, np.uint8)])
+    head = np.empty((m, 12), dtype=np.uint8)
+    head[~near] = take_rows(text, pos[~near], 12)
+    head[near] = take_rows(tail, pos[near] - tail_start, 12)
+    inline = size <= 12
+    head[inline[:, None] & (np.arange(12) >= size[:, None])] = 0
+    views[inline, 4:16] = head[inline]
+    views[~inline, 4:8] = head[~inline, :4]
+    words[~inline, 3] = pos[~inline]
+    out = pa.Array.from_buffers(
+        pa.string_view(), m, [None, pa.py_buffer(views), pa.py_buffer(text)]
+    ).cast(pa.large_string())
+    prefix, none = pa.scalar("0x", pa.large_string()), pa.scalar("", pa.large_string())
+    return pc.ascii_lower(pc.binary_join_element_wise(prefix, out, none))
 
 
 def bytes_to_hex(matrix: np.ndarray) -> pa.LargeStringArray:

@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 from cctx_research import chains, schema
 from cctx_research.ingest import events as ev
 from cctx_research.ingest.abi_words import address_word, be_uint, hex_words, uint256_text, uint_word
-from cctx_research.ingest.hexcodec import HexColumn, gather, hex_to_bytes, segments_to_hex
+from cctx_research.ingest.hexcodec import HexColumn, gather, hex_slices, hex_to_bytes
 from cctx_research.ingest.log_frame import conform_logs
 from cctx_research.ingest.messages import BODY_COLUMNS, decode_message
 from cctx_research.ingest.rows import Reasons, canonical, column, int_column, string_column
@@ -161,12 +161,12 @@ class _Shared:
         self.data = hex_to_bytes(column(frame["data"]))
         self.block_number = frame["block_number"].isna().to_numpy()
         self.log_index = frame["log_index"].isna().to_numpy()
-        self.tx_text = pc.utf8_lower(column(frame["tx_hash"]))
-        self.address_text = pc.utf8_lower(column(frame["address"]))
+        self.tx_text = pc.ascii_lower(column(frame["tx_hash"]))
+        self.address_text = pc.ascii_lower(column(frame["address"]))
 
 
 def _subset(col: HexColumn, rows: np.ndarray) -> HexColumn:
-    return HexColumn(col.buffer, col.starts[rows], col.lengths[rows], col.ok[rows])
+    return HexColumn(col.buffer, col.starts[rows], col.lengths[rows], col.ok[rows], col.text)
 
 
 class _Log:
@@ -293,7 +293,7 @@ def _burns(log: _Log) -> dict[str, Any]:
         cols["max_fee_raw"] = log.uint("maxFee", 256).astype(np.int64)
         cols["min_finality_threshold"] = log.uint("minFinalityThreshold", 32).astype(np.int64)
         start, length = log.bytes_param("hookData")
-        cols["hook_data"] = segments_to_hex(log.data.buffer, start, length)
+        cols["hook_data"] = hex_slices(log.data.text, start, length)
     return cols
 
 
@@ -309,9 +309,11 @@ def _mints(log: _Log) -> dict[str, Any]:
 
 def _sent(log: _Log) -> dict[str, Any]:
     start, length = log.bytes_param("message")
-    decoded = decode_message(log.data.buffer, start, length, log.reasons, header=True)
+    text = log.data.text
+    message = hex_slices(text, start, length)  # before the hook data's "0x" lands in it
+    decoded = decode_message(log.data.buffer, text, start, length, log.reasons, header=True)
     cols = log.base(decoded.pop("cctp_version"))
-    cols["message"] = segments_to_hex(log.data.buffer, start, length)
+    cols["message"] = message
     cols.update(decoded)
     return cols
 
@@ -329,7 +331,11 @@ def _received(log: _Log) -> dict[str, Any]:
     cols["sender"] = hex_words(log.word("sender"))
     start, length = log.bytes_param("messageBody")
     version = 2 if v2 else 1
-    cols.update(decode_message(log.data.buffer, start, length, log.reasons, body_version=version))
+    cols.update(
+        decode_message(
+            log.data.buffer, log.data.text, start, length, log.reasons, body_version=version
+        )
+    )
     return cols
 
 
