@@ -35,11 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cctx_research import chains, schema
 from cctx_research.ingest import events as ev
 from cctx_research.ingest.abi_words import address_word, be_uint, hex_words, uint256_text, uint_word
-from cctx_research.ingest.hexcodec import HexColumn, gather, hex_to_bytes, segments_to_hex
+from cctx_research.ingest.hexcodec import HexColumn, gather, hex_slices, hex_to_bytes
 from cctx_research.ingest.log_frame import conform_logs
 from cctx_research.ingest.messages import BODY_COLUMNS, decode_message
 from cctx_research.ingest.rows import Reasons, canonical, column, int_column, string_column
@@ -148,25 +149,43 @@ def _timestamps(frame: pd.DataFrame, chain_id: pd.Series, blocks: pd.DataFrame |
     return stamps.where(stamps.notna(), found)
 
 
-class _Log:
-    """The logs of one event: topics and data decoded to bytes, checks recorded."""
+class _Shared:
+    """The columns of every log decoded once: hex to bytes, numbers to numpy."""
 
-    def __init__(self, spec: ev.EventSpec, frame: pd.DataFrame) -> None:
-        self.spec, self.frame, self.m = spec, frame, len(frame)
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.tx = hex_to_bytes(column(frame["tx_hash"]))
+        self.address = hex_to_bytes(column(frame["address"]))
+        self.topics = {j: hex_to_bytes(column(frame[f"topic{j}"])) for j in (1, 2, 3)}
+        self.present = {j: frame[f"topic{j}"].notna().to_numpy() for j in (1, 2, 3)}
+        self.data = hex_to_bytes(column(frame["data"]))
+        self.block_number = frame["block_number"].isna().to_numpy()
+        self.log_index = frame["log_index"].isna().to_numpy()
+        self.tx_text = pc.ascii_lower(column(frame["tx_hash"]))
+        self.address_text = pc.ascii_lower(column(frame["address"]))
+
+
+def _subset(col: HexColumn, rows: np.ndarray) -> HexColumn:
+    return HexColumn(col.buffer, col.starts[rows], col.lengths[rows], col.ok[rows], col.text)
+
+
+class _Log:
+    """The logs of one event: topics and data as bytes, checks recorded."""
+
+    def __init__(self, spec: ev.EventSpec, shared: _Shared, rows: np.ndarray) -> None:
+        self.spec, self.shared, self.g, self.m = spec, shared, rows, len(rows)
         self.reasons = Reasons(self.m)
         r = self.reasons
-        r.flag(frame["block_number"].isna().to_numpy(), "missing block_number")
-        r.flag(frame["log_index"].isna().to_numpy(), "missing log_index")
-        tx = hex_to_bytes(column(frame["tx_hash"]))
+        r.flag(shared.block_number[rows], "missing block_number")
+        r.flag(shared.log_index[rows], "missing log_index")
+        tx = _subset(shared.tx, rows)
         r.flag(~tx.ok | (tx.lengths != 32), "tx_hash is not 0x + 64 hex digits")
-        self.tx = tx
-        address = hex_to_bytes(column(frame["address"]))
+        address = _subset(shared.address, rows)
         r.flag(~address.ok | (address.lengths != 20), "address is not 0x + 40 hex digits")
-        self.address = address
         n_topics = len(spec.indexed)
         self.topics: list[HexColumn] = []
         for j in range(1, n_topics + 1):
-            topic = hex_to_bytes(column(frame[f"topic{j}"]))
+            topic = _subset(shared.topics[j], rows)
             r.flag(
                 ~topic.ok | (topic.lengths != 32),
                 f"topic{j} ({spec.indexed[j - 1].name}) missing or not 32 bytes of hex",
@@ -174,10 +193,10 @@ class _Log:
             self.topics.append(topic)
         for j in range(n_topics + 1, 4):
             r.flag(
-                frame[f"topic{j}"].notna().to_numpy(),
+                shared.present[j][rows],
                 f"{spec.name} V{spec.version} has {n_topics + 1} topics, this log more",
             )
-        self.data = hex_to_bytes(column(frame["data"]))
+        self.data = _subset(shared.data, rows)
         head = 32 * len(spec.data)
         dynamic = any(p.type == "bytes" for p in spec.data)
         r.flag(~self.data.ok, "data is not 0x hex")
@@ -214,8 +233,8 @@ class _Log:
                 self.reasons.set(
                     i,
                     f"{name} {uint256_text(words[i])} does not fit int64 "
-                    f"(tx {self.frame['tx_hash'].iat[i]} log "
-                    f"{self.frame['log_index'].iat[i]})",
+                    f"(tx {self.shared.frame['tx_hash'].iat[self.g[i]]} log "
+                    f"{self.shared.frame['log_index'].iat[self.g[i]]})",
                 )
         else:
             self.reasons.flag(~fits, f"{name} is not a valid uint{bits}")
@@ -243,14 +262,13 @@ class _Log:
         return start, np.where(ok & fits, length, 0).astype(np.int64)
 
     def base(self, version: np.ndarray | int) -> dict[str, Any]:
-        f = self.frame
-        tx = segments_to_hex(self.tx.buffer, self.tx.starts, self.tx.lengths)
-        contract = segments_to_hex(self.address.buffer, self.address.starts, self.address.lengths)
+        f = self.shared.frame
+        rows = pa.array(self.g)
         return {
-            "block_number": int_column(f["block_number"]),
-            "tx_hash": string_column(tx),
-            "log_index": int_column(f["log_index"]),
-            "contract": string_column(contract),
+            "block_number": int_column(f["block_number"].iloc[self.g]),
+            "tx_hash": string_column(self.shared.tx_text.take(rows)),
+            "log_index": int_column(f["log_index"].iloc[self.g]),
+            "contract": string_column(self.shared.address_text.take(rows)),
             "cctp_version": np.broadcast_to(np.asarray(version, dtype=np.int64), (self.m,)),
         }
 
@@ -275,7 +293,7 @@ def _burns(log: _Log) -> dict[str, Any]:
         cols["max_fee_raw"] = log.uint("maxFee", 256).astype(np.int64)
         cols["min_finality_threshold"] = log.uint("minFinalityThreshold", 32).astype(np.int64)
         start, length = log.bytes_param("hookData")
-        cols["hook_data"] = segments_to_hex(log.data.buffer, start, length)
+        cols["hook_data"] = hex_slices(log.data.text, start, length)
     return cols
 
 
@@ -291,9 +309,11 @@ def _mints(log: _Log) -> dict[str, Any]:
 
 def _sent(log: _Log) -> dict[str, Any]:
     start, length = log.bytes_param("message")
-    decoded = decode_message(log.data.buffer, start, length, log.reasons, header=True)
+    text = log.data.text
+    message = hex_slices(text, start, length)  # before the hook data's "0x" lands in it
+    decoded = decode_message(log.data.buffer, text, start, length, log.reasons, header=True)
     cols = log.base(decoded.pop("cctp_version"))
-    cols["message"] = segments_to_hex(log.data.buffer, start, length)
+    cols["message"] = message
     cols.update(decoded)
     return cols
 
@@ -311,20 +331,29 @@ def _received(log: _Log) -> dict[str, Any]:
     cols["sender"] = hex_words(log.word("sender"))
     start, length = log.bytes_param("messageBody")
     version = 2 if v2 else 1
-    cols.update(decode_message(log.data.buffer, start, length, log.reasons, body_version=version))
+    cols.update(
+        decode_message(
+            log.data.buffer, log.data.text, start, length, log.reasons, body_version=version
+        )
+    )
     return cols
 
 
 _BUILDERS = {"burns": _burns, "mints": _mints, "sent": _sent, "received": _received}
-_ADDRESS_COLUMNS = (
-    "mint_recipient",
-    "destination_token_messenger",
-    "destination_caller",
-    "sender",
-    "recipient",
-    "message_sender",
-    "burn_token",
-)
+# bytes32 fields that hold an EVM address when left-padded (the others are addresses already)
+_PADDED = {
+    "burns": ("mint_recipient", "destination_token_messenger", "destination_caller"),
+    "mints": (),
+    "sent": (
+        "sender",
+        "recipient",
+        "destination_caller",
+        "burn_token",
+        "mint_recipient",
+        "message_sender",
+    ),
+    "received": ("sender", "burn_token", "mint_recipient", "message_sender"),
+}
 _SCHEMA: dict[str, dict[str, Any]] = {
     "burns": {
         "nonce": schema.STRING,
@@ -396,15 +425,10 @@ def _frame(kind: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame = frame.reindex(columns=list(dtypes))
     for name, dtype in dtypes.items():
-        if name in _ADDRESS_COLUMNS:
+        if name in _PADDED[kind]:
             frame[name] = canonical(frame[name]).array
         frame[name] = frame[name].astype(dtype)
-    return frame.sort_values(
-        ["chain_id", "block_number", "log_index"],
-        kind="stable",
-        na_position="first",
-        ignore_index=True,
-    )
+    return frame
 
 
 def decode_logs(
@@ -465,13 +489,13 @@ def decode_logs(
     other = usable & pd.isna(spec_key)
     counts["skipped_other_events"] = int(other.sum())
     stamps = _timestamps(frame, chain_id, blocks)
+    shared = _Shared(frame)
     parts: dict[str, list[pd.DataFrame]] = {k: [] for k in _BUILDERS}
     for spec in ev.EVENTS:
         rows = np.flatnonzero(usable & (spec_key == spec.topic0))
         if not len(rows):
             continue
-        sub = frame.iloc[rows].reset_index(drop=True)
-        log = _Log(spec, sub)
+        log = _Log(spec, shared, rows)
         cols = _BUILDERS[spec.kind](log)
         good = ~log.reasons.flagged
         out = pd.DataFrame({k: _as_column(v) for k, v in cols.items()})
@@ -487,8 +511,8 @@ def decode_logs(
         bad.append(
             pd.DataFrame(
                 {
-                    "source_file": sub["source_file"][~good],
-                    "index": sub["index"][~good],
+                    "source_file": frame["source_file"].iloc[rows[~good]],
+                    "index": frame["index"].iloc[rows[~good]],
                     "reason": log.reasons.text[~good],
                 }
             )

@@ -15,8 +15,9 @@ Examples
 >>> from cctx_research.ingest.rows import Reasons
 >>> body = bytes(4) + bytes(12) + b"\\x11" * 20 + bytes(12) + b"\\x22" * 20 \\
 ...     + (5_000_000).to_bytes(32, "big") + bytes(12) + b"\\x33" * 20
->>> buf = np.frombuffer(body, dtype=np.uint8)
->>> cols = decode_message(buf, np.array([0]), np.array([len(body)]), Reasons(1), body_version=1)
+>>> buf, text = np.frombuffer(body, dtype=np.uint8), np.frombuffer(body.hex().encode(), "u1")
+>>> cols = decode_message(buf, text, np.array([0]), np.array([len(body)]), Reasons(1),
+...                       body_version=1)
 >>> int(cols["amount_raw"][0]), cols["hook_data"][0]
 (5000000, <NA>)
 """
@@ -31,7 +32,7 @@ import pandas as pd
 from cctx_research import schema
 from cctx_research.ingest import events as ev
 from cctx_research.ingest.abi_words import be_uint, hex_words, uint256_text, uint_word
-from cctx_research.ingest.hexcodec import segments_to_hex
+from cctx_research.ingest.hexcodec import hex_slices, take_rows
 from cctx_research.ingest.rows import Reasons, nullable, string_column
 
 __all__ = ["BODY_COLUMNS", "decode_message"]
@@ -60,7 +61,7 @@ _BODY_NAMES = {
 
 
 def _take(buffer: np.ndarray, starts: np.ndarray, offset: int, width: int) -> np.ndarray:
-    return buffer[(starts + offset)[:, None] + np.arange(width)]
+    return take_rows(buffer, starts + offset, width)
 
 
 def _fields(
@@ -78,6 +79,7 @@ def _fields(
 
 def _body(
     buffer: np.ndarray,
+    text: np.ndarray,
     starts: np.ndarray,
     lengths: np.ndarray,
     version: np.ndarray,
@@ -106,12 +108,13 @@ def _body(
         cols[_BODY_NAMES[name]] = nullable(values.astype(np.int64), present)
     hook_start = starts + ev.BURN_MESSAGE_V2.body_offset
     hook_len = np.where(v2, lengths - ev.BURN_MESSAGE_V2.body_offset, 0)
-    cols["hook_data"] = string_column(segments_to_hex(buffer, hook_start, hook_len)).where(v2)
+    cols["hook_data"] = string_column(hex_slices(text, hook_start, hook_len)).where(v2)
     return cols
 
 
 def decode_message(
     buffer: np.ndarray,
+    text: np.ndarray,
     starts: np.ndarray,
     lengths: np.ndarray,
     reasons: Reasons,
@@ -125,6 +128,9 @@ def decode_message(
     ----------
     buffer, starts, lengths
         Row ``i`` is ``buffer[starts[i] : starts[i] + lengths[i]]``.
+    text : ndarray
+        The hex text the buffer was decoded from (see
+        :func:`~cctx_research.ingest.hexcodec.hex_slices`).
     reasons : Reasons
         Rows already flagged are not read; new problems are recorded here.
     header : bool
@@ -137,7 +143,7 @@ def decode_message(
     m = len(starts)
     lengths = lengths.astype(np.int64)
     if not header:
-        return _body(buffer, starts, lengths, np.full(m, body_version), reasons)
+        return _body(buffer, text, starts, lengths, np.full(m, body_version), reasons)
     reasons.flag(lengths < 4, "message shorter than its 4-byte version")
     readable = np.flatnonzero(~reasons.flagged)
     message_version = np.full(m, -1, dtype=np.int64)
@@ -178,5 +184,5 @@ def decode_message(
         cols[out] = nullable(be_uint(h2[name]).astype(np.int64), v2)
     header_len = np.where(v2, ev.MESSAGE_V2.body_offset, ev.MESSAGE_V1.body_offset)
     body_len = np.where(ok, lengths - header_len, 0)
-    cols.update(_body(buffer, starts + header_len, body_len, cols["cctp_version"], reasons))
+    cols.update(_body(buffer, text, starts + header_len, body_len, cols["cctp_version"], reasons))
     return cols

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from cctx_research import schema
 from cctx_research.errors import DataError
 from cctx_research.ingest.evm_logs import decode_logs, read_blocks, read_logs
-from cctx_research.ingest.hexcodec import hex_to_bytes
+from cctx_research.ingest.hexcodec import hex_slices, hex_to_bytes
 from ingest.logs import (
     FIXTURES,
     block_objects,
@@ -387,3 +388,17 @@ def test_committed_fixtures_decode(name, blocks):
         assert row["timestamp"] == pd.Timestamp(log.block_timestamp, unit="s", tz="UTC")
         for column, value in log.expected.items():
             assert same(row[column], value), (name, log.event, column)
+
+
+@given(st.lists(st.tuples(st.binary(max_size=40), st.booleans()), max_size=12), st.data())
+def test_hex_slices_cut_the_right_bytes(items, data):
+    texts = ["0x" + (v.hex().upper() if upper else v.hex()) for v, upper in items]
+    col = hex_to_bytes(pa.array(texts, pa.large_string()))
+    cuts = [data.draw(st.tuples(st.integers(0, len(v)), st.integers(0, len(v)))) for v, _ in items]
+    starts = np.array([col.starts[i] + min(a, b) for i, (a, b) in enumerate(cuts)], dtype=np.int64)
+    lengths = np.array([abs(a - b) for a, b in cuts], dtype=np.int64)
+    got = hex_slices(col.text, starts, lengths).to_pylist()
+    want = [
+        "0x" + v[min(a, b) : max(a, b)].hex() for (v, _), (a, b) in zip(items, cuts, strict=True)
+    ]
+    assert got == want
