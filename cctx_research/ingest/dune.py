@@ -255,7 +255,7 @@ def _bodies(text: pd.Series, version: int) -> pd.DataFrame:
     column = hex_to_bytes(pa.array(text.array, type=pa.large_string(), from_pandas=True))
     reasons = Reasons(len(text))
     decoded = decode_message(
-        column.buffer, column.starts, column.lengths, reasons, body_version=version
+        column.buffer, column.text, column.starts, column.lengths, reasons, body_version=version
     )
     out = pd.DataFrame({k: pd.Series(v).reset_index(drop=True) for k, v in decoded.items()})
     for name in ("burn_token", "mint_recipient", "message_sender"):
