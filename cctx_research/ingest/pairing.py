@@ -121,14 +121,15 @@ def transfer_ids(
     nonce: pd.Series, src: pd.Series, dst: pd.Series, tx_hash: pd.Series, log_index: pd.Series
 ) -> pd.Series:
     """``<nonce>_<src chain id>_<dst chain id>``, or ``<tx hash>_<log index>`` without a nonce."""
+    known = {int(d): chains.chain_id(int(d)) for d in pd.unique(pd.concat([src, dst]))}
     ids = [
-        f"{n}_{chains.chain_id(int(s))}_{chains.chain_id(int(d))}"
+        f"{n}_{known[int(s)]}_{known[int(d)]}"
         if isinstance(n, str)
         else f"{h}_{'' if pd.isna(k) else int(k)}"
         for n, s, d, h, k in zip(
             nonce.astype(object).where(nonce.notna(), None),
-            src,
-            dst,
+            src.to_numpy(),
+            dst.to_numpy(),
             tx_hash.astype(object),
             log_index.astype(object),
             strict=True,

@@ -135,7 +135,7 @@ class Rows:
             self.flag(~absent & ~exact, lambda i: self._not_exact(column, i))
             out[exact] = values[exact].astype(np.int64)
             return out, absent
-        text = raw.map(_as_text, na_action="ignore").astype(schema.STRING).str.strip()
+        text = _text(raw).str.strip()
         absent = np.asarray(text.isna() | (text == ""), dtype=bool)
         digits = text.str.lstrip("-").str.lstrip("0").fillna("")
         is_int = np.asarray(text.str.match(r"^-?[0-9]+$").fillna(False), dtype=bool)
@@ -212,9 +212,7 @@ class Rows:
         if not self.has(column):
             return pd.Series(pd.NA, index=self.frame.index, dtype=schema.STRING)
         raw = self.frame[column]
-        if raw.dtype == object:  # bytes from Parquet binary columns, decimals, numbers
-            raw = raw.map(_as_text, na_action="ignore")
-        out = raw.astype(schema.STRING).str.strip()
+        out = _text(raw).str.strip()
         out = out.mask(out == "")
         return out.str.lower() if lower else out
 
@@ -234,6 +232,16 @@ class Rows:
             lambda i: f"column {column!r}: {self._cell(column, i)} is not a transaction hash",
         )
         return text
+
+
+def _text(raw: pd.Series) -> pd.Series:
+    """A column as Arrow-backed text (bytes as 0x hex, decimals in full)."""
+    if raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) not in (
+        "string",
+        "empty",
+    ):  # bytes from Parquet binary columns, decimals, numbers
+        raw = raw.map(_as_text, na_action="ignore")
+    return raw.astype(schema.STRING)
 
 
 def _as_text(value: Any) -> Any:
