@@ -47,7 +47,8 @@ class Reasons:
 
 def column(series: pd.Series) -> pa.Array:
     """A string column of a frame as an Arrow array (no copy for Arrow-backed strings)."""
-    return pa.array(series.astype(schema.STRING), type=pa.large_string(), from_pandas=True)
+    values = pa.array(series.astype(schema.STRING), type=pa.large_string(), from_pandas=True)
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def string_column(values: pa.Array) -> pd.Series:

@@ -101,7 +101,17 @@ def test_contract_addresses_are_lowercase_evm_addresses():
 
 @pytest.mark.parametrize(
     "name",
-    ["events", "evm_logs", "log_decoder", "log_frame", "hexcodec", "abi_words", "messages", "rows"],
+    [
+        "events",
+        "evm_logs",
+        "log_decoder",
+        "log_frame",
+        "log_keys",
+        "hexcodec",
+        "abi_words",
+        "messages",
+        "rows",
+    ],
 )
 def test_all_is_sorted_and_resolves(name):
     module = importlib.import_module(f"cctx_research.ingest.{name}")
