@@ -4,6 +4,8 @@
 >>> client = cctx.connect()                     # doctest: +SKIP
 >>> transfers = client.mints("2026-11-01", "2026-11-02")  # doctest: +SKIP
 >>> ledger = cctx.load_sample(days=7)           # doctest: +SKIP
+>>> ledger = cctx.load(["eth.json", "base.json"], chain={"eth.json": "ethereum",
+...                    "base.json": "base"})           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -12,16 +14,20 @@ from . import chains, errors, provenance, schema
 from ._version import __version__
 from .client import Client, connect
 from .errors import CctxError
+from .ingest import bad_rows, load, transfers_from_ledger
 from .service.sample import load_sample
 
 __all__ = [
     "CctxError",
     "Client",
     "__version__",
+    "bad_rows",
     "chains",
     "connect",
     "errors",
+    "load",
     "load_sample",
     "provenance",
     "schema",
+    "transfers_from_ledger",
 ]

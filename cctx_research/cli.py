@@ -14,6 +14,9 @@ Examples
 
     cctx-research serve                       # the synthetic sample, demo credentials
     cctx-research serve --data ledger.parquet --port 8080 --api-key KEY
+    cctx-research import eth.json base.json --chain eth.json=ethereum \\
+        --chain base.json=base --out ledger.parquet
+    cctx-research report --data ledger.parquet --out report.html
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ def _add_serve(subparsers: argparse._SubParsersAction) -> None:
         "--data",
         default=None,
         metavar="PATH",
-        help="Parquet or CSV file of kind 'ledger' or 'transfers' to serve instead of the sample",
+        help="files to serve instead of the sample: anything `import` reads (an imported "
+        "ledger, transfers, event logs, Dune or XChainDataGen exports; format detected)",
     )
     p.add_argument(
         "--as-of",
@@ -151,6 +155,13 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="use the embedded synthetic sample even with credentials",
     )
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="PATH",
+        help="report on these files (anything `import` reads) through a local service; "
+        "default window: the data's whole span",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_report)
 
@@ -166,16 +177,21 @@ def _run_report(args: argparse.Namespace) -> int:
         for name in ("cctx_research.client.http", "cctx_research.service.app"):
             logging.getLogger(name).setLevel(logging.WARNING)
     options = {} if args.title is None else {"title": args.title}
-    with connect(sample=True if args.sample else None, progress=progress) as client:
-        built = report.build(
-            client,
-            args.start,
-            args.end,
-            chains=args.chains,
-            progress=progress,
-            ledger=_embedded_ledger(args),
-            **options,
-        )
+    if args.data:
+        if args.sample:
+            raise ValueError("--data and --sample exclude each other: pick one source")
+        built = _report_on_data(args, progress, options)
+    else:
+        with connect(sample=True if args.sample else None, progress=progress) as client:
+            built = report.build(
+                client,
+                args.start,
+                args.end,
+                chains=args.chains,
+                progress=progress,
+                ledger=_embedded_ledger(args),
+                **options,
+            )
     path = built.save(args.out)
     print(path)
     return 0
@@ -194,6 +210,143 @@ def _embedded_ledger(args: argparse.Namespace) -> Any:
     from .service.sample import load_sample
 
     return load_sample()
+
+
+def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> object:
+    """Build the report over ``--data`` served by an in-process local service."""
+    import pandas as pd
+
+    from . import report
+    from .client import Client
+    from .provenance import is_synthetic, provenance
+    from .service.app import make_app
+    from .service.loading import load_ledger
+    from .service.server import start_in_background
+    from .service.store import Store
+
+    ledger = load_ledger(args.data)
+    if not len(ledger):
+        raise ValueError(f"--data {args.data!r} holds no transfers to report on")
+    times = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
+    first, last = times.min(), times.max()
+    start = args.start if args.start is not None else first.floor("D")
+    end = args.end if args.end is not None else last.floor("D") + pd.Timedelta(days=1)
+    clock = last + pd.Timedelta(seconds=1)
+    app = make_app(Store(ledger, clock=clock), api_key=config.DEMO_API_KEY,
+                   project_id=config.DEMO_PROJECT_ID)
+    record = provenance(ledger)
+    with start_in_background(app) as handle, Client(
+        handle.url,
+        config.DEMO_PROJECT_ID,
+        config.DEMO_API_KEY,
+        source=record.source if record else str(args.data),
+        synthetic=is_synthetic(ledger),
+        cache=False,
+        progress=progress,
+        page_size=1000,
+        clock=lambda: clock,
+    ) as client:
+        return report.build(
+            client, start, end, chains=args.chains, progress=progress, ledger=ledger, **options
+        )
+
+
+# --------------------------------------------------------------------------
+# import
+
+
+def _add_import(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "import",
+        help="read event logs, Dune or XChainDataGen exports into one ledger file",
+        description=(
+            "Read CCTP data of any supported format (event logs, Dune, XChainDataGen, the "
+            "toolkit's own frames; detected from each file) from files, globs or "
+            "directories, pair burns with mints, and write one ledger (Parquet, or CSV). "
+            "Prints a summary: rows read, decoded, paired, unpaired, skipped and why."
+        ),
+    )
+    p.add_argument("sources", nargs="+", metavar="SRC", help="files, globs or directories")
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=["evm-logs", "dune", "xchaindatagen", "cctx"],
+        help="the format of every SRC (default: detected per file)",
+    )
+    p.add_argument(
+        "--chain",
+        action="append",
+        default=None,
+        metavar="CHAIN|PATH=CHAIN",
+        help="the chain of files whose rows do not say it; repeat PATH=CHAIN per file",
+    )
+    p.add_argument("--blocks", default=None, metavar="FILE", help="block times for event logs")
+    p.add_argument(
+        "--errors",
+        default="raise",
+        choices=["raise", "report"],
+        help="malformed rows: stop (raise, default) or keep the good rows and list the "
+        "bad ones next to the output (report)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True, metavar="FILE", help="output .parquet or .csv")
+    p.set_defaults(func=_run_import)
+
+
+def _chain_option(values: list[str] | None) -> object:
+    if not values:
+        return None
+    pairs = [v for v in values if "=" in v]
+    if pairs and len(pairs) != len(values):
+        raise ValueError("--chain takes either one CHAIN for all files or PATH=CHAIN for each")
+    if not pairs:
+        if len(values) > 1:
+            raise ValueError("give one --chain CHAIN, or PATH=CHAIN per file")
+        return values[0]
+    return dict(v.rsplit("=", 1) for v in pairs)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .ingest import bad_rows, load
+    from .ingest.output import summary, write_atomically
+
+    out = Path(args.out)
+    if out.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(f"--out must end in .parquet or .csv, got {args.out!r}")
+    bar = None
+    if not args.no_progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(unit="file", desc="import", leave=False)
+
+    def step(path: Path) -> None:
+        if bar is not None:
+            bar.set_postfix_str(path.name[:40])
+            bar.update(1)
+
+    try:
+        ledger = load(
+            args.sources,
+            format=args.format,
+            chain=_chain_option(args.chain),
+            blocks=args.blocks,
+            errors=args.errors,
+            progress=step,
+        )
+    except CctxError as exc:  # the whole message: it lists formats and missing columns
+        sys.stderr.write(f"cctx-research: error: {exc}\n")
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    write_atomically(ledger, out)
+    bad = bad_rows(ledger)
+    if len(bad):
+        write_atomically(bad, out.with_name(out.name + ".bad.csv"))
+    sys.stdout.write(summary(ledger, out, bad_file=len(bad) > 0) + "\n")
+    return 0
 
 
 # --------------------------------------------------------------------------
@@ -283,7 +436,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
     elif suffix == ".csv":
         frame.to_csv(out, index=False)
     else:
-        frame.to_json(out, orient="records", date_format="iso", date_unit="s", indent=1)
+        frame.to_json(out, orient="records", date_format="iso", date_unit="ns", indent=1)
     logger.info("wrote %d rows to %s", len(frame), out)
     return 0
 
@@ -295,6 +448,7 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_serve,
     _add_report,
     _add_fetch,
+    _add_import,
 ]
 
 

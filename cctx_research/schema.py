@@ -27,7 +27,8 @@ ledger
     what ``load`` returns. The CCTP V2 fields (``cctp_version``, ``nonce``,
     ``max_fee_raw``, ``fee_raw``, ``min_finality_threshold``,
     ``finality_threshold_executed``, ``hook_data``) are nullable: a source
-    that lacks one leaves it null (:func:`complete` adds them).
+    that lacks one leaves it null (:func:`complete` adds them), and so is
+    ``pairing`` (:data:`LEDGER_PAIRING`: how burn and mint were joined).
 
 Nullable integer columns (``Int64``) hold what a source may lack; the
 provenance record is :mod:`cctx_research.provenance`.
@@ -48,6 +49,7 @@ from .provenance import Provenance
 
 __all__ = [
     "KINDS",
+    "LEDGER_PAIRING",
     "LEDGER_V2",
     "NULLABLE_INT",
     "STRING",
@@ -150,6 +152,7 @@ _LEDGER: dict[str, Any] = {
     "min_finality_threshold": NULLABLE_INT,  # V2 burn: 1000 fast, 2000 standard
     "finality_threshold_executed": NULLABLE_INT,  # V2 mint: at what finality it was attested
     "hook_data": STRING,  # V2: hex, "0x" when empty
+    "pairing": STRING,  # how burn and mint were joined (see LEDGER_PAIRING)
 }
 
 LEDGER_V2: tuple[str, ...] = (
@@ -163,7 +166,21 @@ LEDGER_V2: tuple[str, ...] = (
 )
 """The ledger's nullable columns: a source may lack them (:func:`complete` adds them)."""
 
-_OPTIONAL: dict[str, tuple[str, ...]] = {"ledger": LEDGER_V2}
+LEDGER_PAIRING: dict[str, str] = {
+    "exact": "V1 burn and mint joined on (source domain, nonce)",
+    "source": "paired by the source (a Dune flows row, XChainDataGen's cross-chain table)",
+    "pending": "V1 burn with no mint in the data (not minted yet, or the mint was not loaded)",
+    "unpaired": "V2 burn: the data does not determine its mint (no nonce at burn time)",
+    "mint_only": "mint whose burn is not in the data (burn side null, burn_block -1)",
+}
+"""Values of the ledger's optional ``pairing`` column and what each means.
+
+Null for ledgers that do not say (the synthetic sample, a ``transfers``
+file). A ``mint_only`` row has a null burn side: ``burn_timestamp`` NaT,
+``burn_tx_hash`` null, ``burn_block`` -1.
+"""
+
+_OPTIONAL: dict[str, tuple[str, ...]] = {"ledger": (*LEDGER_V2, "pairing")}
 
 KINDS: dict[str, dict[str, Any]] = {
     "transfers": _TRANSFERS,
@@ -219,7 +236,7 @@ def empty(kind: str) -> pd.DataFrame:
 def complete(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     """Add the optional columns of ``kind`` that ``frame`` lacks, all null, in place.
 
-    Only the optional columns (the ledger's :data:`LEDGER_V2`) are added; a
+    Only the optional columns (the ledger's :data:`LEDGER_V2` and ``pairing``) are added; a
     missing required column is still an error for :func:`validate`.
 
     Examples

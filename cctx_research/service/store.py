@@ -208,8 +208,9 @@ class Store:
     ----------
     ledger : pandas.DataFrame
         Kind ``"ledger"`` (see :func:`cctx_research.schema.validate`); any row
-        order. ``mint_timestamp`` NaT means never minted; a missing tx hash
-        means that transaction cannot be looked up by hash.
+        order. ``mint_timestamp`` NaT means never minted; ``burn_timestamp``
+        NaT (with a mint time) is a mint whose burn is not in the data; a
+        missing tx hash means that transaction cannot be looked up by hash.
     clock : date-like, optional
         Pin the service's clock; ``None`` (default) means "now", read again
         on every call.
@@ -235,9 +236,13 @@ class Store:
         self._n = n
 
         burn_ns = _nanos(ledger["burn_timestamp"])
-        if (burn_ns == _NAT).any():
-            raise DataError("column 'burn_timestamp' has missing values (every transfer burns)")
         mint_ns = _nanos(ledger["mint_timestamp"])
+        # a mint whose burn is not in the data has no burn time: it is in no burn window
+        if ((burn_ns == _NAT) & (mint_ns == _NAT)).any():
+            raise DataError(
+                "column 'burn_timestamp' has missing values where 'mint_timestamp' has none "
+                "too (every transfer needs a burn or a mint time)"
+            )
         amount = ledger["amount_raw"].to_numpy(dtype=np.int64)
         if n and amount.min() < 0:
             raise DataError("column 'amount_raw' has negative amounts")
@@ -334,7 +339,7 @@ class Store:
 
     @classmethod
     def from_file(cls, path: str | Path, *, clock: TimeLike | None = None) -> Store:
-        """A store over a Parquet or CSV file of kind ``"ledger"`` or ``"transfers"``.
+        """A store over files :func:`cctx_research.load` reads (ledgers, transfers, exports, logs).
 
         See :func:`cctx_research.service.loading.load_ledger` (a ``"transfers"``
         file has no hashes: hash look-ups of it find nothing).

@@ -95,14 +95,15 @@ def test_missing_columns_are_named(tmp_path, small):
 @pytest.mark.parametrize(
     ("column", "value", "what"),
     [
-        ("amount_raw", "lots", "integers"),
+        ("amount_raw", "lots", "not an integer"),
         ("burn_timestamp", "yesterday-ish", "ISO 8601"),
-        ("source_domain", "1.5", "integers"),
+        ("source_domain", "1.5", "not an integer"),
         ("burn_tx_hash", "0xzz", "transaction hash"),
         ("mint_recipient", "bob", "not an address"),
     ],
 )
 def test_unparsable_values_are_named(tmp_path, small, column, value, what):
+    """The error names the column, the value and (for coerced columns) its line."""
     frame = small.astype({column: object})
     frame.loc[7, column] = value
     path = tmp_path / "bad.csv"
@@ -114,12 +115,16 @@ def test_unparsable_values_are_named(tmp_path, small, column, value, what):
 
 
 def test_missing_and_unknown_files(tmp_path):
-    with pytest.raises(DataError, match="no such data file"):
+    with pytest.raises(DataError, match="no such file"):
         load_ledger(tmp_path / "nope.parquet")
     other = tmp_path / "data.json"
-    other.write_text("{}")
-    with pytest.raises(DataError, match=r"\.parquet or \.csv"):
+    other.write_text('{"x": 1}')
+    with pytest.raises(DataError, match="matches no known format"):
         load_ledger(other)
+    unknown = tmp_path / "data.txt"
+    unknown.write_text("x")
+    with pytest.raises(DataError, match=r"name it \.csv, \.parquet or \.json"):
+        load_ledger(unknown)
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"not parquet at all")
     with pytest.raises(DataError, match="cannot read"):

@@ -120,7 +120,7 @@ def test_cli_serve_shuts_down_cleanly_on_signals(tmp_path, sig):
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["serve", "--data", "/no/such/file.parquet"], "no such data file"),
+        (["serve", "--data", "/no/such/file.parquet"], "no such file"),
         (["serve", "--as-of", "not-a-date"], "not a date"),
         (["serve", "--project-id", "a/b"], "project_id"),
         (["serve", "--port", "70000"], "--port"),

@@ -1,0 +1,238 @@
+"""Which files ``load`` reads, and reading one of them as a table.
+
+``paths`` is a path, a glob, a directory or a list of any of them. A
+directory is read file by file (every file whose name ends in a known
+suffix), except a directory of Parquet files (a hive-partitioned dataset,
+``year=2024/part-0.parquet`` ...), which is one table. Tables are CSV
+(compressed too: ``.csv.gz`` ...), Parquet, or JSON: a list of records or
+JSON Lines (one record a line).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import DataError
+from ..provenance import Provenance
+
+__all__ = ["Table", "expand", "read_sidecar", "read_table", "suffix_kind"]
+
+logger = logging.getLogger(__name__)
+
+_CSV = (".csv", ".tsv")
+_PARQUET = (".parquet", ".pq")
+_JSON = (".json", ".jsonl", ".ndjson")
+_COMPRESSED = (".gz", ".bz2", ".zst", ".xz", ".zip")
+
+
+@dataclass
+class Table:
+    """One file read as a table.
+
+    ``first`` is the number that problem reports give the first row: its
+    line (2 in a CSV, whose header is line 1; 1 in JSON Lines) or 0 where
+    rows are numbered by position (Parquet, a JSON list).
+    """
+
+    path: str
+    frame: pd.DataFrame
+    kind: str  # "csv", "parquet" or "json"
+    first: int
+    provenance: Provenance | None = None
+
+
+def suffix_kind(path: Path) -> str | None:
+    """``"csv"``, ``"parquet"``, ``"json"`` or ``None`` from a file name."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSED:
+        suffixes = suffixes[:-1]
+    if not suffixes:
+        return None
+    last = suffixes[-1]
+    if last in _CSV:
+        return "csv"
+    if last in _PARQUET:
+        return "parquet"
+    if last in _JSON:
+        return "json"
+    return None
+
+
+def _is_dataset(directory: Path) -> bool:
+    files = [p for p in directory.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
+    return bool(files) and all(suffix_kind(p) == "parquet" for p in files)
+
+
+def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """The files (and Parquet dataset directories) that ``paths`` names, in order.
+
+    Raises
+    ------
+    TypeError
+        If ``paths`` is not a path or a list of paths.
+    DataError
+        If a path or glob matches nothing, or a directory holds no readable file.
+    """
+    if isinstance(paths, (str, Path)):
+        items: list[Any] = [paths]
+    elif isinstance(paths, Iterable) and not isinstance(paths, (bytes, dict)):
+        items = list(paths)
+    else:
+        raise TypeError(
+            "paths must be a path, a glob, a directory or a list of them, "
+            f"got {type(paths).__name__}"
+        )
+    if not items:
+        raise ValueError("paths is empty: pass at least one file, glob or directory")
+    out: list[Path] = []
+    for item in items:
+        if not isinstance(item, (str, Path)):
+            raise TypeError(f"each path must be a str or pathlib.Path, got {type(item).__name__}")
+        path = Path(item).expanduser()
+        if path.is_file():
+            out.append(path)
+        elif path.is_dir():
+            out.extend(_directory(path))
+        elif any(ch in str(item) for ch in "*?["):
+            matches = sorted(Path(m) for m in glob.glob(str(path), recursive=True))
+            files = [m for m in matches if m.is_file() or m.is_dir()]
+            if not files:
+                raise DataError(f"the glob {str(item)!r} matches no file")
+            for match in files:
+                out.extend([match] if match.is_file() else _directory(match))
+        else:
+            raise DataError(f"no such file or directory: {str(path)!r}")
+    return list(dict.fromkeys(out))
+
+
+def _directory(path: Path) -> list[Path]:
+    if _is_dataset(path):
+        return [path]
+    files = sorted(
+        p
+        for p in path.iterdir()
+        if p.is_file() and suffix_kind(p) is not None and not p.name.endswith(".meta.json")
+    )
+    dirs = sorted(p for p in path.iterdir() if p.is_dir() and _is_dataset(p))
+    if not files and not dirs:
+        raise DataError(
+            f"the directory {str(path)!r} holds no CSV, Parquet or JSON file",
+            hint="pass the files themselves, or name them .csv, .parquet or .json",
+        )
+    return files + dirs
+
+
+def read_sidecar(path: Path) -> Provenance | None:
+    """The provenance in ``<file>.meta.json`` next to a CSV/JSON export, if any."""
+    sidecar = path.with_name(path.name + ".meta.json")
+    if not sidecar.is_file():
+        return None
+    try:
+        return Provenance.from_dict(json.loads(sidecar.read_text(encoding="utf-8")))
+    except (ValueError, TypeError) as exc:
+        raise DataError(
+            f"cannot read the provenance sidecar {sidecar.name!r}: {exc}",
+            hint="it must hold the JSON of Provenance.to_dict(); delete it to load without it",
+        ) from exc
+
+
+def read_table(path: Path) -> Table:
+    """Read one CSV, Parquet or JSON file (or a Parquet dataset directory) as text-faithful columns.
+
+    CSV cells are read as text (so that integers beyond 2**53 stay exact);
+    Parquet keeps its types; JSON is a list of records or JSON Lines.
+
+    Raises
+    ------
+    DataError
+        If the file cannot be read, naming it and the cause.
+    """
+    kind = "parquet" if path.is_dir() else suffix_kind(path)
+    if kind is None:
+        raise DataError(
+            f"cannot tell the format of {path.name!r} from its name",
+            hint="name it .csv, .parquet or .json (.jsonl), or pass format=",
+        )
+    try:
+        if kind == "csv":
+            sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, sep=sep)
+            frame = frame.replace("", None)
+            return Table(str(path), frame, "csv", 2, read_sidecar(path))
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+            frame = table.to_pandas()
+            record = _parquet_provenance(table)
+            return Table(str(path), frame, "parquet", 0, record)
+        return _read_json(path)
+    except DataError:
+        raise
+    except Exception as exc:  # parser, Arrow and OS errors alike: the file is unreadable
+        raise DataError(f"cannot read {path.name!r}: {type(exc).__name__}: {exc}") from exc
+
+
+def _parquet_provenance(table: Any) -> Provenance | None:
+    """The record ``DataFrame.to_parquet`` wrote with the frame's ``attrs`` (if any)."""
+    meta = table.schema.metadata or {}
+    attrs: Any = None
+    try:
+        if b"PANDAS_ATTRS" in meta:  # pandas >= 2.1
+            attrs = json.loads(meta[b"PANDAS_ATTRS"])
+        elif b"pandas" in meta:
+            attrs = json.loads(meta[b"pandas"]).get("attrs")
+    except ValueError:
+        return None
+    record = attrs.get("cctx") if isinstance(attrs, dict) else None
+    return Provenance.from_dict(record) if isinstance(record, dict) and record else None
+
+
+def read_json_records(path: Path) -> tuple[Any, bool]:
+    """The parsed JSON of a file: a whole document, or a list of JSON Lines values.
+
+    Returns the value and whether it came from JSON Lines.
+    """
+    text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text), False
+    except ValueError:
+        values = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                values.append(json.loads(line))
+            except ValueError as exc:
+                raise DataError(
+                    f"{path.name!r} is neither JSON nor JSON Lines: line {number}: {exc}"
+                ) from exc
+        return values, True
+
+
+def _read_json(path: Path) -> Table:
+    if any(s.lower() in _COMPRESSED for s in path.suffixes):
+        raise DataError(f"{path.name!r}: compressed JSON is not supported; decompress it first")
+    value, lines = read_json_records(path)
+    if isinstance(value, dict):  # {"data": [...]} or one record
+        for key in ("data", "rows", "records", "result"):
+            if isinstance(value.get(key), list):
+                value = value[key]
+                break
+        else:
+            value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise DataError(
+            f"{path.name!r} is not a JSON list of records",
+            hint="a table in JSON is a list of objects (orient='records') or JSON Lines",
+        )
+    frame = pd.DataFrame.from_records(value)
+    return Table(str(path), frame, "json", 1 if lines else 0, read_sidecar(path))

@@ -1,0 +1,145 @@
+"""The formats ``load`` reads, what each needs, and telling them apart.
+
+Each format is recognised by the columns of a table (or, for event logs in
+JSON, by the shape of its records). A table that fits none gets a
+:class:`~cctx_research.errors.DataError` listing every format, the tables
+it accepts, and the columns the table lacks for the closest of each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..errors import DataError
+
+__all__ = ["FORMATS", "TABLES", "Parts", "detect", "no_format_error"]
+
+FORMATS: dict[str, str] = {
+    "evm-logs": "event logs: eth_getLogs JSON (list, JSON-RPC response or JSON Lines) "
+    "or cryo's logs Parquet/CSV (block_number, transaction_hash, log_index, topic0, data)",
+    "dune": "Dune exports: bridges_evms flows/deposits/withdrawals rows of CCTP, or the "
+    "decoded circle_<chain> DepositForBurn / MintAndWithdraw / MessageReceived tables",
+    "xchaindatagen": "XChainDataGen's cctp_deposit_for_burn, cctp_message_received, "
+    "cctp_cross_chain_transactions (and cctp_blockchain_transactions for times)",
+    "cctx": "the toolkit's own 'ledger' or 'transfers' frames (Parquet, CSV, JSON)",
+}
+"""Format name -> what it is."""
+
+TABLES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("evm-logs", "cryo_logs"): ("block_number", "transaction_hash", "log_index", "topic0", "data"),
+    ("dune", "flows"): (
+        "bridge_name", "bridge_transfer_id", "deposit_chain", "withdrawal_chain",
+        "deposit_tx_hash", "withdrawal_tx_hash", "deposit_amount_raw",
+    ),
+    ("dune", "deposits"): (
+        "bridge_name", "bridge_transfer_id", "deposit_chain", "tx_hash", "evt_index",
+        "deposit_amount_raw", "block_time",
+    ),
+    ("dune", "withdrawals"): (
+        "bridge_name", "bridge_transfer_id", "withdrawal_chain", "tx_hash", "evt_index",
+        "withdrawal_amount_raw", "block_time",
+    ),
+    ("dune", "depositforburn"): (
+        "evt_tx_hash", "evt_index", "evt_block_time", "burntoken", "amount", "depositor",
+        "mintrecipient", "destinationdomain",
+    ),
+    ("dune", "mintandwithdraw"): (
+        "evt_tx_hash", "evt_index", "evt_block_time", "mintrecipient", "amount", "minttoken",
+    ),
+    ("dune", "messagereceived"): (
+        "evt_tx_hash", "evt_index", "evt_block_time", "caller", "sourcedomain", "nonce", "sender",
+    ),
+    ("xchaindatagen", "cctp_deposit_for_burn"): (
+        "blockchain", "transaction_hash", "nonce", "depositor", "burn_token", "recipient",
+        "dst_blockchain", "amount",
+    ),
+    ("xchaindatagen", "cctp_message_received"): (
+        "blockchain", "transaction_hash", "nonce", "src_blockchain", "input_token", "depositor",
+        "recipient", "amount",
+    ),
+    ("xchaindatagen", "cctp_cross_chain_transactions"): (
+        "src_blockchain", "src_transaction_hash", "src_timestamp", "dst_blockchain",
+        "dst_transaction_hash", "dst_timestamp", "deposit_id", "depositor", "recipient", "amount",
+    ),
+    ("xchaindatagen", "cctp_blockchain_transactions"): (
+        "blockchain", "transaction_hash", "block_number", "timestamp",
+    ),
+}  # fmt: skip
+"""(format, table) -> the columns that identify it (lowercase; Dune's camelCase folds)."""
+
+
+@dataclass
+class Parts:
+    """What one file gave: event tables, ready ledger rows, counts and bad rows.
+
+    ``burns``/``received``/``mints`` follow the event-log decoder's column
+    names; ``burn_rows``/``arrivals``/``paired`` the pairing module's (see
+    :mod:`cctx_research.ingest.pairing`); ``tx_times`` is
+    ``domain, tx_hash, block_number, timestamp`` for transactions whose
+    events carry no time (XChainDataGen).
+    """
+
+    format: str
+    burns: list[pd.DataFrame] = field(default_factory=list)
+    received: list[pd.DataFrame] = field(default_factory=list)
+    mints: list[pd.DataFrame] = field(default_factory=list)
+    burn_rows: list[pd.DataFrame] = field(default_factory=list)
+    arrivals: list[pd.DataFrame] = field(default_factory=list)
+    paired: list[pd.DataFrame] = field(default_factory=list)
+    tx_times: list[pd.DataFrame] = field(default_factory=list)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, name: str, value: int) -> None:
+        self.counts[name] = self.counts.get(name, 0) + int(value)
+
+
+def _lower(columns: Iterable[Any]) -> set[str]:
+    return {str(c).strip().lower() for c in columns}
+
+
+def detect(columns: Iterable[Any], *, wanted: str | None = None) -> tuple[str, str] | None:
+    """The (format, table) whose identifying columns ``columns`` has, or ``None``.
+
+    ``cctx`` tables (ledger, transfers) are recognised by
+    :func:`cctx_research.ingest.own.missing`, not here.
+    """
+    have = _lower(columns)
+    for (fmt, table), needs in TABLES.items():
+        if wanted is not None and fmt != wanted:
+            continue
+        if all(c in have for c in needs):
+            return fmt, table
+    return None
+
+
+def no_format_error(
+    path: str, columns: Iterable[Any], cctx_missing: dict[str, list[str]], wanted: str | None
+) -> DataError:
+    """The error for a table that matches no format: what each needs and what it lacks."""
+    have = _lower(columns)
+    lines = []
+    for fmt, what in FORMATS.items():
+        if wanted is not None and fmt != wanted:
+            continue
+        if fmt == "cctx":
+            lacks = "; ".join(f"{k} lacks {', '.join(c)}" for k, c in cctx_missing.items())
+            lines.append(f"- cctx ({what}): {lacks}")
+            continue
+        options = [
+            (t, [c for c in needs if c not in have]) for (f, t), needs in TABLES.items() if f == fmt
+        ]
+        table, lacks = min(options, key=lambda item: len(item[1]))
+        lines.append(f"- {fmt} ({what}): closest table {table!r} lacks {', '.join(lacks)}")
+    shown = ", ".join(sorted(str(c) for c in columns)[:20]) or "(none)"
+    head = (
+        f"{path!r} is not a {wanted!r} file" if wanted else f"{path!r} matches no known format"
+    )
+    return DataError(
+        f"{head}; its columns: {shown}\n" + "\n".join(lines),
+        hint="pass format= one of " + ", ".join(FORMATS) + " if the file is one of them",
+    )

@@ -1,0 +1,309 @@
+"""``load``: CCTP data of any supported shape, from any number of files, as one ledger."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import chains, schema
+from ..errors import DataError
+from ..provenance import Provenance, attach, combine
+from . import dune, own, pairing, sides, xchaindatagen
+from .files import Table, expand, read_table, suffix_kind
+from .formats import FORMATS, Parts, detect, no_format_error
+from .values import Rows, bad_frame
+
+__all__ = ["BAD_ATTR", "bad_rows", "load"]
+
+logger = logging.getLogger(__name__)
+
+BAD_ATTR = "cctx_bad"
+"""The key of ``DataFrame.attrs`` under which ``errors="report"`` keeps the bad rows."""
+
+_SHOWN = 5
+ChainArg = str | int | Mapping[str | Path, str | int] | None
+
+
+def bad_rows(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The rows ``load(..., errors="report")`` left out: ``source_file``, ``index``, ``reason``.
+
+    ``index`` is the line number in a CSV or JSON Lines file (the header is
+    line 1), the row's position (from 0) in Parquet or a JSON list, or the
+    log's position in an event-log file. Empty when nothing was left out.
+
+    Examples
+    --------
+    >>> bad_rows(pd.DataFrame()).columns.tolist()
+    ['source_file', 'index', 'reason']
+    """
+    if not isinstance(ledger, pd.DataFrame):
+        raise TypeError(f"expected the DataFrame load() returned, got {type(ledger).__name__}")
+    return bad_frame(ledger.attrs.get(BAD_ATTR, []))
+
+
+def _chain_for(path: Path, chain: ChainArg) -> int | None:
+    if chain is None:
+        return None
+    if isinstance(chain, Mapping):
+        for key, value in chain.items():
+            k = Path(key).expanduser()
+            if k == path or k.name == path.name or k.resolve() == path.resolve():
+                return chains.domain(value)
+        return None
+    return chains.domain(chain)
+
+
+def _check_arguments(format: str | None, errors: str, chain: ChainArg) -> None:
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)} or None, got {format!r}")
+    if errors not in ("raise", "report"):
+        raise ValueError(f"errors must be 'raise' or 'report', got {errors!r}")
+    if isinstance(chain, Mapping):
+        for value in chain.values():
+            chains.domain(value)
+    elif chain is not None:
+        chains.domain(chain)
+
+
+def _looks_like_logs(path: Path) -> bool:
+    """Whether a JSON file holds event logs (``topics``/``data``) or JSON-RPC responses."""
+    if path.is_dir() or suffix_kind(path) != "json":
+        return False
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        head = handle.read(65_536)
+    return '"topics"' in head or '"jsonrpc"' in head
+
+
+def _read_logs(path: Path, chain: int | None, blocks: Any, parts: Parts) -> None:
+    try:
+        from . import evm_logs
+    except ImportError as exc:  # pragma: no cover - the decoder ships with the package
+        raise DataError("the event-log decoder is not available in this installation") from exc
+    logs = evm_logs.read_logs(path)
+    # the decoder reads a number as an EVM chain id: pass the chain by name
+    named = None if chain is None else chains.chain_name(chain)
+    decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
+    frames = (decoded.burns, decoded.received, decoded.mints)
+    if any(f["domain"].isna().any() for f in frames if len(f)):
+        raise DataError(
+            f"the chain of the logs in {str(path)!r} is unknown: they carry no chain id",
+            hint="pass chain='ethereum' (or {path: chain}); on the command line "
+            "--chain CHAIN or --chain PATH=CHAIN (cryo's logs carry chain_id)",
+        )
+    parts.burns.append(decoded.burns)
+    parts.received.append(decoded.received)
+    parts.mints.append(decoded.mints)
+    for name, value in decoded.counts.items():
+        parts.add("rows_read" if name == "logs" else name, value)
+    bad = decoded.bad
+    parts.problems.extend(
+        {"source_file": str(f), "index": int(i), "reason": str(r)}
+        for f, i, r in zip(bad["source_file"], bad["index"], bad["reason"], strict=True)
+    )
+
+
+def _read_file(
+    path: Path, format: str | None, chain: int | None, blocks: Any, parts: Parts,
+    ledgers: list[pd.DataFrame], records: list[Provenance],
+) -> str:
+    """Read one file into ``parts`` (or ``ledgers`` for own frames); returns its format."""
+    if format == "evm-logs" or (format is None and _looks_like_logs(path)):
+        _read_logs(path, chain, blocks, parts)
+        return "evm-logs"
+    table: Table = read_table(path)
+    columns = table.frame.columns
+    found = detect(columns, wanted=format)
+    if found is not None and found[0] == "evm-logs":
+        _read_logs(path, chain, blocks, parts)
+        return "evm-logs"
+    rows = Rows(table.frame, table.path, first=table.first)
+    if found is None:
+        lacking = own.missing(columns)
+        is_own = not lacking["ledger"] or not lacking["transfers"]
+        if not is_own or format not in (None, "cctx"):
+            raise no_format_error(table.path, columns, lacking, format)
+        ledger = own.ledger_from_rows(rows)
+        parts.problems.extend(rows.problems)
+        parts.add("rows_read", len(rows))
+        ledgers.append(ledger[~rows.bad])
+        if table.provenance is not None:
+            records.append(table.provenance)
+        return "cctx"
+    fmt, name = found
+    parts.add("rows_read", len(rows))
+    if fmt == "dune":
+        dune.read(rows, name, parts, chain=chain)
+    else:
+        xchaindatagen.read(rows, name, parts)
+    return fmt
+
+
+def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _assemble(parts: Parts, ledgers: list[pd.DataFrame]) -> tuple[pd.DataFrame, dict[str, int]]:
+    burns = [sides.burns(f) for f in parts.burns if len(f)] + list(parts.burn_rows)
+    received, mints = _stack(parts.received), _stack(parts.mints)
+    arrivals = list(parts.arrivals)
+    extra: dict[str, int] = {}
+    if len(received) or len(mints):
+        for frame, cols in ((received, ("source_domain", "nonce")), (mints, ())):
+            for col in ("domain", "tx_hash", "log_index", *cols):
+                if col not in frame.columns:
+                    frame[col] = pd.Series(dtype=object)
+        made, extra = sides.arrivals(received, mints)
+        arrivals.append(made)
+    times = _stack(parts.tx_times)
+    if len(times):
+        burns = [xchaindatagen.apply_times(b.copy(), times, "burn") for b in burns]
+        arrivals = [xchaindatagen.apply_times(a.copy(), times, "mint") for a in arrivals]
+    ledger, counts = pairing.pair(burns, arrivals, parts.paired)
+    counts.update(extra)
+    if ledgers:
+        own_rows = _stack(ledgers)
+        before = len(ledger) + len(own_rows)
+        ledger = pd.concat([ledger, own_rows], ignore_index=True) if len(ledger) else own_rows
+        ledger = ledger[~ledger["transfer_id"].duplicated()].reset_index(drop=True)
+        counts["duplicates"] = counts.get("duplicates", 0) + before - len(ledger)
+    return ledger, counts
+
+
+def _raise_bad(problems: list[dict[str, Any]]) -> DataError:
+    first = "; ".join(
+        f"{Path(p['source_file']).name}:{p['index']}: {p['reason']}" for p in problems[:_SHOWN]
+    )
+    more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
+    return DataError(
+        f"{len(problems)} malformed row(s) or log(s): {first}{more}",
+        hint="fix them, or pass errors='report' to keep the good rows "
+        "(the bad ones: cctx_research.bad_rows(ledger))",
+    )
+
+
+def load(
+    paths: str | Path | Iterable[str | Path],
+    *,
+    format: str | None = None,
+    chain: ChainArg = None,
+    blocks: str | Path | pd.DataFrame | None = None,
+    errors: str = "raise",
+    progress: Callable[[Path], None] | None = None,
+) -> pd.DataFrame:
+    """Load CCTP transfers from files of any supported format as one ledger.
+
+    Parameters
+    ----------
+    paths : path, glob, directory, or a list of them
+        One file per chain is normal: they load together, and a mint pairs
+        with its burn from another file. A directory is read file by file
+        (a directory of Parquet files is one dataset).
+    format : {"evm-logs", "dune", "xchaindatagen", "cctx"}, optional
+        Detected from each file's columns (or, for JSON, its records) when
+        not given. See ``cctx_research.ingest.FORMATS``.
+    chain : str, int or mapping, optional
+        The chain of files whose rows do not say it (event logs without
+        cryo's ``chain_id``, Dune's per-chain decoded tables): a name or
+        domain for all files, or ``{path: chain}``.
+    blocks : path or DataFrame, optional
+        Block times for event logs without ``blockTimestamp``: cryo's blocks
+        dataset or ``eth_getBlockByNumber`` results.
+    errors : {"raise", "report"}
+        ``"raise"``: malformed rows or logs raise :class:`DataError` with
+        their count and the first line numbers or log indexes.
+        ``"report"``: keep the good rows; :func:`bad_rows` of the result
+        lists the others.
+    progress : callable, optional
+        Called with each file's path before it is read (the CLI's bar).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Kind ``"ledger"`` with the V2 columns and ``pairing``
+        (:data:`cctx_research.schema.LEDGER_PAIRING`). Its provenance names
+        the files and format and counts rows read, decoded, paired,
+        unpaired, pending, mint_only, skipped, duplicates, bad and
+        missing_times.
+
+    Raises
+    ------
+    DataError
+        A file that matches no format (naming each format, what it needs
+        and which columns are missing); malformed rows (``errors="raise"``);
+        an amount beyond int64 (naming the row).
+    ValueError, TypeError
+        Bad arguments.
+
+    Examples
+    --------
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load("eth_logs.json", chain="ethereum")  # doctest: +SKIP
+    >>> ledger = cctx.load(["dune_flows.csv"], errors="report")  # doctest: +SKIP
+    >>> cctx.provenance.provenance(ledger).count["paired"]      # doctest: +SKIP
+    """
+    _check_arguments(format, errors, chain)
+    if blocks is not None and not isinstance(blocks, pd.DataFrame):
+        from . import evm_logs
+
+        blocks = evm_logs.read_blocks(blocks)
+    files = expand(paths)
+    parts = Parts(format=format or "")
+    ledgers: list[pd.DataFrame] = []
+    records: list[Provenance] = []
+    formats: list[str] = []
+    for path in files:
+        if progress is not None:
+            progress(path)
+        where = _chain_for(path, chain)
+        formats.append(_read_file(path, format, where, blocks, parts, ledgers, records))
+    ledger, counts = _assemble(parts, ledgers)
+    problems = parts.problems
+    if problems and errors == "raise":
+        raise _raise_bad(problems)
+    ledger = schema.validate(schema.complete(ledger, "ledger")[schema.columns("ledger")], "ledger")
+    burned = ledger["burn_tx_hash"].notna() & ledger["burn_timestamp"].isna()
+    minted = ledger["mint_tx_hash"].notna() & ledger["mint_timestamp"].isna()
+    tally = dict(parts.counts)
+    for key, value in counts.items():
+        tally[key] = tally.get(key, 0) + value
+    tally["bad"] = len(problems)
+    tally["missing_times"] = int(burned.sum() + minted.sum())
+    tally["transfers"] = len(ledger)
+    skipped = [
+        k
+        for k in tally
+        if k.startswith("skipped_") or k.endswith(("_without_mint", "_without_message"))
+    ]
+    tally["skipped"] = sum(tally[k] for k in skipped) + tally.get("removed", 0)
+    if "decoded" not in tally:
+        tally["decoded"] = tally.get("rows_read", 0) - tally["bad"] - tally["skipped"]
+    if tally["missing_times"]:
+        logger.warning(
+            "%d burn or mint sides have no time: give event logs with blockTimestamp, "
+            "a blocks file (blocks=), or XChainDataGen's cctp_blockchain_transactions",
+            tally["missing_times"],
+        )
+    used = sorted(set(formats))
+    record = Provenance(
+        source=", ".join(str(p) for p in files),
+        operation="load",
+        files=tuple(str(p) for p in files),
+        format=used[0] if len(used) == 1 else "+".join(used),
+        counts=tally,
+    )
+    if records:  # own frames keep what they said (synthetic, where they came from)
+        merged = combine([*records, record], operation="load", format=record.format, counts=tally)
+        record = merged if merged is not None else record
+    attach(ledger, record)
+    if problems:
+        ledger.attrs[BAD_ATTR] = list(problems)
+    logger.info(
+        "loaded %d transfers from %d file(s): %s",
+        len(ledger), len(files), ", ".join(f"{k} {v}" for k, v in tally.items()),
+    )
+    return ledger

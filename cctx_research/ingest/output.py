@@ -1,0 +1,83 @@
+"""Writing an imported ledger (atomically) and the summary ``import`` prints."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from ..provenance import provenance
+
+__all__ = ["summary", "write_atomically"]
+
+logger = logging.getLogger(__name__)
+
+_WHY = {
+    "skipped_other_events": "logs of other events",
+    "skipped_other_bridges": "rows of other bridges",
+    "removed": "removed (reorged) logs",
+    "mints_without_message": "mints without a MessageReceived in their transaction",
+    "messages_without_mint": "received messages that are not token transfers",
+}
+
+
+def write_atomically(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as Parquet or CSV through a temporary file, then rename.
+
+    A failure leaves no partial file. A CSV gets a provenance sidecar
+    ``<file>.meta.json`` (Parquet keeps provenance in its metadata).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if path.suffix.lower() == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+            record = provenance(frame)
+            if record is not None:
+                sidecar = path.with_name(path.name + ".meta.json")
+                sidecar.write_text(json.dumps(record.to_dict(), indent=1), encoding="utf-8")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for the temporary file only
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def summary(ledger: pd.DataFrame, out: Path, *, bad_file: bool = False) -> str:
+    """What an import read, decoded, paired and skipped, and why: a few lines of text."""
+    record = provenance(ledger)
+    c = record.count if record is not None else {}
+    lines = [
+        f"wrote {len(ledger):,} transfers to {out} (format: {record.format if record else '?'})",
+        f"  rows read      {c.get('rows_read', 0):>10,}",
+        f"  decoded        {c.get('decoded', 0):>10,}",
+        f"  paired         {c.get('paired', 0):>10,}",
+        f"  pending        {c.get('pending', 0):>10,}  (V1 burns without a mint in the data)",
+        f"  unpaired       {c.get('unpaired', 0):>10,}  (V2 burns: the data does not pair them)",
+        f"  mint only      {c.get('mint_only', 0):>10,}  (mints whose burn is not in the data)",
+        f"  skipped        {c.get('skipped', 0):>10,}",
+    ]
+    lines += [f"    {n:>10,}  {why}" for key, why in _WHY.items() if (n := c.get(key, 0))]
+    lines.append(f"  duplicates     {c.get('duplicates', 0):>10,}  (counted once)")
+    bad = c.get("bad", 0)
+    lines.append(
+        f"  bad            {bad:>10,}"
+        + (f"  (listed in {out.name}.bad.csv)" if bad_file and bad else "")
+    )
+    if c.get("missing_times"):
+        lines.append(
+            f"  missing times  {c['missing_times']:>10,}  (give --blocks, or logs with "
+            "blockTimestamp)"
+        )
+    return "\n".join(lines)

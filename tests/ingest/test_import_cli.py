@@ -1,0 +1,72 @@
+"""The `import` command: summary, atomic output, bad rows next to the output; `report --data`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from cctx_research.cli import main
+
+DUNE = Path(__file__).parent.parent / "fixtures" / "dune"
+
+
+def test_summary_counts_and_reasons(tmp_path, capsys):
+    out = tmp_path / "ledger.parquet"
+    assert main(["import", str(DUNE / "bridges_evms_flows.csv"), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"wrote 2 transfers to {out}" in text
+    assert "rows read               3" in text
+    assert "rows of other bridges" in text
+    assert len(pd.read_parquet(out)) == 2
+
+
+def test_a_failed_import_leaves_no_file(tmp_path, capsys):
+    bad = tmp_path / "mystery.csv"
+    bad.write_text("a,b\n1,2\n")
+    out = tmp_path / "ledger.parquet"
+    assert main(["import", str(bad), "--out", str(out), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "matches no known format" in err
+    assert "- xchaindatagen (" in err  # the whole message, not its first line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mystery.csv"]
+
+
+def test_errors_report_writes_the_bad_rows_next_to_the_output(tmp_path, capsys):
+    frame = pd.read_csv(DUNE / "bridges_evms_deposits.csv", dtype=str)
+    frame.loc[1, "deposit_amount_raw"] = "lots"
+    src = tmp_path / "deposits.csv"
+    frame.to_csv(src, index=False)
+    out = tmp_path / "ledger.csv"
+    argv = ["import", str(src), "--errors", "report", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    assert "listed in ledger.csv.bad.csv" in capsys.readouterr().out
+    bad = pd.read_csv(tmp_path / "ledger.csv.bad.csv")
+    assert bad["index"].tolist() == [3]
+    assert len(pd.read_csv(out)) == 1
+    assert (tmp_path / "ledger.csv.meta.json").is_file()
+
+
+def test_chain_option_shapes(tmp_path, capsys):
+    src = DUNE / "circle_ethereum_tokenmessenger_evt_depositforburn.csv"
+    out = tmp_path / "l.parquet"
+    argv = ["import", str(src), "--chain", "ethereum", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    argv = ["import", str(src), "--chain", "base", "--chain", "x=eth", "--out", str(out)]
+    assert main(argv) == 1
+    assert "--chain" in capsys.readouterr().err
+
+
+def test_report_on_imported_data(tmp_path):
+    ledger = tmp_path / "ledger.parquet"
+    assert main(["import", str(DUNE), "--errors", "report", "--chain",
+                 f"{DUNE / 'circle_ethereum_tokenmessenger_evt_depositforburn.csv'}=ethereum",
+                 "--chain",
+                 f"{DUNE / 'circle_base_messagetransmitter_evt_messagereceived.csv'}=base",
+                 "--chain", f"{DUNE / 'circle_base_tokenmessenger_evt_mintandwithdraw.csv'}=base",
+                 "--no-progress", "--out", str(ledger)]) == 0  # fmt: skip
+    html = tmp_path / "report.html"
+    assert main(["report", "--data", str(ledger), "--no-progress", "--out", str(html)]) == 0
+    text = html.read_text()
+    assert "ledger.parquet" in text  # where the numbers come from
+    assert "Synthetic data" not in text

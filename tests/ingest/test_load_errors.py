@@ -1,0 +1,132 @@
+"""Bad input to load(): every case gets a clear error, or a report, and nothing is lost."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cctx_research as cctx
+from cctx_research.errors import DataError
+from cctx_research.provenance import provenance
+
+DUNE = Path(__file__).parent.parent / "fixtures" / "dune"
+
+
+def _deposits(tmp_path: Path, edit) -> Path:
+    frame = pd.read_csv(DUNE / "bridges_evms_deposits.csv", dtype=str)
+    frame = pd.concat([frame] * 3, ignore_index=True)
+    frame["bridge_transfer_id"] = [str(3000 + i) for i in range(len(frame))]
+    frame["evt_index"] = [str(i) for i in range(len(frame))]
+    edit(frame)
+    path = tmp_path / "deposits.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_a_file_matching_no_format_names_every_format_and_what_it_lacks(tmp_path):
+    path = tmp_path / "mystery.csv"
+    pd.DataFrame({"tx_hash": ["0x1"], "amount": ["5"]}).to_csv(path, index=False)
+    with pytest.raises(DataError) as info:
+        cctx.load(path)
+    text = str(info.value)
+    for fmt in ("evm-logs", "dune", "xchaindatagen", "cctx"):
+        assert f"- {fmt} (" in text
+    assert "mystery.csv" in text
+    assert "lacks evt_tx_hash" in text  # the missing columns of the closest Dune table
+    assert "burn_timestamp" in text  # and of the ledger kind
+
+
+def test_a_forced_format_that_does_not_fit_says_so(tmp_path):
+    with pytest.raises(DataError, match="is not a 'xchaindatagen' file"):
+        cctx.load(DUNE / "bridges_evms_flows.csv", format="xchaindatagen")
+
+
+def test_malformed_rows_raise_with_count_and_line_numbers(tmp_path):
+    def edit(frame):
+        frame.loc[1, "deposit_amount_raw"] = "12abc"
+        frame.loc[4, "tx_hash"] = "0xnothex"
+
+    path = _deposits(tmp_path, edit)
+    with pytest.raises(DataError) as info:
+        cctx.load(path)
+    text = str(info.value)
+    assert text.startswith("2 malformed row(s)")
+    assert "deposits.csv:3:" in text  # row 1 is line 3 (the header is line 1)
+    assert "deposits.csv:6:" in text
+    assert "12abc" in text
+
+
+def test_errors_report_keeps_the_good_rows_and_lists_the_bad(tmp_path):
+    path = _deposits(tmp_path, lambda f: f.__setitem__("block_time", f["block_time"].where(
+        f.index != 2, "not a time")))
+    ledger = cctx.load(path, errors="report")
+    assert len(ledger) == 5
+    bad = cctx.bad_rows(ledger)
+    assert bad[["index"]].to_dict("list") == {"index": [4]}
+    assert "block_time" in bad["reason"].iloc[0]
+    assert bad["source_file"].iloc[0] == str(path)
+    assert provenance(ledger).count["bad"] == 1
+
+
+def test_amount_beyond_int64_is_an_error_naming_the_row(tmp_path):
+    too_big = str(2**64 + 1)  # a uint256 that would wrap in int64
+    path = _deposits(tmp_path, lambda f: f.__setitem__("deposit_amount_raw", f[
+        "deposit_amount_raw"].where(f.index != 0, too_big)))
+    with pytest.raises(DataError) as info:
+        cctx.load(path)
+    assert "deposits.csv:2:" in str(info.value)
+    assert too_big in str(info.value)
+    assert "64-bit" in str(info.value)
+
+
+def test_duplicates_across_files_count_once(tmp_path):
+    for name in ("a.csv", "b.csv"):
+        shutil.copy(DUNE / "bridges_evms_deposits.csv", tmp_path / name)
+    ledger = cctx.load([tmp_path / "a.csv", tmp_path / "b.csv"])
+    assert len(ledger) == 2
+    assert provenance(ledger).count["duplicates"] == 2
+
+
+def test_unknown_chain_name_is_a_bad_row(tmp_path):
+    path = _deposits(tmp_path, lambda f: f.__setitem__("deposit_chain", "atlantis"))
+    with pytest.raises(DataError, match="unknown chain 'atlantis'"):
+        cctx.load(path)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"format": "csv"}, ValueError, "format must be one of"),
+        ({"errors": "ignore"}, ValueError, "errors must be 'raise' or 'report'"),
+        ({"chain": "atlantis"}, ValueError, "unknown chain"),
+    ],
+)
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        cctx.load(DUNE / "bridges_evms_flows.csv", **kwargs)
+
+
+def test_missing_paths_and_empty_globs(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        cctx.load(tmp_path / "nope.csv")
+    with pytest.raises(DataError, match="matches no file"):
+        cctx.load(str(tmp_path / "*.parquet"))
+    with pytest.raises(DataError, match="holds no CSV, Parquet or JSON"):
+        cctx.load(tmp_path)
+    with pytest.raises(TypeError, match="paths must be"):
+        cctx.load(42)
+
+
+def test_a_directory_of_decoded_tables_without_chain_names_the_file():
+    with pytest.raises(DataError, match=r"chain of .*depositforburn.csv.* is unknown"):
+        cctx.load(DUNE / "circle_ethereum_tokenmessenger_evt_depositforburn.csv")
+
+
+def test_unreadable_parquet(tmp_path):
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"not parquet")
+    with pytest.raises(DataError, match=r"cannot read .broken\.parquet."):
+        cctx.load(path)

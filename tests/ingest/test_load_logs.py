@@ -1,0 +1,152 @@
+"""load() of event logs: real encodings, V1 pairing across two chain files, V2 kept unpaired."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cctx_research as cctx
+from cctx_research import schema
+from cctx_research.errors import DataError
+from cctx_research.provenance import provenance
+
+from .encoded import (
+    burn_body_v1,
+    deposit_v1,
+    deposit_v2,
+    mint_v1,
+    received_v1,
+    transfer,
+)
+
+SENDER = "0x" + "a1" * 20
+RECIPIENT = "0x" + "b1" * 20
+T0 = 1_719_828_000  # 2024-07-01T10:00:00Z
+
+
+def _tx(n: int) -> str:
+    return "0x" + f"{n:064x}"
+
+
+@pytest.fixture
+def chain_files(tmp_path):
+    """Ethereum burns (a JSON list) and Base mints (a JSON-RPC response), plus noise."""
+    eth = [
+        deposit_v1(501, 123_456_789, SENDER, RECIPIENT, 6, block=100, tx=_tx(1), index=3, time=T0),
+        deposit_v1(502, 7_000_000, SENDER, RECIPIENT, 6, block=101, tx=_tx(2), index=0, time=T0),
+    ]
+    eth.append(dict(eth[0]))  # the same log twice: counted once
+    base = [
+        mint_v1(RECIPIENT, 123_456_789, block=900, tx=_tx(9), index=4, time=T0 + 1000),
+        received_v1(0, 501, burn_body_v1(123_456_789, SENDER, RECIPIENT),
+                    block=900, tx=_tx(9), index=5, time=T0 + 1000),
+        deposit_v2(9_000_000, SENDER, RECIPIENT, 3, 900, block=901, tx=_tx(10), index=1,
+                   time=T0 + 1001),
+        transfer(block=901, tx=_tx(10), index=0, time=T0 + 1001),
+    ]
+    (tmp_path / "eth.json").write_text(json.dumps(eth))
+    (tmp_path / "base.json").write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "result": base}))
+    return tmp_path
+
+
+def test_v1_pairs_across_chain_files_and_v2_stays_unpaired(chain_files):
+    ledger = cctx.load(
+        [chain_files / "eth.json", chain_files / "base.json"],
+        chain={"eth.json": "ethereum", "base.json": "base"},
+    )
+    schema.validate(ledger, "ledger")
+    rows = ledger.set_index("transfer_id")
+    paired = rows.loc["501_1_8453"]
+    assert paired["pairing"] == "exact"
+    assert paired["amount_raw"] == 123_456_789
+    assert paired["burn_tx_hash"] == _tx(1)
+    assert paired["mint_tx_hash"] == _tx(9)
+    assert paired["burn_timestamp"] == pd.Timestamp(T0, unit="s", tz="UTC")
+    assert paired["mint_timestamp"] == pd.Timestamp(T0 + 1000, unit="s", tz="UTC")
+    assert (paired["burn_block"], paired["mint_block"]) == (100, 900)
+    assert paired["mint_recipient"] == RECIPIENT
+    assert paired["message_sender"] == SENDER
+    assert paired["cctp_version"] == 1
+    pending = rows.loc["502_1_8453"]
+    assert pending["pairing"] == "pending"
+    assert pd.isna(pending["mint_timestamp"])
+    v2 = ledger[ledger["cctp_version"] == 2]
+    assert len(v2) == 1
+    row = v2.iloc[0]
+    assert row["pairing"] == "unpaired"
+    assert row["transfer_id"] == f"{_tx(10)}_1"
+    assert row["max_fee_raw"] == 900
+    assert row["min_finality_threshold"] == 1000
+    assert row["hook_data"] == "0x0102"
+    assert pd.isna(row["nonce"])
+    counts = cctx.provenance.provenance(ledger).count
+    assert counts["duplicates"] == 1
+    assert counts["skipped_other_events"] == 1
+    assert counts["paired"] == 1
+    assert counts["unpaired"] == 1
+    assert counts["pending"] == 1
+    assert counts["rows_read"] == 7
+    assert cctx.provenance.provenance(ledger).format == "evm-logs"
+
+
+def test_mint_without_its_burn_is_kept_with_a_null_burn_side(chain_files):
+    ledger = cctx.load(chain_files / "base.json", chain="base")
+    row = ledger.set_index("transfer_id").loc["501_1_8453"]
+    assert row["pairing"] == "mint_only"
+    assert pd.isna(row["burn_timestamp"])
+    assert pd.isna(row["burn_tx_hash"])
+    assert row["burn_block"] == -1
+    assert row["amount_raw"] == 123_456_789  # from the message body
+
+
+def test_logs_without_chain_are_reported(chain_files):
+    with pytest.raises(DataError) as info:
+        cctx.load(chain_files / "eth.json")
+    assert "eth.json" in str(info.value)
+
+
+def test_logs_without_times_are_counted(tmp_path):
+    entry = deposit_v1(7, 1, SENDER, RECIPIENT, 6, block=5, tx=_tx(3), index=0, time=T0)
+    del entry["blockTimestamp"]
+    (tmp_path / "eth.json").write_text(json.dumps([entry]))
+    ledger = cctx.load(tmp_path / "eth.json", chain="ethereum")
+    assert cctx.provenance.provenance(ledger).count["missing_times"] == 1
+    assert ledger["burn_timestamp"].isna().all()
+
+
+EVM = Path(__file__).parent.parent / "fixtures" / "evm"
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("getlogs_list.json", {"chain": "base"}),
+        ("getlogs_response.json", {"chain": "base"}),
+        ("getlogs_responses.json", {"chain": "base"}),
+        ("getlogs.jsonl", {"chain": "base"}),
+        ("getlogs_no_time.jsonl", {"chain": "base", "blocks": EVM / "blocks_rpc.json"}),
+        ("cryo_logs.csv", {"blocks": EVM / "cryo_blocks.csv"}),
+    ],
+)
+def test_every_log_shape_loads_to_the_same_ledger(name, options):
+    ledger = cctx.load(EVM / name, **options)
+    reference = cctx.load(EVM / "getlogs_list.json", chain="base")
+    same = ["pairing", "amount_raw", "cctp_version", "burn_block", "mint_block"]
+    if not name.startswith("cryo"):  # cryo's rows carry their own chain id
+        same.append("transfer_id")
+    assert sorted(map(tuple, ledger[same].astype(str).to_numpy())) == sorted(
+        map(tuple, reference[same].astype(str).to_numpy())
+    )
+    record = provenance(ledger)
+    assert record.format == "evm-logs"
+    assert record.count["missing_times"] == 0
+    assert set(ledger["pairing"]) <= set(cctx.schema.LEDGER_PAIRING)
+
+
+def test_cryo_logs_carry_their_chain():
+    ledger = cctx.load(EVM / "cryo_logs.csv")
+    assert provenance(ledger).count["missing_times"] > 0  # no blocks file given
+    assert len(ledger) == len(cctx.load(EVM / "getlogs_list.json", chain="base"))
