@@ -78,13 +78,20 @@ class Inputs:
         rcpt_codes, rcpt_uniques = pd.factorize(ledger["mint_recipient"].iloc[order], sort=True)
         self.rcpt_rows = np.argsort(rcpt_codes, kind="stable")
         self.rcpt_off = np.concatenate([[0], np.cumsum(np.bincount(rcpt_codes))])
+        # the store's uint64 prefix index covers 0x-hex hashes; the few others
+        # (Solana signatures in base58) sit in a dict beside it
         hashes = ledger["burn_tx_hash"].to_numpy(dtype=object)
+        hashes = np.array([h for h in hashes if h.startswith("0x")], dtype=object)
         self.p_sorted = np.sort(np.array([int(h[2:18], 16) for h in hashes], dtype=np.uint64))
 
         n_hash = 2000
         pick = rng.integers(0, len(ledger), n_hash)
         mints = ledger["mint_tx_hash"].dropna().to_numpy(dtype=object)
-        self.hashes = [hashes[k] if i % 2 else mints[k % len(mints)] for i, k in enumerate(pick)]
+        mints = np.array([h for h in mints if h.startswith("0x")], dtype=object)
+        self.hashes = [
+            hashes[k % len(hashes)] if i % 2 else mints[k % len(mints)]
+            for i, k in enumerate(pick)
+        ]
         self.hash_prefix = np.array([int(h[2:18], 16) for h in self.hashes], dtype=np.uint64)
         self.recipients = ledger["mint_recipient"].to_numpy(dtype=object)[
             rng.integers(0, len(ledger), 500)
