@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..addressing import canonical_addresses
+from ..addressing import canonical_addresses, normalize_hash
 
 __all__ = ["INT64_MAX", "Rows", "bad_frame"]
 
@@ -224,14 +224,30 @@ class Rows:
         return pd.Series(canonical_addresses(text.array).array, index=self.frame.index)
 
     def hashes(self, column: str) -> pd.Series:
-        """Transaction hashes in lowercase; a value that is not 0x + 64 hex flags the row."""
-        text = self.strings(column, lower=True)
-        wrong = text.notna() & ~text.str.match(r"^0x[0-9a-f]{64}$").fillna(False)
+        """Transaction hashes in their chain's spelling; a value that is none flags the row.
+
+        EVM hashes (``0x`` + 64 hex, nearly all rows) are lowercased in one
+        vectorised pass; the others (Solana signatures in base58, Noble's bare
+        hex) are checked one by one with
+        :func:`cctx_research.addressing.normalize_hash` and kept as written.
+        """
+        text = self.strings(column)
+        hex_rows = text.str.match(r"^0[xX][0-9a-fA-F]{64}$").fillna(False).astype(bool)
+        out = text.where(~hex_rows, text.str.lower())
+        others = text.notna() & ~hex_rows
+        wrong = np.zeros(len(text), dtype=bool)
+        for i in np.flatnonzero(others.to_numpy()):
+            # checked, kept as written: these spellings depend on the chain
+            # (Noble's hex is upper case), which a column of hashes does not say
+            try:
+                normalize_hash(text.iat[i])
+            except ValueError:
+                wrong[i] = True
         self.flag(
-            np.asarray(wrong, dtype=bool),
+            wrong,
             lambda i: f"column {column!r}: {self._cell(column, i)} is not a transaction hash",
         )
-        return text
+        return out
 
 
 def _text(raw: pd.Series) -> pd.Series:
