@@ -18,6 +18,7 @@
                                    directory and the ways out
 
     CctxWarning (UserWarning)      base of the warnings a user must see
+    ├── CacheWarning               the cache is read-only: answers what it holds
     ├── CoverageWarning            a window reaches past the service's clock or
     │                              outside the data it holds; says what it covers
     └── SyntheticDataWarning       the numbers come from the synthetic sample
@@ -42,6 +43,7 @@ __all__ = [
     "BadRequestError",
     "CacheError",
     "CacheMissError",
+    "CacheWarning",
     "CctxError",
     "CctxWarning",
     "ConfigError",
@@ -148,6 +150,10 @@ class CacheError(CctxError):
 
 class CctxWarning(UserWarning):
     """Base of the warnings cctx_research issues for its users to see."""
+
+
+class CacheWarning(CctxWarning):
+    """The cache directory is read-only: what it holds is answered, nothing is stored."""
 
 
 class CoverageWarning(CctxWarning):

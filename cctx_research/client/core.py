@@ -258,7 +258,7 @@ class Client:
                 namespace=f"{self.source}|{self.project_id}",
                 expire_after=self.expire_after,
             )
-            self._chunks = ChunkStore(self.cache_dir)
+            self._chunks = ChunkStore(self.cache_dir, read_only=self._http_cache.read_only)
             factory: Callable[[], requests.Session] = self._http_cache.session
         else:
             factory = requests.Session
