@@ -1,7 +1,8 @@
 """Loading the user's own data for the service (``cctx-research serve --data``).
 
-A data file is Parquet (``.parquet``/``.pq``) or CSV (``.csv``, optionally
-compressed: ``.csv.gz`` ...) holding either
+A data file is Parquet (``.parquet``/``.pq``), CSV (``.csv``, optionally
+compressed: ``.csv.gz`` ...) or JSON records (``.json``, what ``cctx-research
+fetch`` writes) holding either
 
 * the canonical ``"ledger"`` kind (see :mod:`cctx_research.schema`): one row
   per transfer with its burn side and its mint side; or
@@ -16,6 +17,12 @@ Values are coerced to the canonical dtypes (CSV cells are read as text):
 timestamps as ISO 8601 or Unix seconds, booleans as ``true``/``false``/``1``
 /``0``. Anything that does not fit raises :class:`~cctx_research.errors.DataError`
 naming the column and a bad value.
+
+Times are kept to the second, as the interface carries them: a time with a
+fraction of a second is refused, naming its row, rather than silently cut.
+The provenance of the file (Parquet metadata, or the ``<file>.meta.json``
+sidecar ``fetch`` writes beside CSV and JSON) carries over: synthetic data
+served again stays marked synthetic.
 """
 
 from __future__ import annotations
@@ -111,7 +118,16 @@ def _times(frame: pd.DataFrame, column: str, *, optional: bool = False) -> pd.Se
         raise _bad(column, raw, invalid, "ISO 8601 times or Unix seconds")
     if absent.any() and not optional:
         raise DataError(f"column {column!r} has missing values")
-    return out.astype(schema.TIMESTAMP)
+    out = out.astype(schema.TIMESTAMP)
+    fraction = out.notna() & (out.dt.microsecond.ne(0) | out.dt.nanosecond.ne(0))
+    if fraction.any():
+        row = int(np.flatnonzero(fraction.to_numpy())[0])
+        raise DataError(
+            f"column {column!r}, row {row + 1}: {raw.iloc[row]!r} has a fraction of a second; "
+            "the interface carries whole seconds, so this time cannot be served exactly. "
+            f"Round the times to whole seconds first ({int(fraction.sum())} rows have fractions)"
+        )
+    return out
 
 
 def _booleans(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -234,6 +250,16 @@ def _from_transfers(frame: pd.DataFrame) -> pd.DataFrame:
     return schema.validate(out[schema.columns("ledger")], "ledger")
 
 
+def _read_json(path: Path) -> pd.DataFrame:
+    """JSON records, every cell kept as written (times as text, integers exact)."""
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise DataError(f"{path.name!r} must hold a JSON array of records (objects)")
+    return pd.DataFrame.from_records(data)
+
+
 def load_ledger(path: str | Path) -> pd.DataFrame:
     """Read a Parquet or CSV file of kind ``"ledger"`` or ``"transfers"`` as a ledger.
 
@@ -262,13 +288,26 @@ def load_ledger(path: str | Path) -> pd.DataFrame:
             raw = pd.read_parquet(path)
         elif ".csv" in suffixes:
             raw = pd.read_csv(path, dtype=str, keep_default_na=True)
+        elif suffixes and suffixes[-1] == ".json":
+            raw = _read_json(path)
         else:
-            raise DataError(f"cannot tell the format of {path.name!r}: name it .parquet or .csv")
+            raise DataError(
+                f"cannot tell the format of {path.name!r}: name it .parquet, .csv or .json"
+            )
     except DataError:
         raise
     except Exception as exc:  # pyarrow, csv and OS errors alike: the file is unreadable
         raise DataError(f"cannot read {path.name!r}: {type(exc).__name__}: {exc}") from exc
     ledger = to_ledger(raw)
-    attach(ledger, Provenance(source=str(path), operation="load", files=(str(path),)))
+    from ..export import read_sidecar
+    from ..provenance import provenance
+
+    record = read_sidecar(path) or (provenance(raw) if raw.attrs else None)
+    synthetic = bool(record is not None and record.synthetic)
+    source = f"{path}" if record is None else f"{path} (from {record.source})"
+    attach(
+        ledger,
+        Provenance(source=source, synthetic=synthetic, operation="load", files=(str(path),)),
+    )
     logger.info("loaded %d transfers from %s", len(ledger), path)
     return ledger

@@ -116,9 +116,9 @@ def test_unparsable_values_are_named(tmp_path, small, column, value, what):
 def test_missing_and_unknown_files(tmp_path):
     with pytest.raises(DataError, match="no such data file"):
         load_ledger(tmp_path / "nope.parquet")
-    other = tmp_path / "data.json"
+    other = tmp_path / "data.txt"
     other.write_text("{}")
-    with pytest.raises(DataError, match=r"\.parquet or \.csv"):
+    with pytest.raises(DataError, match=r"\.parquet, \.csv or \.json"):
         load_ledger(other)
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"not parquet at all")
