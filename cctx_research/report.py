@@ -50,6 +50,7 @@ import io
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,7 @@ from . import plots, times
 from . import provenance as _provenance_mod
 from ._version import __version__
 from .analysis import addresses, flows, volumes
+from .errors import CoverageWarning
 
 __all__ = [
     "DEFAULT_DAYS",
@@ -365,6 +367,11 @@ class Report:
         ]
         if self.synthetic:
             parts.append(_banner(self.provenance.get("source")))
+        for note in self.provenance.get("coverage_notes", ()):
+            parts.append(
+                '<div class="banner" role="note" id="coverage-note">'
+                f"Partial data: {_esc(note)}.</div>"
+            )
         parts.append(f"<nav><ol>{nav}</ol></nav>")
         parts.extend(s.to_html() for s in self.sections)
         parts.append("</div>")
@@ -680,14 +687,21 @@ def build(
     steps = ["transfers", "volume history", "analysis", "figures"]
     bar = tqdm(total=len(steps), desc="report", unit="step", disable=not progress, leave=False)
     try:
-        bar.set_postfix_str("fetching transfers")
-        fetched = client.mints(start_ts, end_ts)
-        transfers = touching(fetched, names)
-        bar.update(1)
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            bar.set_postfix_str("fetching transfers")
+            fetched = client.mints(start_ts, end_ts)
+            transfers = touching(fetched, names)
+            bar.update(1)
 
-        bar.set_postfix_str("fetching volume history")
-        history = client.volume_history(start_ts, end_ts, freq=freq)
-        bar.update(1)
+            bar.set_postfix_str("fetching volume history")
+            history = client.volume_history(start_ts, end_ts, freq=freq)
+            bar.update(1)
+        # the coverage warnings go on to the caller (CLI, notebook) and into the report
+        notes = list(dict.fromkeys(str(w.message) for w in shown
+                                   if issubclass(w.category, CoverageWarning)))
+        for w in shown:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
         bar.set_postfix_str("analysing")
         results = _analyse(transfers, history, end=end_ts, freq=freq, top_n=top_n)
@@ -704,7 +718,11 @@ def build(
             generated_at=generated_at,
             synthetic=synthetic,
         )
+        prov["coverage_notes"] = notes
         sections = _sections(results, prov, freq=freq, chains=names)
+        if notes and fetched.empty:
+            # nothing of the window is held: the note, not a page of zeros
+            sections = [s for s in sections if s.id == "provenance"]
         bar.update(1)
     finally:
         bar.close()
