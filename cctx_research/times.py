@@ -70,7 +70,7 @@ def _not_iso(text: str, name: str) -> ValueError:
                 "of that form is read)"
             )
     return ValueError(
-        f"{name}={text!r} is not an ISO 8601 date or time; pass e.g. '2024-06-01', "
+        f"{name}={text!r} is not a date or time in ISO 8601 form; pass e.g. '2024-06-01', "
         "'2024-06-01T12:00Z', a datetime or Unix seconds"
     )
 

@@ -121,7 +121,7 @@ def test_cli_serve_shuts_down_cleanly_on_signals(tmp_path, sig):
     ("argv", "needle"),
     [
         (["serve", "--data", "/no/such/file.parquet"], "no such data file"),
-        (["serve", "--as-of", "not-a-date"], "not an ISO 8601 date"),
+        (["serve", "--as-of", "not-a-date"], "not a date"),
         (["serve", "--project-id", "a/b"], "project_id"),
         (["serve", "--port", "70000"], "--port"),
     ],
