@@ -84,6 +84,7 @@ if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
 from client.faults import FAULT_KINDS, FaultInjector  # noqa: E402  (reused, not copied)
+from everyday_faults import section_everyday  # noqa: E402  (benchmarks/everyday_faults.py)
 
 from cctx_research import errors  # noqa: E402
 from cctx_research.client import Client  # noqa: E402
@@ -1279,6 +1280,9 @@ def run(quick: bool, keep: Path | None = None) -> Table:
         section_faults(t, svc, tmp, texts, quick)
         section_bad_input(t, svc, quick)
         section_cache(t, svc, tmp, quick)
+        section_everyday(
+            t, svc, tmp, quick, as_of=AS_OF, project_id=PROJECT_ID, frames_equal=_frames_equal
+        )
         served = Served(key, tmp / "serve.log")
         section_load(t, served, quick)
         section_secrets(t, svc, served, tmp, texts, log_path, quick)

@@ -6,7 +6,17 @@ one, write both and append the block to :data:`_SUBCOMMANDS`.
 
 Errors the user can fix (bad options, a bad data file, a busy port) end the
 command with a one-line message on stderr and a non-zero exit status, never a
-traceback.
+traceback. What the user must see (synthetic data, a window the data does
+not cover, a read-only cache) is a ``cctx-research: warning:`` line.
+
+Quiet by default: commands log at WARNING (``serve``, a server whose log is
+its output, at INFO); ``-v`` gives INFO, ``-vv`` DEBUG (every request), and
+``--log-level`` sets a level outright.
+
+``fetch`` and ``report`` reach a service with ``--base-url`` and
+``--project-id`` (else ``CCTX_BASE_URL`` / ``CCTX_PROJECT_ID``); the key
+comes from ``CCTX_API_KEY`` or ``--api-key-file`` (a file holding it), never
+from the command line, where other users could read it in the process list.
 
 Examples
 --------
@@ -24,16 +34,78 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import config
 from ._version import __version__
-from .errors import CctxError
+from .errors import CctxError, CctxWarning
 
-__all__ = ["main"]
+__all__ = ["build_parser", "log_level", "main"]
 
 logger = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------
+# reaching a service
+
+
+def _add_service_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--base-url", default=None, help="the service's address (default: CCTX_BASE_URL)"
+    )
+    p.add_argument(
+        "--project-id", default=None, help="the project path segment (default: CCTX_PROJECT_ID)"
+    )
+    p.add_argument(
+        "--api-key-file",
+        default=None,
+        metavar="PATH",
+        help="a file holding the API key (default: CCTX_API_KEY); never pass the key itself",
+    )
+
+
+def _read_key(path: str) -> str:
+    """The API key from a file: its first non-empty line, stripped."""
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8")
+    except OSError as exc:
+        raise config.ConfigError(
+            f"--api-key-file {path}: cannot read it ({exc.strerror or exc})"
+        ) from None
+    except UnicodeDecodeError:
+        raise config.ConfigError(f"--api-key-file {path}: not a text file") from None
+    key = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if not key:
+        raise config.ConfigError(f"--api-key-file {path} is empty; put the API key in it")
+    return key
+
+
+def _service(args: argparse.Namespace) -> dict[str, Any]:
+    """``connect()`` options from --base-url, --project-id and --api-key-file."""
+    options: dict[str, Any] = {}
+    if args.base_url:
+        options["base_url"] = config.validate_base_url(args.base_url)
+    if args.project_id:
+        options["project_id"] = config.validate_project_id(args.project_id)
+    if args.api_key_file:
+        options["api_key"] = config.Secret(_read_key(args.api_key_file))
+    if options and args.sample:
+        raise ValueError(
+            "--sample uses the embedded sample: drop --base-url/--project-id/--api-key-file"
+        )
+    if options:
+        settings = config.Settings.from_env()
+        options.setdefault("api_key", settings.api_key)
+        options.setdefault("project_id", settings.project_id)
+        if options["api_key"] is None or options["project_id"] is None:
+            raise config.ConfigError(
+                "to reach a service, give its project id (--project-id or CCTX_PROJECT_ID) "
+                "and its key (--api-key-file or CCTX_API_KEY)"
+            )
+    return options
 
 
 # --------------------------------------------------------------------------
@@ -131,6 +203,7 @@ def _run_serve(args: argparse.Namespace) -> int:
 def _add_report(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "report",
+        allow_abbrev=False,  # "--api-key KEY" must not be read as --api-key-file
         help="write a self-contained HTML report (the embedded sample without credentials)",
         description=(
             "Fetch a window, analyse it and write one self-contained HTML file (figures "
@@ -163,6 +236,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
         "default window: the data's whole span",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_service_options(p)
     p.set_defaults(func=_run_report)
 
 
@@ -171,25 +245,22 @@ def _run_report(args: argparse.Namespace) -> int:
     from .client import connect
 
     progress = not args.no_progress
-    if progress and args.log_level == "INFO":
-        # One INFO line per request would bury the progress bar; the bar says
-        # the same. --log-level DEBUG (or WARNING) is honoured as given.
-        for name in ("cctx_research.client.http", "cctx_research.service.app"):
-            logging.getLogger(name).setLevel(logging.WARNING)
     options = {} if args.title is None else {"title": args.title}
     if args.data:
         if args.sample:
             raise ValueError("--data and --sample exclude each other: pick one source")
         built = _report_on_data(args, progress, options)
     else:
-        with connect(sample=True if args.sample else None, progress=progress) as client:
+        service = _service(args)
+        sample = True if args.sample else (False if service else None)
+        with connect(sample=sample, progress=progress, **service) as client:
             built = report.build(
                 client,
                 args.start,
                 args.end,
                 chains=args.chains,
                 progress=progress,
-                ledger=_embedded_ledger(args),
+                ledger=None if service else _embedded_ledger(args),
                 **options,
             )
     path = built.save(args.out)
@@ -358,6 +429,7 @@ _FETCH_WHAT = ("mints", "received", "volume", "volume-history", "top-senders", "
 def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "fetch",
+        allow_abbrev=False,  # "--api-key KEY" must not be read as --api-key-file
         help="fetch one of the client's frames and write it to a file",
         description=(
             "Fetch a frame and write it as Parquet, CSV or JSON (chosen by the --out "
@@ -384,6 +456,7 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--offline", action="store_true", help="answer from the cache alone")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", required=True, metavar="FILE", help="output .parquet, .csv or .json")
+    _add_service_options(p)
     p.set_defaults(func=_run_fetch)
 
 
@@ -394,6 +467,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
     from .client import connect
     from .client.parse import coerce
+    from .export import write
 
     out = Path(args.out)
     suffix = out.suffix.lower()
@@ -404,9 +478,11 @@ def _run_fetch(args: argparse.Namespace) -> int:
         raise ValueError(f"fetch {args.what} needs --{needs[args.what].replace('_', '-')}")
     if args.what == "volume-history" and (args.start is None or args.end is None):
         raise ValueError("fetch volume-history needs --start and --end")
+    service = _service(args)
     with connect(
-        sample=True if args.sample else None,
+        sample=True if args.sample else (False if service else None),
         as_of=args.as_of,
+        **service,
         cache=not args.no_cache,
         offline=args.offline,
         progress=False if args.no_progress else None,
@@ -430,13 +506,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
             kind = "volume" if args.what == "volume" else "transaction"
             frame = coerce(pd.DataFrame([row.to_dict()]), kind)
             frame.attrs = dict(row.attrs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".parquet":
-        frame.to_parquet(out, index=False)
-    elif suffix == ".csv":
-        frame.to_csv(out, index=False)
-    else:
-        frame.to_json(out, orient="records", date_format="iso", date_unit="ns", indent=1)
+    write(frame, out)
     logger.info("wrote %d rows to %s", len(frame), out)
     return 0
 
@@ -461,9 +531,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--log-level",
-        default="INFO",
+        default=None,
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="logging level (INFO)",
+        help="logging level (default WARNING; serve INFO)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="-v: INFO, -vv: DEBUG (every request)"
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for add in _SUBCOMMANDS:
@@ -475,9 +548,34 @@ def build_parser() -> argparse.ArgumentParser:
             "--log-level",
             default=argparse.SUPPRESS,
             choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-            help="logging level (INFO)",
+            help="logging level (default WARNING; serve INFO)",
+        )
+        sub.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=argparse.SUPPRESS,
+            help="-v: INFO, -vv: DEBUG (every request)",
         )
     return parser
+
+
+def log_level(args: argparse.Namespace) -> int:
+    """The logging level: --log-level as given, else WARNING (serve INFO) lowered by -v."""
+    if args.log_level is not None:
+        return int(logging.getLevelName(args.log_level))
+    base = logging.INFO if getattr(args, "func", None) is _run_serve else logging.WARNING
+    return max(logging.DEBUG, base - 10 * int(getattr(args, "verbose", 0) or 0))
+
+
+def _show_warning(message: Any, category: type, filename: str, lineno: int, *rest: Any) -> None:
+    if issubclass(category, CctxWarning):
+        sys.stderr.write(f"cctx-research: warning: {message}\n")
+    else:
+        _default_showwarning(message, category, filename, lineno, *rest)
+
+
+_default_showwarning = warnings.showwarning
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -495,10 +593,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if not logging.getLogger().handlers:
         logging.basicConfig(
-            level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+            level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
         )
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except (CctxError, ValueError, TypeError, OSError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         sys.stderr.write(f"cctx-research: error: {message}\n")

@@ -12,7 +12,20 @@
     │   ├── RateLimitError         429 after all retries (carries retry_after)
     │   └── ServerError            5xx, timeouts, dropped connections after all retries
     ├── ResponseSchemaError        the reply is not the documented envelope/shape
-    └── CacheMissError             offline=True and the answer is not in the cache
+    ├── CacheMissError             offline=True and the answer is not in the cache
+    └── CacheError                 the cache directory cannot be used (read-only,
+                                   full, another user's, locked): names the
+                                   directory and the ways out
+
+    CctxWarning (UserWarning)      base of the warnings a user must see
+    ├── CacheWarning               the cache is read-only: answers what it holds
+    ├── CoverageWarning            a window reaches past the service's clock or
+    │                              outside the data it holds; says what it covers
+    └── SyntheticDataWarning       the numbers come from the synthetic sample
+
+Warnings are issued with :func:`warnings.warn`, so notebooks show them
+without any logging set up, and ``warnings.simplefilter("error",
+CoverageWarning)`` turns them into errors where a script wants that.
 
 Bad arguments to public functions raise the built-in ``ValueError`` or
 ``TypeError`` with a message saying what to pass instead.
@@ -28,14 +41,19 @@ __all__ = [
     "ApiError",
     "AuthError",
     "BadRequestError",
+    "CacheError",
     "CacheMissError",
+    "CacheWarning",
     "CctxError",
+    "CctxWarning",
     "ConfigError",
+    "CoverageWarning",
     "DataError",
     "NotFoundError",
     "RateLimitError",
     "ResponseSchemaError",
     "ServerError",
+    "SyntheticDataWarning",
 ]
 
 
@@ -110,3 +128,37 @@ class ResponseSchemaError(CctxError):
 
 class CacheMissError(CctxError):
     """``offline=True`` and the answer is not in the cache."""
+
+
+class CacheError(CctxError):
+    """The cache directory cannot be used: read-only, full, another user's or locked.
+
+    Not damage (a damaged file is moved aside and rebuilt, with a warning):
+    the files are healthy and are left as they are. The message names the
+    directory; :attr:`directory` holds it.
+    """
+
+    def __init__(self, message: str, *, directory: object = None, **kwargs) -> None:
+        kwargs.setdefault(
+            "hint",
+            "pass cache=False (the CLI's --no-cache), or point CCTX_CACHE_DIR "
+            "(or cache_dir=) at a directory you can write",
+        )
+        super().__init__(message, **kwargs)
+        self.directory = directory
+
+
+class CctxWarning(UserWarning):
+    """Base of the warnings cctx_research issues for its users to see."""
+
+
+class CacheWarning(CctxWarning):
+    """The cache directory is read-only: what it holds is answered, nothing is stored."""
+
+
+class CoverageWarning(CctxWarning):
+    """A window reaches past the service's clock or outside the data it holds."""
+
+
+class SyntheticDataWarning(CctxWarning):
+    """The numbers come from the bundled synthetic sample, not from the chain."""

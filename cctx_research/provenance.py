@@ -88,6 +88,11 @@ class Provenance:
         ``"sample"``, an analysis function.
     window : tuple of two Timestamps, or None
         The half-open window ``[start, end)`` the frame was asked for.
+    coverage : tuple of two Timestamps, or None
+        The part of ``window`` the source holds data for, as the client
+        found it (:mod:`cctx_research.client.coverage`): equal to ``window``
+        when the data covers all of it, ``None`` when it was not checked.
+        An empty span (start == end) means none of the window is covered.
     parameters : tuple of (name, value) pairs
         The other arguments that shaped the result (JSON values).
     requests, network_requests, cache_hits, retries : int
@@ -108,6 +113,7 @@ class Provenance:
     synthetic: bool = False
     operation: str | None = None
     window: tuple[pd.Timestamp, pd.Timestamp] | None = None
+    coverage: tuple[pd.Timestamp, pd.Timestamp] | None = None
     parameters: tuple[tuple[str, Any], ...] = ()
     requests: int = 0
     network_requests: int = 0
@@ -130,9 +136,21 @@ class Provenance:
         set_(self, "counts", tuple((str(k), int(v)) for k, v in _frozen_mapping(self.counts)))
         set_(self, "files", tuple(str(f) for f in self.files))
         set_(self, "fetched_at", _timestamp(self.fetched_at))
-        if self.window is not None:
-            start, end = self.window
-            set_(self, "window", (_timestamp(start), _timestamp(end)))
+        for name in ("window", "coverage"):
+            span = getattr(self, name)
+            if span is not None:
+                start, end = span
+                set_(self, name, (_timestamp(start), _timestamp(end)))
+
+    @property
+    def covered(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+        """The span the data is known to cover: ``coverage``, else ``window``."""
+        return self.coverage if self.coverage is not None else self.window
+
+    @property
+    def complete(self) -> bool:
+        """Whether the data covers the whole window (or nobody checked)."""
+        return self.coverage is None or self.coverage == self.window
 
     @property
     def params(self) -> dict[str, Any]:
@@ -155,7 +173,7 @@ class Provenance:
             value = getattr(self, f.name)
             if f.name in ("parameters", "counts"):
                 value = {k: v for k, v in value}
-            elif f.name == "window":
+            elif f.name in ("window", "coverage"):
                 value = None if value is None else [value[0].isoformat(), value[1].isoformat()]
             elif f.name == "files":
                 value = list(value)
@@ -170,8 +188,9 @@ class Provenance:
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         kwargs.setdefault("source", "unknown")
-        if kwargs.get("window") is not None:
-            kwargs["window"] = tuple(kwargs["window"])
+        for name in ("window", "coverage"):
+            if kwargs.get(name) is not None:
+                kwargs[name] = tuple(kwargs[name])
         if "files" in kwargs:
             kwargs["files"] = tuple(kwargs["files"] or ())
         kwargs["synthetic"] = bool(kwargs.get("synthetic", False))

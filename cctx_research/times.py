@@ -4,11 +4,20 @@
 ``pandas.Timestamp`` or Unix seconds (``int``/``float``; values that only make
 sense as milliseconds, above ``1e11``, are read as milliseconds). Naive
 times mean UTC. Windows are half-open: ``[start, end)``.
+
+Strings must be ISO 8601 (``"2024-06-01"``, ``"2024-06-01T12:00Z"``,
+``"2024-06-01 12:00:00+02:00"``) or Unix seconds. Any other spelling is
+refused with the ISO form to use instead, the unambiguous ones too
+(``"20/11/2026"``): a reader that accepts ``"20/11/2026"`` as November 20
+cannot help reading ``"03/11/2026"`` as March 11, and the user who wrote
+both meant the same calendar. One rule with no exceptions is easier to
+remember than one that depends on the day of the month.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 
 import numpy as np
@@ -30,6 +39,41 @@ _ONE_DAY = pd.Timedelta(days=1)
 MS_THRESHOLD = 100_000_000_000
 """Unix times at or above this (year 5138 in seconds) are read as milliseconds."""
 
+_ISO = re.compile(
+    r"^[+-]?\d{4}-\d{2}(-\d{2}"
+    r"([T ]\d{2}(:\d{2}(:\d{2}([.,]\d{1,9})?)?)?\s*(Z|z|UTC|[+-]\d{2}(:?\d{2})?)?)?)?$"
+)
+_DAY_MONTH = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})(?:[ T](.*))?$")
+
+
+def _not_iso(text: str, name: str) -> ValueError:
+    """The error for a string that is not ISO 8601, with the ISO form(s) it may mean."""
+    m = _DAY_MONTH.match(text)
+    if m:
+        a, b, year = int(m.group(1)), int(m.group(2)), m.group(3)
+        readings = []
+        for day, month, label in ((a, b, "day/month"), (b, a, "month/day")):
+            try:
+                readings.append((dt.date(int(year), month, day).isoformat(), label))
+            except ValueError:
+                continue
+        if len(readings) == 2 and readings[0][0] != readings[1][0]:
+            return ValueError(
+                f"{name}={text!r} is ambiguous: {readings[0][0]} ({readings[0][1]}) or "
+                f"{readings[1][0]} ({readings[1][1]}); write it as ISO 8601 YYYY-MM-DD, "
+                f"e.g. {readings[0][0]!r}"
+            )
+        if readings:
+            return ValueError(
+                f"{name}={text!r} is not ISO 8601; write it as YYYY-MM-DD: "
+                f"{readings[0][0]!r} (dates like '03/11/2026' are ambiguous, so none "
+                "of that form is read)"
+            )
+    return ValueError(
+        f"{name}={text!r} is not a date or time in ISO 8601 form; pass e.g. '2024-06-01', "
+        "'2024-06-01T12:00Z', a datetime or Unix seconds"
+    )
+
 
 def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
     """Normalise one time value to a tz-aware UTC :class:`pandas.Timestamp`.
@@ -47,7 +91,8 @@ def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
     TypeError
         For any other type (including ``bool``).
     ValueError
-        For a string that is not a date/time, or NaN/NaT.
+        For a string that is not an ISO 8601 date/time (the message gives
+        the ISO form to use), or NaN/NaT.
 
     Examples
     --------
@@ -55,6 +100,10 @@ def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
     Timestamp('2024-06-01 00:00:00+0000', tz='UTC')
     >>> to_timestamp(1717200000000)
     Timestamp('2024-06-01 00:00:00+0000', tz='UTC')
+    >>> to_timestamp("03/11/2026")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: time='03/11/2026' is ambiguous: 2026-11-03 (day/month) or 2026-03-11 ...
     """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a date, datetime, string or Unix seconds, not a bool")
@@ -72,6 +121,8 @@ def to_timestamp(value: TimeLike, *, name: str = "time") -> pd.Timestamp:
             raise ValueError(f"{name} is an empty string; pass e.g. '2024-06-01' or a datetime")
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             return to_timestamp(int(value.strip()), name=name)
+        if isinstance(value, str) and not _ISO.match(value.strip()):
+            raise _not_iso(value.strip(), name)
         try:
             ts = pd.Timestamp(value)
         except (ValueError, TypeError, OverflowError) as exc:

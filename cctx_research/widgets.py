@@ -48,6 +48,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -56,7 +57,7 @@ import pandas as pd
 from . import chains as chain_registry
 from . import plots, provenance, times
 from .analysis import addresses, flows, volumes
-from .errors import CctxError, NotFoundError
+from .errors import CctxError, CoverageWarning, NotFoundError
 from .markup import address_link, escape, field_table, html_table, render_png, synthetic_banner
 from .selection import chain_names, touching, with_main_chain
 
@@ -90,6 +91,7 @@ FREQUENCIES: tuple[tuple[str, str], ...] = (
 
 _BUSY = "&#9203; {what}&hellip;"
 _OK_STYLE = "color:#1a7f37"
+_WARN_STYLE = "color:#9a6700;font-weight:600"
 _ERROR_STYLE = "color:#cf222e;font-weight:600"
 _SYNTHETIC_NOTE = synthetic_banner(subject="these panels are")
 
@@ -138,6 +140,7 @@ class _Panel(w.VBox):
         self.error: BaseException | None = None
         self.busy = False
         self.fetches = 0
+        self.coverage_note: str | None = None
         self.draws = 0
         self.images: dict[str, w.Image] = {}
         self._controls = controls
@@ -163,9 +166,17 @@ class _Panel(w.VBox):
         """One fetch, with the busy indicator on while it runs."""
         self._set_busy(what)
         try:
-            result = fn()
+            with warnings.catch_warnings(record=True) as shown:
+                warnings.simplefilter("always")
+                result = fn()
         finally:
             self._set_busy(None)
+        # a window the data does not cover is said on the status line (not a
+        # green "0 transfers"), and the warning goes on to the notebook
+        notes = [str(x.message) for x in shown if issubclass(x.category, CoverageWarning)]
+        self.coverage_note = notes[0] if notes else None
+        for x in shown:
+            warnings.warn_explicit(x.message, x.category, x.filename, x.lineno)
         self.fetches += 1
         if _synthetic(result):
             self.banner.value = _SYNTHETIC_NOTE
@@ -356,11 +367,15 @@ class Dashboard(_Panel):
         )
         self.draws += 1
         scope = ", ".join(picked) if picked else "all chains"
-        self._say(
+        text = (
             f"{len(data):,} transfers ({escape(scope)}) of {len(self.transfers):,} fetched"
-            f" &middot; {escape(_fetch_summary(self.transfers))}",
-            style=_OK_STYLE,
+            f" &middot; {escape(_fetch_summary(self.transfers))}"
         )
+        if self.coverage_note:
+            note = escape(self.coverage_note)
+            self._say(f"Partial data: {note} &middot; {text}", style=_WARN_STYLE)
+        else:
+            self._say(text, style=_OK_STYLE)
 
 
 def _as_date(value: Any) -> dt.date | None:

@@ -93,6 +93,12 @@ def test_runs_in_a_kernel(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "SYNTHETIC SAMPLE" in text  # it says which source it used
     assert "image/png" in text  # plots inline
     assert "application/vnd.jupyter.widget-view+json" in text  # a widget
+    # windows end at the last complete day, inside the data: no coverage
+    # warning, no error of any kind in any output
+    assert "CoverageWarning" not in text
+    assert "KeyboardInterrupt" not in text
+    assert '"output_type": "error"' not in text
+    assert "Traceback" not in text
 
 
 @pytest.mark.slow

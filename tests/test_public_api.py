@@ -68,4 +68,5 @@ def test_every_error_derives_from_cctx_error():
     from cctx_research import errors
 
     for name in errors.__all__:
-        assert issubclass(getattr(errors, name), errors.CctxError)
+        # the exceptions, and the warnings users must see
+        assert issubclass(getattr(errors, name), (errors.CctxError, errors.CctxWarning))

@@ -382,3 +382,25 @@ def test_renders_in_headless_chromium(built: report.Report, tmp_path: Path) -> N
     for complete, width, height in states:
         assert complete
         assert min(width, height) > 100
+
+
+def test_a_window_outside_the_data_is_a_note_not_a_page_of_zeros(client: Any) -> None:
+    from cctx_research.errors import CoverageWarning
+
+    with pytest.warns(CoverageWarning, match="lies before the first record"):
+        empty = report.build(client, "2024-01-01", "2024-01-08", progress=False)
+    text = empty.to_html()
+    assert 'id="coverage-note"' in text
+    assert "none of it is covered" in text
+    assert [s.id for s in empty.sections] == ["provenance"]
+
+
+def test_a_window_past_the_clock_keeps_its_sections_and_says_so(client: Any) -> None:
+    from cctx_research.errors import CoverageWarning
+
+    with pytest.warns(CoverageWarning, match="past the service's clock"):
+        partial = report.build(client, "2024-06-30", "2024-07-03", progress=False)
+    text = partial.to_html()
+    assert 'id="coverage-note"' in text
+    assert "the data covers 2024-06-30 00:00 UTC to 2024-07-01 12:00 UTC" in text
+    assert "kpis" in [s.id for s in partial.sections]

@@ -80,3 +80,40 @@ def test_chunks_cover_the_window_exactly(start, length, hours):
         assert a < b
         # inner edges are aligned so overlapping windows share chunks
         assert b == e or to_unix(b) % (hours * 3600) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [("03/11/2026", "2026-11-03"), ("11/03/2026", "2026-03-11"), ("03.11.2026", "2026-11-03")],
+)
+def test_ambiguous_day_month_is_refused_with_both_iso_readings(text, iso):
+    with pytest.raises(ValueError, match="ambiguous") as info:
+        to_timestamp(text, name="start")
+    message = str(info.value)
+    assert "start=" in message
+    assert iso in message
+    assert "YYYY-MM-DD" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"), [("20/11/2026", "2026-11-20"), ("11/11/2026", "2026-11-11")]
+)
+def test_unambiguous_non_iso_is_refused_too_naming_the_iso_form(text, iso):
+    # one rule for every day of the month: '20/11' read and '03/11' refused
+    # would teach users a spelling that fails on the 3rd
+    with pytest.raises(ValueError, match=f"'{iso}'"):
+        to_timestamp(text, name="end")
+
+
+@pytest.mark.parametrize("text", ["Nov 3 2026", "2026/11/03", "yesterday"])
+def test_other_spellings_are_refused(text):
+    with pytest.raises(ValueError, match="ISO 8601"):
+        to_timestamp(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2024-06-01 12:00", "2024-06-01T12:00Z", "2024-06-01T12:00:00.5+00:00", "2024-06"],
+)
+def test_iso_forms_are_read(text):
+    assert to_timestamp(text).year == 2024

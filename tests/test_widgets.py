@@ -298,3 +298,21 @@ def test_keyword_end_is_excluded_like_everywhere_else(client):
     assert (dash.start.value, dash.end.value) == (DAY1, DAY1)
     dash = widgets.dashboard(client, start="2024-06-29", end="2024-06-30T06:00Z")
     assert dash.end.value == DAY2
+
+
+def test_a_window_past_the_data_is_not_a_green_zero(client: Any) -> None:
+    from cctx_research.errors import CoverageWarning
+
+    with pytest.warns(CoverageWarning):
+        panel = widgets.dashboard(client, start="2024-07-02", end="2024-07-05")
+    assert panel.error is None, panel.status.value
+    status = panel.status.value
+    assert "Partial data" in status
+    assert "past the service&#x27;s clock" in status or "past the service's clock" in status
+    assert "#1a7f37" not in status  # not the green "all good" style
+    assert panel.coverage_note is not None
+
+
+def test_a_covered_window_has_no_note(dash: widgets.Dashboard) -> None:
+    assert dash.coverage_note is None
+    assert "Partial data" not in dash.status.value

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, times
+from ..provenance import provenance
 from . import _common
 
 __all__ = [
@@ -340,9 +341,16 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
         ``"30d"`` and metrics ``"volume"`` (USDC), ``"transfers"``,
         ``"senders"`` (distinct ``message_sender``) and ``"recipients"``
         (distinct ``mint_recipient``); columns ``start``, ``end``,
-        ``current``, ``previous`` (float64) and ``change``
-        (``current / previous - 1``; NaN when ``previous`` is 0). Empty input
+        ``current``, ``previous`` (float64), ``change``
+        (``current / previous - 1``; NaN when ``previous`` is 0), and
+        ``current_covered`` / ``previous_covered`` (bool). Empty input
         gives zeros with NaT windows.
+
+        A period is covered when it lies inside the span the frame's data
+        covers (its provenance: ``coverage``, else ``window``; give or take
+        an hour). Over a period that is not covered the value is NaN, not
+        0: a 30-day KPI of a 7-day frame has no previous period to compare
+        with, and says so. Frames without provenance count as covered.
 
     Raises
     ------
@@ -363,6 +371,7 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     else:
         end = None
     ts = transfers["timestamp"]
+    span = _covered_span(transfers)
     rows = []
     for period, length in _PERIODS:
         if end is None:
@@ -373,8 +382,11 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
             cur = transfers[(ts >= start) & (ts < end)]
             prev = transfers[(ts >= start - length) & (ts < start)]
         current, previous = _kpi_values(cur), _kpi_values(prev)
+        cur_ok = end is None or _inside(span, start, end)
+        prev_ok = end is None or _inside(span, start - length, start)
         for metric in _METRICS:
-            c, p = current[metric], previous[metric]
+            c = current[metric] if cur_ok else np.nan
+            p = previous[metric] if prev_ok else np.nan
             rows.append(
                 (
                     period,
@@ -383,11 +395,17 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
                     end if end is not None else pd.NaT,
                     c,
                     p,
-                    c / p - 1.0 if p else np.nan,
+                    c / p - 1.0 if p and not np.isnan(p) else np.nan,
+                    cur_ok,
+                    prev_ok,
                 )
             )
     out = pd.DataFrame(
-        rows, columns=["period", "metric", "start", "end", "current", "previous", "change"]
+        rows,
+        columns=[
+            "period", "metric", "start", "end", "current", "previous", "change",
+            "current_covered", "previous_covered",
+        ],
     )
     for col in ("start", "end"):
         out[col] = pd.to_datetime(out[col], utc=True).astype(schema.TIMESTAMP)
@@ -395,6 +413,24 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
         out[col] = out[col].astype("float64")
     out = out.set_index(["period", "metric"])
     return _common.with_window(out, _common.window(transfers["timestamp"]))
+
+
+_SLACK = pd.Timedelta(hours=1)
+
+
+def _covered_span(frame: pd.DataFrame) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The span the frame's data covers, from its provenance (``None``: unknown)."""
+    record = provenance(frame)
+    return None if record is None else record.covered
+
+
+def _inside(
+    span: tuple[pd.Timestamp, pd.Timestamp] | None, start: pd.Timestamp, end: pd.Timestamp
+) -> bool:
+    if span is None:
+        return True
+    lo, hi = span
+    return bool(start >= lo - _SLACK and end <= hi + _SLACK)
 
 
 def _kpi_values(frame: pd.DataFrame) -> dict[str, float]:

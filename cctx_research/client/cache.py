@@ -34,14 +34,29 @@ Level 2, :class:`ChunkStore`
     used for ``expire_after`` seconds after it was written, like its
     replies.
 
-A cache file that is not a readable database, or a chunk file that fails
-its checksum, is moved aside (to ``<name>.corrupt-<time>``) and rebuilt,
-with a warning.
+Damage and faults are told apart
+    A cache file that is not a readable database, or a chunk file that fails
+    its checksum, is damaged: it is moved aside (to ``<name>.corrupt-<time>``)
+    and rebuilt, with a warning. Everything else is a fault of the
+    directory, not of the files, and the files are left alone: a directory
+    that cannot be written (read-only, another user's, a full disk) or a
+    database another process keeps locked raises
+    :class:`~cctx_research.errors.CacheError`, naming the directory and the
+    two ways out (``cache=False`` / ``--no-cache``, or ``CCTX_CACHE_DIR``).
+
+Read-only directories
+    A directory that cannot be written but holds chunk files is opened
+    read-only, with a :class:`~cctx_research.errors.CacheWarning`: the
+    chunks it holds are answered from it, nothing new is stored, and the
+    reply database is not used (SQLite needs to write beside a database in
+    WAL mode even to read it). A read-only directory with nothing to read
+    is a :class:`~cctx_research.errors.CacheError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -61,9 +76,10 @@ import requests
 from requests_cache import CachedSession, SQLiteCache
 
 from .._version import __version__
+from ..errors import CacheError, CacheWarning
 from .http import envelope_ok
 
-__all__ = ["ChunkStore", "HttpCache", "default_cache_dir", "parse_age"]
+__all__ = ["ChunkStore", "HttpCache", "default_cache_dir", "fault", "parse_age", "writable"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +118,52 @@ def parse_age(value: Any, *, name: str) -> pd.Timedelta:
     return age
 
 
+_WHY = {
+    errno.EROFS: "is on a read-only file system",
+    errno.EACCES: "is not writable by this user",
+    errno.EPERM: "may not be written (permissions or an immutable attribute)",
+    errno.ENOSPC: "is on a full disk",
+    errno.EDQUOT: "is over its disk quota",
+    errno.EFBIG: "hit the file size limit",
+}
+
+
+def fault(directory: Path, exc: BaseException, doing: str) -> CacheError:
+    """A :class:`CacheError` for an OS or SQLite failure that is not damage."""
+    if isinstance(exc, OSError) and exc.errno in _WHY:
+        why = _WHY[exc.errno]
+    elif isinstance(exc, OSError):
+        why = f"failed: {exc.strerror or exc}"
+    else:
+        text = str(exc)
+        if "locked" in text:
+            why = "holds a database another process keeps locked"
+        elif "full" in text:
+            why = "is on a full disk"
+        elif "readonly" in text or "read-only" in text or "unable to open" in text:
+            why = "is not writable"
+        else:
+            why = f"failed: {text}"
+    error = CacheError(f"the cache directory {directory} {why} ({doing})", directory=directory)
+    error.__cause__ = exc
+    return error
+
+
+def writable(directory: Path) -> OSError | None:
+    """``None`` when files can be created in ``directory`` (made if missing), else the error."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".probe-", suffix=".tmp")
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return exc
+    return None
+
+
 def _move_aside(path: Path, reason: str) -> Path:
     aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
     for suffix in ("", "-wal", "-shm"):
@@ -118,7 +180,11 @@ def _move_aside(path: Path, reason: str) -> Path:
 
 
 def _check_sqlite(path: Path) -> None:
-    """Move ``path`` aside when it is not a readable SQLite database."""
+    """Move ``path`` aside when it is damaged; :class:`CacheError` when it cannot be opened.
+
+    ``OperationalError`` ("unable to open", "locked", "readonly", "disk is
+    full") is a fault of the directory, not damage: the file is left alone.
+    """
     if not path.exists() or path.stat().st_size == 0:
         return
     try:
@@ -136,11 +202,20 @@ def _check_sqlite(path: Path) -> None:
             problems = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
         finally:
             con.close()
+    except sqlite3.OperationalError as exc:
+        raise fault(path.parent, exc, "opening the reply database") from exc
     except sqlite3.DatabaseError as exc:
-        _move_aside(path, str(exc))
+        _aside_or_fail(path, str(exc))
         return
     if problems != ["ok"]:
-        _move_aside(path, "; ".join(str(p) for p in problems)[:200])
+        _aside_or_fail(path, "; ".join(str(p) for p in problems)[:200])
+
+
+def _aside_or_fail(path: Path, reason: str) -> None:
+    try:
+        _move_aside(path, reason)
+    except OSError as exc:
+        raise fault(path.parent, exc, f"moving the damaged {path.name} aside") from exc
 
 
 def _ensure_wal(path: Path, *, deadline: float = 30.0) -> None:
@@ -166,13 +241,16 @@ def _ensure_wal(path: Path, *, deadline: float = 30.0) -> None:
                 con.close()
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > give_up:
-                raise
+                raise fault(path.parent, exc, "setting up the reply database") from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
 
 class HttpCache:
     """Level 1: replies in SQLite via requests-cache.
+
+    A write waits up to :attr:`busy_timeout_ms` for another writer, then
+    fails with :class:`~cctx_research.errors.CacheError` ("locked").
 
     Parameters
     ----------
@@ -197,14 +275,33 @@ class HttpCache:
         expire_after: int = 300,
     ) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / HTTP_FILE
         self.base_url = base_url
         self.namespace = namespace or base_url
         self.expire_after = expire_after
+        self._admin: SQLiteCache | None = None
+        self.busy_timeout_ms = 30_000
+        problem = writable(self.directory)
+        self.read_only = problem is not None
+        if problem is not None:
+            chunks = self.directory / CHUNK_DIR
+            try:
+                readable = chunks.is_dir() and any(chunks.glob("*.arrow"))
+            except OSError:
+                readable = False
+            if not readable:
+                raise fault(self.directory, problem, "creating a file in it")
+            message = (
+                f"the cache directory {self.directory} cannot be written ({problem.strerror}): "
+                "answering from the chunks it holds and storing nothing new. "
+                "To cache, point CCTX_CACHE_DIR (or cache_dir=) at a writable directory; "
+                "cache=False (--no-cache) skips the cache"
+            )
+            logger.warning(message)
+            warnings.warn(CacheWarning(message), stacklevel=4)
+            return
         _check_sqlite(self.path)
         _ensure_wal(self.path)
-        self._admin: SQLiteCache | None = None
 
     def _key_fn(self, request: requests.PreparedRequest, **kwargs: Any) -> str:
         # The transport serialises every body canonically (sorted keys, no
@@ -225,14 +322,30 @@ class HttpCache:
         return SQLiteCache(
             str(self.path),
             wal=False,  # set once by _ensure_wal: the mode lives in the file
-            busy_timeout=30_000,
+            busy_timeout=self.busy_timeout_ms,
             timeout=30,
             factory=_Connection,
         )
 
-    def session(self) -> CachedSession:
-        """A cached session over a backend of its own."""
-        return CachedSession(
+    def session(self) -> requests.Session:
+        """A cached session over a backend of its own (a plain one when read-only)."""
+        if self.read_only:
+            return _UncachedSession()
+        # requests-cache retries a locked database for ever (BEGIN IMMEDIATE in
+        # a loop) when a backend opens: take the write lock once here, with
+        # the busy timeout, so that a database another process keeps locked
+        # is a CacheError rather than a hang.
+        try:
+            con = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000)
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                con.rollback()
+            finally:
+                con.close()
+        except sqlite3.OperationalError as exc:
+            raise fault(self.directory, exc, "opening the reply database") from exc
+        return _Session(
+            self.directory,
             backend=self.backend(),
             expire_after=self.expire_after,
             allowable_methods=("POST",),
@@ -247,12 +360,20 @@ class HttpCache:
 
     @property
     def admin(self) -> SQLiteCache:
+        if self.read_only:
+            raise CacheError(
+                f"the cache directory {self.directory} is read-only: its replies cannot "
+                "be changed",
+                directory=self.directory,
+            )
         if self._admin is None:
             self._admin = self.backend()
         return self._admin
 
     def keep_forever(self, cache_key: str) -> None:
         """Mark a stored reply as never expiring (a completed transaction)."""
+        if self.read_only:
+            return
         responses = self.admin.responses
         try:
             cached = responses[cache_key]
@@ -262,6 +383,8 @@ class HttpCache:
         responses[cache_key] = cached
 
     def count(self) -> int:
+        if self.read_only:
+            return 0
         try:
             return self.admin.responses.count(expired=True)
         except sqlite3.DatabaseError:
@@ -279,6 +402,35 @@ class HttpCache:
         if self._admin is not None:
             self._admin.close()
             self._admin = None
+
+
+class _Session(CachedSession):
+    """A cached session whose SQLite faults surface as :class:`CacheError`."""
+
+    def __init__(self, directory: Path, **kwargs: Any) -> None:
+        self._cache_directory = directory
+        super().__init__(**kwargs)
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().request(*args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            raise fault(self._cache_directory, exc, "reading or storing a reply") from exc
+
+
+class _UncachedSession(requests.Session):
+    """A plain session taking requests-cache's per-request options (read-only caches)."""
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("expire_after", None)
+        if kwargs.pop("only_if_cached", False):
+            # what requests-cache answers for an only-if-cached miss
+            response = requests.Response()
+            response.status_code = 504
+            response._content = b""
+            response.url = url
+            return response
+        return super().request(method, url, *args, **kwargs)
 
 
 class _Connection(sqlite3.Connection):
@@ -306,9 +458,14 @@ def _slug(text: str) -> str:
 class ChunkStore:
     """Level 2: parsed, settled chunks as Arrow IPC files."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, read_only: bool = False) -> None:
         self.directory = Path(directory) / CHUNK_DIR
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise fault(self.directory.parent, exc, "creating chunks/") from exc
 
     @staticmethod
     def key(**parts: Any) -> str:
@@ -333,6 +490,8 @@ class ChunkStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise fault(self.directory.parent, exc, f"reading {path.name}") from exc
         try:
             return _unseal(data)
         except (ValueError, OSError, pa.ArrowException) as exc:
@@ -342,21 +501,38 @@ class ChunkStore:
             return None
 
     def put(self, key: str, table: pa.Table) -> None:
-        """Store a table atomically (temporary file, then rename)."""
+        """Store a table atomically (temporary file, then rename).
+
+        Raises :class:`CacheError` when the directory cannot take it (full,
+        read-only, another user's); no partial file is left behind.
+        """
+        if self.read_only:
+            return
         path = self._path(key)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
-        os.close(fd)
+        tmp: str | None = None
         try:
-            Path(tmp).write_bytes(_seal(table))
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_seal(table))
             os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+        except BaseException as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise fault(self.directory.parent, exc, f"storing {path.name}") from exc
             raise
 
     def files(self) -> list[Path]:
         return sorted(self.directory.glob("*.arrow"))
 
     def clear(self, older_than: pd.Timedelta | None) -> int:
+        if self.read_only:
+            raise CacheError(
+                f"the cache directory {self.directory.parent} is read-only: nothing can "
+                "be removed from it",
+                directory=self.directory.parent,
+            )
         cutoff = None if older_than is None else time.time() - older_than.total_seconds()
         removed = 0
         for path in [*self.files(), *self.directory.glob(".*.tmp")]:

@@ -5,17 +5,20 @@ With ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set (or ``api_key=`` and
 (default :data:`~cctx_research.config.DEFAULT_BASE_URL`,
 ``http://127.0.0.1:8000``, where ``cctx-research serve`` listens).
 Otherwise it starts the bundled synthetic sample in-process, on a free
-loopback port with the demo credentials, and logs one line saying so. The
-client stops that service when it is closed.
+loopback port with the demo credentials, and says so with a
+:class:`~cctx_research.errors.SyntheticDataWarning` (shown by notebooks
+without any logging set up) and one log line. The client stops that
+service when it is closed.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any
 
 from ..config import Secret, Settings
-from ..errors import ConfigError
+from ..errors import ConfigError, SyntheticDataWarning
 from ..times import TimeLike, to_timestamp
 from .core import Client
 
@@ -118,4 +121,10 @@ def connect(
     client._owned.append(handle)
     why = "sample=True" if sample else "no CCTX_API_KEY/CCTX_PROJECT_ID set"
     logger.info("%s: using the %s at %s", why, source, handle.url)
+    warnings.warn(
+        SyntheticDataWarning(
+            f"{why}: using the {source}; its numbers are synthetic, not on-chain data"
+        ),
+        stacklevel=2,
+    )
     return client

@@ -49,7 +49,7 @@ from ..config import Secret, Settings, validate_base_url, validate_project_id
 from ..errors import BadRequestError, ConfigError
 from ..provenance import Provenance, attach
 from ..times import TimeLike, chunk_window, to_timestamp, to_unix, to_unix_ceil, window
-from . import parse
+from . import coverage, parse
 from .cache import NEVER_EXPIRE, ChunkStore, HttpCache, default_cache_dir, info, parse_age
 from .http import Answer, RequestStats, Transport
 from .paging import pages
@@ -258,7 +258,7 @@ class Client:
                 namespace=f"{self.source}|{self.project_id}",
                 expire_after=self.expire_after,
             )
-            self._chunks = ChunkStore(self.cache_dir)
+            self._chunks = ChunkStore(self.cache_dir, read_only=self._http_cache.read_only)
             factory: Callable[[], requests.Session] = self._http_cache.session
         else:
             factory = requests.Session
@@ -289,6 +289,7 @@ class Client:
         self._bound_mode: tuple[bool, bool] | None = None
         self._lock = threading.Lock()
         self._owned: list[Any] = []
+        self._coverage = coverage.for_client(self)
 
     # ------------------------------------------------------------------ basics
 
@@ -364,11 +365,12 @@ class Client:
         stats: RequestStats,
         fetched_at: pd.Timestamp,
     ) -> None:
-        window = None
+        window = covered = None
         if isinstance(params.get("start"), pd.Timestamp) and isinstance(
             params.get("end"), pd.Timestamp
         ):
             window = (params["start"], params["end"])
+            covered = self._coverage.covered(*window, stats=stats)  # warns if not all
         attach(
             frame,
             Provenance(
@@ -377,6 +379,7 @@ class Client:
                 project_id=self.project_id,
                 operation=operation,
                 window=window,
+                coverage=covered,
                 parameters={k: _jsonable(v) for k, v in params.items()},
                 fetched_at=fetched_at,
                 requests=stats.requests,

@@ -364,7 +364,7 @@ class Transport:
                 if stats is not None:
                     stats.add(network=1)
                 kind = "timed out" if isinstance(exc, requests.Timeout) else "connection failed"
-                logger.info("%s -> %s (%s)", operation, kind, type(exc).__name__)
+                logger.debug("%s -> %s (%s)", operation, kind, type(exc).__name__)
                 raise _Retry(
                     errors.ServerError(
                         f"request {kind} after {self.timeout}s timeout"
@@ -386,9 +386,9 @@ class Transport:
         elapsed = time.perf_counter() - started
         # requests-cache answers an only-if-cached miss with a bodiless 504 "Not Cached"
         if only_if_cached and resp.status_code == 504 and (content is None or not from_cache):
-            logger.info("%s -> cache miss (offline)", operation)
+            logger.debug("%s -> cache miss (offline)", operation)
             raise _CacheMiss
-        logger.info(
+        logger.debug(
             "%s -> %d%s (%.3fs)",
             operation,
             resp.status_code,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ from .. import provenance as _provenance
 from .. import times
 from .._version import __version__
 from ..analysis import addresses, flows, volumes
+from ..errors import CoverageWarning
 from ..selection import chain_names, touching, with_main_chain
 from .document import Report
 from .ledger_sections import scope_ledger
@@ -235,14 +237,22 @@ def build(
     steps = ["transfers", "volume history", "analysis", "figures"]
     bar = tqdm(total=len(steps), desc="report", unit="step", disable=not progress, leave=False)
     try:
-        bar.set_postfix_str("fetching transfers")
-        fetched = client.mints(start_ts, end_ts)
-        transfers = touching(fetched, names)
-        bar.update(1)
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            bar.set_postfix_str("fetching transfers")
+            fetched = client.mints(start_ts, end_ts)
+            transfers = touching(fetched, names)
+            bar.update(1)
 
-        bar.set_postfix_str("fetching volume history")
-        history = client.volume_history(start_ts, end_ts, freq=freq)
-        bar.update(1)
+            bar.set_postfix_str("fetching volume history")
+            history = client.volume_history(start_ts, end_ts, freq=freq)
+            bar.update(1)
+        # the coverage warnings go on to the caller (CLI, notebook) and into the report
+        notes = list(
+            dict.fromkeys(str(w.message) for w in shown if issubclass(w.category, CoverageWarning))
+        )
+        for w in shown:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
         bar.set_postfix_str("analysing")
         results = _analyse(transfers, history, end=end_ts, freq=freq, top_n=top_n)
@@ -262,6 +272,7 @@ def build(
             generated_at=generated_at,
             synthetic=synthetic,
         )
+        prov["coverage_notes"] = notes
         ctx = Context(
             start=start_ts,
             end=end_ts,
@@ -273,6 +284,9 @@ def build(
             ledger=scoped,
         )
         sections = build_sections(REGISTRY, ctx)
+        if notes and fetched.empty:
+            # nothing of the window is held: the note, not a page of zeros
+            sections = [s for s in sections if s.id == "provenance"]
         bar.update(1)
     finally:
         bar.close()

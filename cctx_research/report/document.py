@@ -159,6 +159,11 @@ class Report:
             parts.append(
                 synthetic_banner(self.provenance.get("source"), element_id="synthetic-banner")
             )
+        for note in self.provenance.get("coverage_notes", ()):
+            parts.append(
+                '<div class="banner" role="note" id="coverage-note">'
+                f"Partial data: {escape(note)}.</div>"
+            )
         parts.append(f"<nav><ol>{nav}</ol></nav>")
         parts.extend(s.to_html() for s in self.sections)
         parts.append("</div>")

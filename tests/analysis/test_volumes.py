@@ -269,3 +269,25 @@ def test_fixed_length_buckets_line_up_with_the_clients_chunks(rand, freq):
     client_edges = [a for a, _ in chunk_window(start.floor(step), end, step)]
     assert list(ts["timestamp"]) == client_edges
     assert ts["count"].sum() == len(rand)
+
+
+def test_kpis_over_periods_the_data_does_not_cover_are_nan_not_zero():
+    from cctx_research.provenance import Provenance, attach
+
+    from .frames import random_transfers
+
+    frame = random_transfers(400, days=7)
+    lo = frame["timestamp"].min().floor("D")
+    hi = lo + pd.Timedelta(days=7)
+    attach(frame, Provenance(source="test", window=(lo, hi)))
+    k = volumes.kpis(frame, now=hi)
+    # 24h: both periods inside the 7 days; 7d: the previous week is not held
+    assert k.loc[("24h", "volume"), "previous_covered"]
+    assert k.loc[("7d", "volume"), "current_covered"]
+    assert not k.loc[("7d", "volume"), "previous_covered"]
+    assert np.isnan(k.loc[("7d", "volume"), "previous"])
+    assert np.isnan(k.loc[("7d", "volume"), "change"])
+    # 30d is not held at all: no value rather than the 7-day one again
+    assert not k.loc[("30d", "transfers"), "current_covered"]
+    assert np.isnan(k.loc[("30d", "transfers"), "current"])
+    assert k.loc[("7d", "transfers"), "current"] == len(frame)

@@ -14,7 +14,7 @@ from cctx_research import cli, schema
 from cctx_research.client import Client, connect
 from cctx_research.client.progress import wanted
 from cctx_research.config import DEMO_PROJECT_ID
-from cctx_research.errors import ConfigError
+from cctx_research.errors import ConfigError, SyntheticDataWarning
 
 from .conftest import API_KEY, PROJECT_ID, ids, mints_in
 
@@ -54,8 +54,12 @@ def test_connect_overrides_win(credentials, service, tmp_path):
 
 
 def test_connect_without_credentials_starts_the_sample(env, caplog):
-    with caplog.at_level(logging.INFO, logger="cctx_research.client.connect"):
+    with (
+        caplog.at_level(logging.INFO, logger="cctx_research.client.connect"),
+        pytest.warns(SyntheticDataWarning, match="synthetic") as shown,
+    ):
         client = connect(as_of="2024-07-01T12:00Z", days=2, per_day=200, progress=False)
+    assert len([w for w in shown if issubclass(w.category, SyntheticDataWarning)]) == 1
     with client:
         assert client.project_id == DEMO_PROJECT_ID
         assert "embedded synthetic sample" in client.source
@@ -218,7 +222,7 @@ def test_progress_bar_without_ipywidgets(monkeypatch, make_client, service, caps
 @pytest.mark.parametrize(
     ("argv", "level"),
     [
-        (["serve", "--port", "1"], "INFO"),
+        (["serve", "--port", "1"], None),
         (["--log-level", "DEBUG", "serve"], "DEBUG"),
         (["serve", "--log-level", "WARNING"], "WARNING"),
     ],
@@ -227,3 +231,52 @@ def test_log_level_before_or_after_the_subcommand(argv, level):
     from cctx_research.cli import build_parser
 
     assert build_parser().parse_args(argv).log_level == level
+
+
+@pytest.mark.parametrize(
+    ("argv", "level"),
+    [
+        (["fetch", "mints", "--out", "x.csv"], logging.WARNING),
+        (["-v", "fetch", "mints", "--out", "x.csv"], logging.INFO),
+        (["fetch", "mints", "-vv", "--out", "x.csv"], logging.DEBUG),
+        (["serve"], logging.INFO),
+        (["--log-level", "ERROR", "fetch", "mints", "--out", "x.csv"], logging.ERROR),
+    ],
+)
+def test_quiet_by_default_louder_with_v(argv, level):
+    from cctx_research.cli import build_parser, log_level
+
+    assert log_level(build_parser().parse_args(argv)) == level
+
+
+def test_fetch_reaches_a_service_by_flags_with_the_key_from_a_file(
+    env, service, ledger, tmp_path, capsys
+):
+    key_file = tmp_path / "key"
+    key_file.write_text(API_KEY + "\n")
+    out = tmp_path / "m.csv"
+    argv = ["fetch", "mints", "--start", START, "--end", END, "--no-progress",
+            "--base-url", service.url, "--project-id", PROJECT_ID,
+            "--api-key-file", str(key_file), "--out", str(out)]
+    code, stdout, err = run(argv, capsys)
+    assert code == 0, err
+    assert ids(pd.read_csv(out)) == ids(mints_in(ledger, START, END))
+    meta = (tmp_path / "m.csv.meta.json").read_text()
+    assert service.url in meta
+    for text in (stdout, err, meta):
+        assert API_KEY not in text
+    # quiet by default: no log line per request
+    assert "transactions-mint" not in err
+
+
+def test_the_key_is_never_a_command_line_value(env, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["fetch", "volume", "--api-key", "sk-x", "--out", str(tmp_path / "v.csv")])
+    assert "sk-x" not in capsys.readouterr().err.replace("--api-key sk-x", "")
+    missing = ["fetch", "volume", "--project-id", PROJECT_ID, "--out", str(tmp_path / "v.csv")]
+    code, _, err = run([*missing, "--api-key-file", str(tmp_path / "nope")], capsys)
+    assert code == 1
+    assert "--api-key-file" in err
+    code, _, err = run(missing, capsys)
+    assert code == 1
+    assert "CCTX_API_KEY" in err

@@ -1,0 +1,140 @@
+"""Coverage: a window past the clock or outside the data warns once, saying what is covered.
+
+Against the real local service (a pinned sample of 5 days to 2024-07-01 12:00).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from cctx_research.client import coverage
+from cctx_research.errors import CoverageWarning
+from cctx_research.provenance import provenance
+
+from .conftest import AS_OF, ids, mints_in
+
+
+def _pull(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = call()
+    return frame, [w for w in caught if issubclass(w.category, CoverageWarning)]
+
+
+def test_a_covered_window_is_silent_and_recorded_as_complete(client):
+    frame, caught = _pull(lambda: client.mints("2024-06-28", "2024-06-30"))
+    assert caught == []
+    record = provenance(frame)
+    assert record.coverage == record.window
+    assert record.complete
+
+
+def test_a_window_past_the_clock_warns_once_with_what_is_covered(client, ledger):
+    frame, caught = _pull(lambda: client.mints("2024-06-30", "2024-07-02"))
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "past the service's clock (2024-07-01 12:00 UTC)" in message
+    assert "the data covers 2024-06-30 00:00 UTC to 2024-07-01 12:00 UTC" in message
+    # the rows it does hold are all there
+    assert ids(frame) == ids(mints_in(ledger, "2024-06-30", "2024-07-02"))
+    record = provenance(frame)
+    assert not record.complete
+    assert record.coverage[1] == AS_OF
+
+
+def test_a_window_before_the_data_says_where_the_data_begins(client):
+    frame, caught = _pull(lambda: client.mints("2024-06-01", "2024-06-08"))
+    assert frame.empty
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "lies before the first record the service holds (2024-06-26" in message
+    assert "none of it is covered" in message
+    record = provenance(frame)
+    assert record.coverage[0] == record.coverage[1]
+
+
+def test_a_window_half_before_the_data_names_the_covered_part(client):
+    frame, caught = _pull(lambda: client.volume("2024-06-20", "2024-06-28"))
+    assert len(caught) == 1
+    assert "starts before the first record" in str(caught[0].message)
+    start, end = provenance(frame).coverage
+    assert pd.Timestamp("2024-06-26T11:00Z") <= start <= pd.Timestamp("2024-06-26T13:00Z")
+    assert end == pd.Timestamp("2024-06-28", tz="UTC")
+
+
+def test_every_aggregate_warns_too(client):
+    for call in (
+        lambda: client.volume_history("2024-06-30", "2024-07-03"),
+        lambda: client.top_senders("2024-06-30", "2024-07-03"),
+        lambda: client.received("0x" + "ab" * 20, "2024-06-30", "2024-07-03"),
+    ):
+        _, caught = _pull(call)
+        assert len(caught) == 1
+
+
+def test_what_was_learned_is_remembered(client):
+    client.mints("2024-06-28", "2024-06-29")
+    first = provenance(client.mints("2024-06-28T06:00", "2024-06-29")).requests
+    again = provenance(client.mints("2024-06-28T06:00", "2024-06-29")).requests
+    # the second identical pull needs no coverage request at all
+    assert again <= first
+
+
+def test_a_clock_ahead_of_the_service_is_measured(service, make_client):
+    ahead = make_client(service.url, clock=lambda: AS_OF + pd.Timedelta(minutes=10))
+    frame, caught = _pull(lambda: ahead.mints("2024-06-30", None))
+    assert ahead._coverage.skew == pytest.approx(-600, abs=2)
+    assert len(caught) == 1
+    assert "10 min past the service's clock" in str(caught[0].message)
+    assert frame["timestamp"].max() <= AS_OF
+
+
+def test_offline_checks_against_the_clients_clock(client, make_client, service, tmp_path):
+    client.mints("2024-06-30", "2024-07-01")
+    offline = make_client(service.url, offline=True)
+    _, caught = _pull(lambda: offline.mints("2024-06-30", "2024-07-01"))
+    assert caught == []
+
+
+def test_coverage_warning_is_a_user_warning_that_scripts_can_make_an_error(client):
+    assert issubclass(CoverageWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoverageWarning)
+        with pytest.raises(CoverageWarning, match="past the service's clock"):
+            client.mints("2024-07-01", "2024-07-03")
+
+
+def _run(gen, data):
+    try:
+        window = next(gen)
+        while True:
+            window = gen.send(sum(window[0] <= t < window[1] for t in data))
+    except StopIteration as stop:
+        return stop.value
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "first", "last", "empty"),
+    [
+        (10_000, 20_000, None, None, False),  # inside
+        (0, 20_000, 5_000, None, False),  # starts before
+        (30_000, 45_000, None, 40_000, False),  # ends after
+        (42_000, 45_000, None, 40_000, False),  # wholly after
+    ],
+)
+def test_assess_finds_the_ends_within_a_minute(start, end, first, last, empty):
+    data = list(range(5_000, 40_001, 30))
+    verdict = _run(coverage.assess(start, end, 100_000), data)
+    assert verdict.empty is empty
+    for found, truth in ((verdict.first, first), (verdict.last, last)):
+        if truth is None:
+            assert found is None
+        else:
+            assert truth - 60 <= found <= truth
+
+
+def test_assess_on_a_service_with_no_data():
+    assert _run(coverage.assess(10, 20, 100), []).empty
