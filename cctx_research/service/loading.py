@@ -19,6 +19,7 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import schema
@@ -79,6 +80,7 @@ def for_service(ledger: pd.DataFrame) -> pd.DataFrame:
     time, so they are in no burn window.
     """
     schema.validate(ledger, "ledger")
+    _refuse_fractions(ledger)
     timeless = ledger["burn_timestamp"].isna() & ledger["mint_timestamp"].isna()
     if timeless.any():
         logger.warning(
@@ -93,6 +95,22 @@ def for_service(ledger: pd.DataFrame) -> pd.DataFrame:
             out[column] = out[column].fillna(ZERO_ADDRESS)
     out.attrs = dict(ledger.attrs)
     return out.reset_index(drop=True)
+
+
+def _refuse_fractions(ledger: pd.DataFrame) -> None:
+    """The interface carries whole seconds: a finer time is refused, never cut."""
+    for column in ("burn_timestamp", "mint_timestamp"):
+        times = ledger[column]
+        fraction = times.notna() & (times != times.dt.floor("s"))
+        if fraction.any():
+            rows = (np.flatnonzero(fraction.to_numpy()) + 1)[:5]
+            raise DataError(
+                f"column {column!r} has {int(fraction.sum())} time(s) with a fraction of a "
+                f"second (row {', row '.join(map(str, rows))}); the interface carries whole "
+                "seconds, so serving them would cut them",
+                hint=f"round them first, e.g. ledger[{column!r}].dt.floor('s'), or analyse "
+                "the file directly with cctx_research.load, which keeps them exactly",
+            )
 
 
 def load_ledger(path: str | Path | Iterable[str | Path], **options) -> pd.DataFrame:
