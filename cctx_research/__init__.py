@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from . import chains, errors, provenance, schema
 from ._version import __version__
-from .client import Client, connect
+from .client import Client, ClientOptions
+from .connection import connect
 from .errors import CctxError
 
 __all__ = [
     "CctxError",
     "Client",
+    "ClientOptions",
     "__version__",
     "chains",
     "connect",

@@ -156,7 +156,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_report(args: argparse.Namespace) -> int:
     from . import report
-    from .client import connect
+    from .connection import connect
 
     progress = not args.no_progress
     if progress and args.log_level == "INFO":
@@ -217,8 +217,8 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from .client import connect
     from .client.parse import coerce
+    from .connection import connect
 
     out = Path(args.out)
     suffix = out.suffix.lower()
