@@ -256,12 +256,18 @@ def _run_fetch(args: argparse.Namespace) -> int:
             frame = coerce(pd.DataFrame([row.to_dict()]), kind)
             frame.attrs = dict(row.attrs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".parquet":
-        frame.to_parquet(out, index=False)
-    elif suffix == ".csv":
-        frame.to_csv(out, index=False)
-    else:
-        frame.to_json(out, orient="records", date_format="iso", date_unit="s", indent=1)
+    # written beside, then renamed: an interrupted write leaves no output file
+    part = out.with_name(f".{out.name}.part")
+    try:
+        if suffix == ".parquet":
+            frame.to_parquet(part, index=False)
+        elif suffix == ".csv":
+            frame.to_csv(part, index=False)
+        else:
+            frame.to_json(part, orient="records", date_format="iso", date_unit="s", indent=1)
+        part.replace(out)
+    finally:
+        part.unlink(missing_ok=True)
     logger.info("wrote %d rows to %s", len(frame), out)
     return 0
 
@@ -328,6 +334,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"cctx-research: error: {message}\n")
         return 1
     except KeyboardInterrupt:
+        # the pull has stopped (its threads and requests too): one line, no traceback
+        sys.stderr.write("cctx-research: interrupted\n")
         return 130
 
 

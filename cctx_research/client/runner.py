@@ -160,13 +160,15 @@ def run(
         return
 
     running: dict[cf.Future[Any], Task] = {}
-    pool = cf.ThreadPoolExecutor(max_workers=concurrency.cap, thread_name_prefix="cctx")
+    pool = cf.ThreadPoolExecutor(max_workers=concurrency.cap, thread_name_prefix="cctx-client")
     try:
         while queue or running:
             while queue and len(running) < concurrency.current:
                 task = queue.popleft()
                 running[pool.submit(_timed, task)] = task
-            done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+            # a timeout, so that a signal handled late (delivered to another
+            # thread) still surfaces here promptly
+            done, _ = cf.wait(running, timeout=0.2, return_when=cf.FIRST_COMPLETED)
             # futures in submission order, so that results are handled in a stable order
             for future in [f for f in running if f in done]:
                 task = running.pop(future)
