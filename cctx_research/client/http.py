@@ -24,9 +24,9 @@ key scrubbed out in case a service echoes it.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import email.utils
-import functools
 import json
 import logging
 import queue
@@ -437,7 +437,7 @@ class Transport:
         validate: Callable[[Any], None] | None,
     ) -> Answer:
         retry_after = parse_retry_after(headers.get("Retry-After"))
-        envelope = _decode(content) if content else None
+        envelope = _decoded.take(content) if content else None
         if envelope is _UNREADABLE:
             envelope = None
         message = _error_message(envelope) if envelope is not None else None
@@ -509,23 +509,53 @@ def _error_message(envelope: Any) -> str | None:
 _UNREADABLE = object()
 
 
-@functools.lru_cache(maxsize=32)
-def _decode(content: bytes) -> Any:
-    """The JSON of a reply, decoded once (``_UNREADABLE`` when it is not JSON).
+class _Decoded:
+    """Replies decoded once: the cache filter decodes, the transport takes.
 
-    Memoised: the cache filter and the transport both read every reply, and
-    decoding a page of 1,000 records is the largest CPU cost of a pull.
-    Callers must not modify what it returns.
+    Decoding a page of 1,000 records is the largest CPU cost of a pull, and
+    both the reply cache's filter and the transport read every reply. The
+    filter's decode is kept here (a few entries, guarded by a lock) until
+    the transport takes it, so nothing stays alive after a request.
     """
-    try:
-        return json.loads(content)
-    except (ValueError, UnicodeDecodeError):
-        return _UNREADABLE
+
+    def __init__(self, size: int = 16) -> None:
+        self._lock = threading.Lock()
+        self._entries: collections.OrderedDict[bytes, Any] = collections.OrderedDict()
+        self._size = size
+
+    @staticmethod
+    def _decode(content: bytes) -> Any:
+        try:
+            return json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            return _UNREADABLE
+
+    def peek(self, content: bytes) -> Any:
+        """The decoded reply, kept for :meth:`take`. Callers must not modify it."""
+        with self._lock:
+            if content in self._entries:
+                return self._entries[content]
+        value = self._decode(content)
+        with self._lock:
+            self._entries[content] = value
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return value
+
+    def take(self, content: bytes) -> Any:
+        """The decoded reply, forgotten here."""
+        with self._lock:
+            if content in self._entries:
+                return self._entries.pop(content)
+        return self._decode(content)
+
+
+_decoded = _Decoded()
 
 
 def envelope_ok(content: bytes) -> bool:
     """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter)."""
-    envelope = _decode(content)
+    envelope = _decoded.peek(content)
     try:
         status = int(envelope["status"])
     except (ValueError, TypeError, KeyError):

@@ -73,17 +73,30 @@ class PageSize:
         """The service was seen honouring ``limit`` (a full page, or a found cap)."""
         self.known = self.explicit
         """``limit`` is accepted by the service (no ``400`` for it)."""
-        if not self.explicit and memo is not None:
-            entry = _read_memo(memo).get(key)
-            if isinstance(entry, dict) and isinstance(entry.get("limit"), int):
+        self.complete_below = 0
+        """A short page with fewer records than this is the last (see :func:`.paging.pages`)."""
+        entry = _read_memo(memo).get(key) if memo is not None else None
+        if isinstance(entry, dict):
+            # what is known of the service's cap holds whatever size is asked
+            if isinstance(entry.get("complete_below"), int):
+                self.complete_below = entry["complete_below"]
+            if not self.explicit and isinstance(entry.get("limit"), int):
                 self.limit = max(1, entry["limit"])
                 self.verified = bool(entry.get("verified"))
                 self.known = True
 
-    def snapshot(self) -> tuple[int, bool]:
-        """``(limit, verified)`` to start a chunk's pager with."""
+    def snapshot(self) -> tuple[int, bool, int]:
+        """``(limit, verified, complete_below)`` to start a chunk's pager with."""
         with self._lock:
-            return self.limit, self.verified
+            return self.limit, self.verified, self.complete_below
+
+    def complete(self, count: int) -> None:
+        """A short page of ``count`` records was checked and found to be the last."""
+        with self._lock:
+            if count <= self.complete_below:
+                return
+            self.complete_below = count
+        self._save()
 
     def rejected(self, limit: int) -> bool:
         """The service answered ``400`` to ``limit``; True when a smaller size is left to try."""
@@ -129,13 +142,16 @@ class PageSize:
         self._save()
 
     def _save(self) -> None:
-        if self._memo is None or self.explicit:
+        if self._memo is None:
             return
         with self._lock:
-            entry = {"limit": self.limit, "verified": self.verified}
+            entry: dict[str, object] = {"complete_below": self.complete_below}
+            if not self.explicit:
+                entry.update(limit=self.limit, verified=self.verified)
         with contextlib.suppress(OSError):
             data = _read_memo(self._memo)
-            data[self._key] = entry
+            old = data.get(self._key)
+            data[self._key] = {**(old if isinstance(old, dict) else {}), **entry}
             self._memo.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self._memo.parent, prefix=".page-size-")
             try:
@@ -175,8 +191,8 @@ class ChunkPages:
 
     def __init__(self, size: PageSize) -> None:
         self._size = size
-        limit, verified = size.snapshot()
-        self._pager = pages(limit, verified=verified)
+        limit, verified, complete_below = size.snapshot()
+        self._pager = pages(limit, verified=verified, complete_below=complete_below)
         self.request: PageRequest | None = next(self._pager)
 
     def answered(self, count: int) -> PageRequest | None:
@@ -186,7 +202,9 @@ class ChunkPages:
             raise RuntimeError("this chunk's pages are done")
         if request.page == 1 and not request.probe:
             self._size.accepted(request.limit)
-        if request.probe and count > 0:
+        if request.probe and count == 0:
+            self._size.complete(request.limit)
+        elif request.probe and count > 0:
             self._size.capped(request.limit)
         elif count >= request.limit:
             self._size.honoured(request.limit)

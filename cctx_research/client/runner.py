@@ -118,6 +118,9 @@ def run(
 ) -> None:
     """Run ``tasks`` and their follow-ups until none is left.
 
+    Follow-ups run before the tasks still queued (depth first), so that
+    work under way finishes before new work starts and its memory is freed.
+
     Parameters
     ----------
     tasks : iterable of Task
@@ -150,7 +153,9 @@ def run(
         if bar is not None and task_stats.requests:
             bar.page(task_stats.requests)
         concurrency.record(seconds, throttled=task_stats.throttled > 0)
-        queue.extend(on_result(task, value))
+        # follow-ups first: a chunk under way is finished before another
+        # starts, so only about `current` chunks hold their pages at once
+        queue.extendleft(reversed(list(on_result(task, value))))
 
     if concurrency.cap == 1:
         # no thread: Ctrl-C interrupts the request itself
