@@ -162,8 +162,9 @@ class Client:
 
     def __getattr__(self, name: str) -> Any:
         # client.page_size etc. read the options record
-        if name in Client._FROM_OPTIONS:
-            return getattr(self.__dict__["options"], name)
+        options = self.__dict__.get("options")
+        if name in Client._FROM_OPTIONS and options is not None:
+            return getattr(options, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property

@@ -24,11 +24,14 @@ import pytest
 from .conftest import API_KEY, PROJECT_ID, ids, mints_in
 
 START, END = "2024-06-27", "2024-07-01"
-DELAY = 3.0
+DELAY = 20.0  # far longer than the test waits; released at its end
 
 
 class Slow:
-    """A WSGI wrapper that holds every request ``delay`` seconds; counts requests."""
+    """A WSGI wrapper that holds every request ``delay`` seconds; counts requests.
+
+    ``fast()`` releases the requests held and answers the next ones at once.
+    """
 
     def __init__(self, app: Any, delay: float) -> None:
         self.app = app
@@ -36,6 +39,11 @@ class Slow:
         self.lock = threading.Lock()
         self.started = 0
         self.finished = 0
+        self._released = threading.Event()
+
+    def fast(self) -> None:
+        self.delay = 0
+        self._released.set()
 
     def in_flight(self) -> int:
         with self.lock:
@@ -45,7 +53,8 @@ class Slow:
         with self.lock:
             self.started += 1
         try:
-            time.sleep(self.delay)
+            if self.delay:
+                self._released.wait(self.delay)
             return self.app(environ, start_response)
         finally:
             with self.lock:
@@ -83,7 +92,7 @@ def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
     assert slow.in_flight() >= 1
     assert _cctx_threads() == []
     # the cache is consistent: the same client, the service now fast, gives the exact answer
-    slow.delay = 0
+    slow.fast()
     df = client.mints(START, END)
     assert ids(df) == ids(mints_in(ledger, START, END))
 
@@ -120,7 +129,7 @@ def test_ctrl_c_stops_the_fetch_command(app, serve, ledger, tmp_path):
     assert not out.exists()
     assert not list(tmp_path.glob(".*.part"))
     # the rerun is exact
-    slow.delay = 0
+    slow.fast()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert ids(pd.read_parquet(out)) == ids(mints_in(ledger, START, END))
