@@ -128,3 +128,16 @@ def test_a_client_with_explicit_arguments_never_reads_the_environment(service, m
     assert "from-the-environment" not in str(client.cache_dir)
     assert client.base_url == service.url
     client.close()
+
+
+def test_the_client_package_never_imports_the_service():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cctx_research.client, cctx_research\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('cctx_research.service'))\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
