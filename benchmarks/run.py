@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/run.py            # the full run (about 10 minutes)
     .venv/bin/python benchmarks/run.py --quick    # a small smoke run (under a minute)
+    .venv/bin/python benchmarks/run.py --rtt-ms 100   # the proxied figures at another RTT
 
 It prints one table, one row per figure: the measured value, the baseline it
 is compared with (measured in the same run, on the same machine), their
@@ -16,8 +17,13 @@ How it is measured
 * The service for the pulls runs in a **separate process**
   (``cctx-research serve --as-of ... --per-day ...`` on a free loopback
   port), so the client's timings do not share a GIL with the server. The
-  naive loop and the client ask that same server, with the same page size
-  (100 rows).
+  naive loop and the client ask that same server; the naive loop with pages
+  of 100 rows, the client with its defaults (it learns the page size).
+* **Over a real link** (figures 1c, 1d): a delaying TCP proxy
+  (``delay_proxy.py``, its own process) in front of that server adds
+  ``--rtt-ms`` (50 ms) to every round trip. The naive loop through it is
+  timed on its first pages and scaled to the whole pull (it would take
+  about a minute); the ideal is ``requests x RTT / max_workers``.
 * Each scale's client pulls run in a **fresh subprocess** of this script
   (``run.py pull-worker ...``): its peak RSS (``ru_maxrss``) is the pull's
   own, not that of the samples this process holds.
@@ -246,7 +252,41 @@ def naive_pull(url: str, days: int) -> pd.DataFrame:
     return pd.json_normalize(records)
 
 
-def limit_pull(app: Any, days: int) -> pd.DataFrame:
+@contextlib.contextmanager
+def delayed(url: str, rtt_ms: float) -> Iterator[str]:
+    """The delaying proxy (``delay_proxy.py``) in its own process, in front of ``url``."""
+    cmd = [sys.executable, str(HERE / "delay_proxy.py"), url, "--rtt-ms", str(rtt_ms)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def naive_pages(url: str, days: int, pages: int) -> float:
+    """Seconds per page of the naive loop over its first ``pages`` pages."""
+    import requests
+
+    from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
+
+    start, end = window_s(days)
+    t = time.perf_counter()
+    for page in range(1, pages + 1):
+        reply = requests.post(
+            f"{url}/rest/{DEMO_PROJECT_ID}/transactions-mint",
+            json={"startDate": str(start), "endDate": str(end - 1), "page": page,
+                  "limit": PAGE_SIZE},
+            headers={"x-api-key": DEMO_API_KEY},
+            timeout=60,
+        )  # fmt: skip
+        reply.raise_for_status()
+        [tx for group in reply.json()["body"] for tx in group["transactions"]]
+    return (time.perf_counter() - t) / pages
+
+
+def limit_pull(app: Any, days: int, page_size: int = PAGE_SIZE) -> pd.DataFrame:
     """The same pages served by the WSGI app and decoded by the client, with no HTTP."""
     from service_latency import call_app
 
@@ -259,11 +299,11 @@ def limit_pull(app: Any, days: int) -> pd.DataFrame:
         data = call_app(
             app,
             "transactions-mint",
-            {"startDate": str(start), "endDate": str(end - 1), "page": page, "limit": PAGE_SIZE},
+            {"startDate": str(start), "endDate": str(end - 1), "page": page, "limit": page_size},
         )
         got = parse.mint_records(json.loads(data)["body"])
         records.extend(got)
-        if len(got) < PAGE_SIZE:
+        if len(got) < page_size:
             break
         page += 1
     return parse.transfers(records)
@@ -281,8 +321,9 @@ def pull_worker(args: argparse.Namespace) -> None:
     root = Path(args.cache_root)
 
     def client(cache_dir: Path) -> Client:
+        # the defaults a user gets: the page size is learned, concurrency adapts
         return Client(
-            args.url, DEMO_PROJECT_ID, DEMO_API_KEY, cache_dir=cache_dir, page_size=PAGE_SIZE,
+            args.url, DEMO_PROJECT_ID, DEMO_API_KEY, cache_dir=cache_dir,
             progress=False, source="bench", clock=lambda: AS_OF,
         )  # fmt: skip
 
@@ -293,6 +334,21 @@ def pull_worker(args: argparse.Namespace) -> None:
 
     with client(root / "warm-up") as c:  # imports and first-use allocations, not the pull's
         pull(c, end - 3600)
+    if args.cold_only:  # through the delaying proxy: cold pulls only
+        times, frame, c = [], None, None
+        for i in range(args.reps):
+            with client(root / f"proxied-{i}") as c:
+                t = time.perf_counter()
+                frame = pull(c)
+                times.append(time.perf_counter() - t)
+        assert frame is not None
+        assert c is not None
+        print(json.dumps({
+            "rows": len(frame), "cold": min(times),
+            "network": frame.attrs["cctx"]["network_requests"],
+            "max_workers": c.max_workers, "page_size": c._limit,
+        }))  # fmt: skip
+        return
     rss_before = psutil.Process().memory_info().rss
     cold, frame = [], None
     for i in range(args.reps):
@@ -317,6 +373,7 @@ def pull_worker(args: argparse.Namespace) -> None:
     out = {
         "rows": len(frame),
         "requests": frame.attrs["cctx"]["requests"],
+        "page_size": c._limit,
         "cold": min(cold),
         "warm": min(warm),
         "parquet": read,
@@ -327,17 +384,19 @@ def pull_worker(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
-def run_worker(url: str, days: int, reps: int) -> dict[str, Any]:
+def run_worker(url: str, days: int, reps: int, *, cold_only: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="cctx-bench-") as tmp:
         cmd = [
             sys.executable, str(Path(__file__).resolve()), "pull-worker", "--url", url,
             "--days", str(days), "--reps", str(reps), "--cache-root", tmp,
         ]  # fmt: skip
+        if cold_only:
+            cmd.append("--cold-only")
         done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def pulls(suite: Suite) -> None:
+def pulls(suite: Suite, rtt_ms: float) -> None:
     from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
     from cctx_research.service.app import make_app
     from cctx_research.service.sample import generate
@@ -355,6 +414,10 @@ def pulls(suite: Suite) -> None:
             results[scale] = run_worker(url, days, reps if scale == 1 else 1)
             if scale == 1:
                 naive = best(lambda url=url: naive_pull(url, days), reps)
+                with delayed(url, rtt_ms) as proxied:
+                    far = run_worker(proxied, days, 1 if quick else 2, cold_only=True)
+                    sample = 10 if quick else 60
+                    far_page = naive_pages(proxied, days, sample)
         print(f"  {scale}x: {results[scale]}", file=sys.stderr)
 
     one = results[1]
@@ -363,16 +426,33 @@ def pulls(suite: Suite) -> None:
         api_key=DEMO_API_KEY,
         project_id=DEMO_PROJECT_ID,
     )
-    limit = best(lambda: limit_pull(app, days), reps)
+    limit = best(lambda: limit_pull(app, days, one["page_size"]), reps)
     rows, reqs = one["rows"], one["requests"]
+    naive_requests = rows // PAGE_SIZE + 1
     suite.add(Row(
         "1a cold pull vs naive loop", one["cold"], naive, "s", "<= 0.50",
         one["cold"] <= 0.5 * naive,
-        f"{rows:,} rows, {reqs} requests of {PAGE_SIZE}; naive: sequential requests.post",
+        f"{rows:,} rows, {reqs} requests (page size learned: {one['page_size']}); "
+        f"naive: {naive_requests} sequential requests.post of {PAGE_SIZE}",
     ))  # fmt: skip
     suite.add(Row(
         "1b cold pull vs no-HTTP limit", one["cold"], limit, "s", "<= 2.0",
-        one["cold"] <= 2 * limit, "limit: WSGI app + json + parse in one process",
+        one["cold"] <= 2 * limit,
+        f"limit: WSGI app + json + parse in one process, pages of {one['page_size']}",
+    ))  # fmt: skip
+    rtt = rtt_ms / 1000
+    naive_far = far_page * naive_requests
+    suite.add(Row(
+        f"1c cold pull vs naive loop, {rtt_ms:g} ms RTT", far["cold"], naive_far, "s", "<= 0.10",
+        far["cold"] <= 0.1 * naive_far,
+        f"through a delaying proxy; naive: {far_page * 1000:.1f} ms a page over its first "
+        f"{sample} pages, x {naive_requests} pages (scaled, not run whole)",
+    ))  # fmt: skip
+    ideal = far["network"] * rtt / far["max_workers"]
+    suite.add(Row(
+        f"1d cold pull vs ideal, {rtt_ms:g} ms RTT", far["cold"], ideal, "s", "<= 1.5",
+        far["cold"] <= 1.5 * ideal,
+        f"ideal: {far['network']} requests x {rtt_ms:g} ms / {far['max_workers']} in flight",
     ))  # fmt: skip
     suite.add(Row(
         "2a warm pull vs Parquet read", one["warm"], one["parquet"], "s", "<= 3.0",
@@ -521,6 +601,10 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--days", type=int, required=True)
     w.add_argument("--reps", type=int, default=1)
     w.add_argument("--cache-root", required=True)
+    w.add_argument("--cold-only", action="store_true")
+    parser.add_argument(
+        "--rtt-ms", type=float, default=50.0, help="round trip added by the proxy (50 ms)"
+    )
     args = parser.parse_args(argv)
     if args.mode == "pull-worker":
         pull_worker(args)
@@ -532,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     suite = Suite(quick=args.quick)
-    pulls(suite)
+    pulls(suite, args.rtt_ms)
     per_day = 1_000 if args.quick else MILLION_PER_DAY
     print(f"the {per_day} a day sample for figures 5 and 6...", file=sys.stderr)
     ledger = generate(AS_OF, per_day=per_day)

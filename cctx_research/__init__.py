@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from . import chains, errors, provenance, schema
 from ._version import __version__
-from .client import Client, connect
+from .client import Client, ClientOptions
+from .connection import connect
 from .errors import CctxError
 from .ingest import bad_rows, load, transfers_from_ledger
 from .service.sample import load_sample
@@ -20,6 +21,7 @@ from .service.sample import load_sample
 __all__ = [
     "CctxError",
     "Client",
+    "ClientOptions",
     "__version__",
     "bad_rows",
     "chains",

@@ -242,7 +242,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_report(args: argparse.Namespace) -> int:
     from . import report
-    from .client import connect
+    from .connection import connect
 
     progress = not args.no_progress
     options = {} if args.title is None else {"title": args.title}
@@ -465,8 +465,8 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from .client import connect
     from .client.parse import coerce
+    from .connection import connect
     from .export import write
 
     out = Path(args.out)
@@ -604,6 +604,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"cctx-research: error: {message}\n")
         return 1
     except KeyboardInterrupt:
+        # the pull has stopped (its threads and requests too): one line, no traceback
+        sys.stderr.write("cctx-research: interrupted\n")
         return 130
 
 

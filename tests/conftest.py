@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import cctx_research.client as cctx_client
+import cctx_research as cctx_client
 
 SAMPLE_AS_OF = "2024-07-01T12:00:00Z"
 

@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = [
     "1a cold pull vs naive loop",
     "1b cold pull vs no-HTTP limit",
+    "1c cold pull vs naive loop, 50 ms RTT",
+    "1d cold pull vs ideal, 50 ms RTT",
     "2a warm pull vs Parquet read",
     "2b warm pull vs cold pull",
     "3 cold pull time per row",

@@ -1,59 +1,46 @@
 """The :class:`Client`: one method per question, each returning a canonical frame.
 
-How a listing call runs (``mints``, ``received``):
+The parts behind it, one concern each:
 
-1. The window ``[start, end)`` is resolved (:func:`cctx_research.times.window`)
-   and cut into chunks (default one UTC day, :func:`~cctx_research.times.chunk_window`).
-2. Chunks run concurrently on ``max_workers`` threads. A settled chunk (it
-   ended more than ``settle_after`` ago) is read from the chunk cache when
-   there. Otherwise it is asked for with bounds that cover the chunk
-   whatever the service's inclusivity (``startDate = floor(start) - 1``,
-   ``endDate = ceil(end)``) and paged until a short or empty page
-   (:mod:`.paging`).
-3. Each chunk's rows are parsed, filtered to ``start <= timestamp < end``,
-   de-duplicated by id and sorted by ``(timestamp, id)``; the chunks are
-   joined (again de-duplicated and sorted).
+- :mod:`.options`: the options, one frozen record (:class:`ClientOptions`);
+- :mod:`.runner`: the call's tasks on worker threads, adaptive concurrency,
+  cancellation (Ctrl-C) and progress;
+- :mod:`.planner`: the page size (learned, remembered) and each chunk's pages,
+  on the pure pager of :mod:`.paging`;
+- :mod:`.listing`: chunks of a listing call, their parsing and the join;
+- :mod:`.bounds`: the service's bound semantics, for aggregates;
+- :mod:`.http` and :mod:`.cache`: one request, and the two cache levels.
 
-Aggregates (``volume``, ``volume_history``, ``top_senders``) cannot be
-filtered after the fact, so the client learns the service's bound
-semantics once (:meth:`Client._bounds`) and asks for exactly the whole
-seconds of ``[start, end)``.
-
-Any failure of any chunk fails the call with a typed error: never a
-silently partial result.
+Every public call goes through one path, :meth:`Client._call`: it counts
+the call's requests, attaches the provenance record and logs one INFO
+summary (rows, requests, cache hits, seconds). Any failure of any part of
+a call fails the call with a typed error: never a silently partial result.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import datetime as dt
 import json
 import logging
-import math
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 import requests
 
-from .. import addressing, arguments, chains, schema
-from ..config import Secret, Settings, validate_base_url, validate_project_id
-from ..errors import BadRequestError, ConfigError
-from ..provenance import Provenance, attach
-from ..times import TimeLike, chunk_window, to_timestamp, to_unix, to_unix_ceil, window
-from . import coverage, parse
-from .cache import NEVER_EXPIRE, ChunkStore, HttpCache, default_cache_dir, info, parse_age
+from .. import addressing, chains
+from ..config import Secret, validate_base_url, validate_project_id
+from ..errors import ConfigError
+from ..times import TimeLike, chunk_window, to_timestamp, window
+from . import aggregates, bounds, coverage, parse
+from .cache import NEVER_EXPIRE, ChunkStore, HttpCache, info, parse_age
+from .calls import Call, record
 from .http import Answer, RequestStats, Transport
-from .paging import pages
-from .progress import Progress, wanted
+from .listing import Chunk, Listing, fetch_listing
+from .options import ClientOptions, check_type
+from .planner import MEMO_FILE, PageSize
 
 __all__ = ["Client"]
 
@@ -62,61 +49,7 @@ logger = logging.getLogger(__name__)
 _HEX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _BASE58 = re.compile(r"^[1-9A-HJ-NP-Za-km-z]{32,128}$")
 
-
-class _Cancelled(Exception):
-    """Another chunk of the same call failed; stop early."""
-
-
-def _arrow_type(dtype: Any) -> pa.DataType:
-    if isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype)):
-        return pa.large_string()
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        return pa.timestamp("ns", tz="UTC")
-    return pa.from_numpy_dtype(dtype)
-
-
-def _arrow_schema(kind: str) -> pa.Schema:
-    return pa.schema([(c, _arrow_type(d)) for c, d in schema.dtypes(kind).items()])
-
-
-def _to_arrow(frame: pd.DataFrame, kind: str) -> pa.Table:
-    arrow_schema = _arrow_schema(kind)
-    cols = []
-    for field in arrow_schema:
-        s = frame[field.name]
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            s = s.astype(schema.STRING)
-        cols.append(pa.array(s, type=field.type, from_pandas=True))
-    return pa.Table.from_arrays(cols, schema=arrow_schema)
-
-
-def _types_mapper(arrow_type: pa.DataType) -> Any:
-    if arrow_type in (pa.large_string(), pa.string()):
-        return schema.STRING
-    return None
-
-
-@dataclass(frozen=True)
-class _Listing:
-    """What differs between the listing operations."""
-
-    operation: str
-    kind: str
-    id_column: str
-    body: dict[str, Any]
-    records: Callable[[Any], list[dict[str, Any]]]
-    check: Callable[[Any], None]
-    parse: Callable[[list[dict[str, Any]]], pd.DataFrame]
-    keep: Callable[[pd.DataFrame], pd.Series] | None = None
-    final: Callable[[pd.DataFrame], bool] | None = None
-    """Whether a chunk's rows can no longer change (default: always, once settled)."""
-
-
-def _check_type(value: Any, types: type | tuple[type, ...], name: str, what: str) -> None:
-    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise TypeError(f"{name} must be {what}, not a bool")
-    if not isinstance(value, types):
-        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+_Result = TypeVar("_Result", pd.DataFrame, pd.Series)
 
 
 class Client:
@@ -130,47 +63,18 @@ class Client:
         The project path segment (UUID-shaped).
     api_key : str or Secret
         Sent as the ``x-api-key`` header; never stored, logged or shown.
-    cache : bool, default True
-        Keep replies on disk (requests-cache, SQLite) and settled chunks as
-        Arrow IPC files. ``False`` sends every request.
-    cache_dir : str or Path, optional
-        Default: ``CCTX_CACHE_DIR``, else the platform user cache directory.
-    expire_after : duration, default 300 s
-        How long replies about the recent past (windows that end less than
-        ``settle_after`` ago, pending transactions) stay fresh. Older
-        windows and completed transactions are kept forever.
-    page_size : int, default 100
-        Records per request (the interface's ``limit``).
-    max_workers : int, default 4
-        Chunks fetched concurrently.
-    timeout : float, default 30
-        Seconds per request attempt.
-    retries : int, default 5
-        Retries of 429, 5xx, timeouts, dropped connections and unreadable
-        replies, with exponential backoff and jitter, honouring
-        ``Retry-After``.
-    progress : bool, optional
-        A progress bar over chunks. ``None``: on in notebooks and terminals,
-        off in CI and when output is redirected.
-    decimals : int, default 6
-        Token decimals: ``amount = amount_raw / 10**decimals``.
-    offline : bool, default False
-        Answer from the cache alone; what is not cached raises
-        :class:`~cctx_research.errors.CacheMissError`.
-    settle_after : duration, default "1h"
-        The settling horizon: windows that ended longer ago than this are
-        taken as final and cached forever.
-    chunk : duration, default "1D"
-        Length of the chunks long windows are split into.
-    backoff : float, default 0.5
-        Base of the exponential backoff, in seconds.
-    source : str, optional
-        What the service is, for provenance and cache keys (default: the
-        base URL). :func:`~cctx_research.connect` sets it for the embedded
-        sample, whose address changes on every start.
-    clock : callable, optional
-        Returns "now" as a tz-aware Timestamp (default: the system clock).
-        Used for default windows and for deciding what has settled.
+    options : ClientOptions, optional
+        Every other option, as one record (see :class:`~.options.ClientOptions`
+        for each field and its default).
+    **keywords
+        The same options as keywords (``page_size=500, cache=False``);
+        with ``options=`` they replace those fields of it.
+
+    Notes
+    -----
+    A client built with explicit arguments never reads the environment
+    (``CCTX_*``); :func:`cctx_research.connect` reads it and passes what it
+    found on.
 
     Examples
     --------
@@ -185,78 +89,33 @@ class Client:
         project_id: str,
         api_key: str | Secret,
         *,
-        cache: bool = True,
-        cache_dir: str | Path | None = None,
-        expire_after: Any = 300,
-        page_size: int = 100,
-        max_workers: int = 4,
-        timeout: float = 30,
-        retries: int = 5,
-        progress: bool | None = None,
-        decimals: int = 6,
-        offline: bool = False,
-        settle_after: Any = "1h",
-        chunk: Any = "1D",
-        backoff: float = 0.5,
-        source: str | None = None,
-        synthetic: bool = False,
-        clock: Callable[[], pd.Timestamp] | None = None,
+        options: ClientOptions | None = None,
+        **keywords: Any,
     ) -> None:
-        _check_type(base_url, str, "base_url", "a str such as 'http://127.0.0.1:8000'")
-        _check_type(project_id, str, "project_id", "a str (the UUID-shaped project id)")
+        check_type(base_url, str, "base_url", "a str such as 'http://127.0.0.1:8000'")
+        check_type(project_id, str, "project_id", "a str (the UUID-shaped project id)")
         if isinstance(api_key, str):
             api_key = Secret(api_key)
-        _check_type(api_key, Secret, "api_key", "a str")
+        check_type(api_key, Secret, "api_key", "a str")
         if not api_key.get().strip():
             raise ConfigError("api_key is empty", hint="set CCTX_API_KEY or pass api_key=")
-        for name, value in (("cache", cache), ("offline", offline), ("synthetic", synthetic)):
-            _check_type(value, bool, name, "True or False")
-        if progress is not None:
-            _check_type(progress, bool, "progress", "True, False or None")
-        if cache_dir is not None:
-            _check_type(cache_dir, (str, Path), "cache_dir", "a str or Path")
-        if offline and not cache:
-            raise ValueError("offline=True answers from the cache: it needs cache=True")
+        if options is not None:
+            check_type(options, ClientOptions, "options", "a ClientOptions")
+        self.options = (options or ClientOptions()).replace(**keywords)
         self.base_url = validate_base_url(base_url)
         self.project_id = validate_project_id(project_id)
         self._api_key = api_key
-        self.page_size = arguments.integer(page_size, "page_size", low=1)
-        self.max_workers = arguments.integer(max_workers, "max_workers", low=1, high=64)
-        self.retries = arguments.integer(retries, "retries", low=0, high=100)
-        self.decimals = arguments.integer(decimals, "decimals", low=0, high=30)
-        _check_type(timeout, (int, float), "timeout", "a number of seconds")
-        if not timeout > 0 or not math.isfinite(timeout):
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
-        _check_type(backoff, (int, float), "backoff", "a number of seconds")
-        if backoff < 0:
-            raise ValueError(f"backoff must be >= 0 seconds, got {backoff}")
-        self.expire_after = int(parse_age(expire_after, name="expire_after").total_seconds())
-        self.settle_after = parse_age(settle_after, name="settle_after")
-        self.chunk = parse_age(chunk, name="chunk")
-        if self.chunk <= pd.Timedelta(0):
-            raise ValueError(f"chunk must be a positive duration, got {chunk!r}")
-        if source is not None:
-            _check_type(source, str, "source", "a str")
-        if clock is not None and not callable(clock):
-            raise TypeError("clock must be a callable returning a tz-aware pandas.Timestamp")
-        self.source = source or self.base_url
-        self.synthetic = synthetic
-        self.cache_enabled = cache
-        self.offline = offline
-        self.progress = progress
-        self._clock = clock
+        self.source = self.options.source or self.base_url
+        opts = self.options
 
-        if cache_dir is None:
-            cache_dir = Settings.from_env().cache_dir or default_cache_dir()
-        self.cache_dir = Path(cache_dir).expanduser()
         self._http_cache: HttpCache | None = None
         self._chunks: ChunkStore | None = None
-        if cache:
+        if opts.cache:
             self._http_cache = HttpCache(
                 self.cache_dir,
                 base_url=self.base_url,
                 namespace=f"{self.source}|{self.project_id}",
-                expire_after=self.expire_after,
+                expire_after=opts.expire_after,
             )
             self._chunks = ChunkStore(self.cache_dir, read_only=self._http_cache.read_only)
             factory: Callable[[], requests.Session] = self._http_cache.session
@@ -264,6 +123,7 @@ class Client:
             factory = requests.Session
         # requests re-reads the proxy variables of the environment on every
         # request (a third of the client's CPU in a cold pull): read them once.
+        # (They configure the HTTP stack, not the client.)
         proxies = requests.utils.get_environ_proxies(self.base_url)
         ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
 
@@ -280,18 +140,43 @@ class Client:
             self.project_id,
             api_key,
             session_factory=session_factory,
-            timeout=float(timeout),
-            retries=self.retries,
-            backoff=float(backoff),
+            timeout=opts.timeout,
+            retries=opts.retries,
+            backoff=opts.backoff,
         )
-        self._limit = self.page_size
-        self._limit_verified = False
-        self._bound_mode: tuple[bool, bool] | None = None
+        memo = self.cache_dir / MEMO_FILE if opts.cache else None
+        self._sizes = {
+            op: PageSize(opts.page_size, memo=memo, key=f"{self.source}|{self.project_id}|{op}")
+            for op in ("transactions-mint", "transactions-address-recipient")
+        }
+        self._bounds: bounds.Bounds | None = None
         self._lock = threading.Lock()
         self._owned: list[Any] = []
         self._coverage = coverage.for_client(self)
 
     # ------------------------------------------------------------------ basics
+
+    _FROM_OPTIONS = frozenset(
+        {"page_size", "max_workers", "retries", "decimals", "expire_after", "settle_after",
+         "chunk", "offline", "progress", "synthetic", "cache_dir"}
+    )  # fmt: skip
+
+    def __getattr__(self, name: str) -> Any:
+        # client.page_size etc. read the options record
+        options = self.__dict__.get("options")
+        if name in Client._FROM_OPTIONS and options is not None:
+            return getattr(options, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def cache_enabled(self) -> bool:
+        """Whether replies and chunks are cached on disk."""
+        return self.options.cache
+
+    @property
+    def _limit(self) -> int:
+        """The page size of mint listings now (learned, or as given)."""
+        return self._sizes["transactions-mint"].limit
 
     def __repr__(self) -> str:
         return (
@@ -314,9 +199,9 @@ class Client:
             self._owned.pop().close()
 
     def _now(self) -> pd.Timestamp:
-        if self._clock is None:
+        if self.options.clock is None:
             return pd.Timestamp.now(tz="UTC")
-        return to_timestamp(self._clock(), name="clock()")
+        return to_timestamp(self.options.clock(), name="clock()")
 
     def _settled(self, end: pd.Timestamp) -> bool:
         return end <= self._now() - self.settle_after
@@ -326,8 +211,7 @@ class Client:
     ) -> tuple[pd.Timestamp, pd.Timestamp]:
         return window(start, end, now=self._now())
 
-    def _progress(self, total: int, desc: str) -> Progress:
-        return Progress(enabled=wanted(self.progress), total=total, desc=desc)
+    # ------------------------------------------------------------------ the call path
 
     def _post(
         self,
@@ -338,6 +222,7 @@ class Client:
         check: Callable[[Any], None],
         forever: bool,
         store: bool = True,
+        cancel: threading.Event | None = None,
     ) -> Answer:
         """One request; its reply is cached forever when ``forever``, else ``expire_after``.
 
@@ -355,113 +240,60 @@ class Client:
             validate=check,
             # offline, the HTTP cache is all there is: always consult it
             store=store or self.offline,
+            cancel=cancel,
         )
 
-    def _provenance(
+    def _call(
         self,
-        frame: pd.DataFrame | pd.Series,
         operation: str,
         params: dict[str, Any],
-        stats: RequestStats,
-        fetched_at: pd.Timestamp,
-    ) -> None:
-        window = covered = None
-        if isinstance(params.get("start"), pd.Timestamp) and isinstance(
-            params.get("end"), pd.Timestamp
-        ):
-            window = (params["start"], params["end"])
-            covered = self._coverage.covered(*window, stats=stats)  # warns if not all
-        attach(
-            frame,
-            Provenance(
-                source=self.source,
-                synthetic=self.synthetic,
-                project_id=self.project_id,
-                operation=operation,
-                window=window,
-                coverage=covered,
-                parameters={k: _jsonable(v) for k, v in params.items()},
-                fetched_at=fetched_at,
-                requests=stats.requests,
-                network_requests=stats.network,
-                cache_hits=stats.cache_hits,
-                retries=stats.retries,
-            ),
+        fetch: Callable[[Call], _Result],
+    ) -> _Result:
+        """Run one public call through the one call path (:func:`.calls.record`)."""
+        call = Call(
+            operation,
+            cancel=threading.Event(),
+            progress=self.progress,
+            max_workers=self.max_workers,
+            abort=self._transport.abort,
         )
+        result = fetch(call)
+        covered = None
+        start, end = params.get("start"), params.get("end")
+        if isinstance(start, pd.Timestamp) and isinstance(end, pd.Timestamp):
+            # what the data covers of the window; warns once when not all of it
+            covered = self._coverage.covered(start, end, stats=call.stats)
+        return record(
+            call, result, params, source=self.source, synthetic=self.synthetic,
+            project_id=self.project_id, coverage=covered,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ listings
 
-    def _run_chunks(
-        self,
-        spec: _Listing,
-        start: pd.Timestamp,
-        end: pd.Timestamp,
+    def _listing(
+        self, call: Call, spec: Listing, start: pd.Timestamp, end: pd.Timestamp,
         key_parts: dict[str, Any],
-        stats: RequestStats,
-    ) -> pd.DataFrame:
-        windows = list(chunk_window(start, end, self.chunk))
-        keys = [self._chunk_key(spec, cs, ce, key_parts) for cs, ce in windows]
-        # Stored chunks are read here, in order: a plain file read is faster
-        # than a trip through the pool.
-        tables: list[pa.Table | None] = [
-            None if key is None or self._chunks is None else self._chunks.get(key, max_age=age)
-            for key, age in keys
+    ) -> pd.DataFrame:  # fmt: skip
+        chunks = [
+            Chunk(i, cs, ce, self._chunk_key(spec, cs, ce, key_parts), self._settled(ce))
+            for i, (cs, ce) in enumerate(chunk_window(start, end, self.chunk))
         ]
-        hits = sum(t is not None for t in tables)
-        if hits:
-            stats.add(cache_hits=hits)
-            logger.debug(
-                "%s: %d of %d chunks from the chunk cache", spec.operation, hits, len(keys)
-            )
-        todo = [(i, cs, ce, keys[i][0]) for i, (cs, ce) in enumerate(windows) if tables[i] is None]
-        cancel = threading.Event()
-        with self._progress(len(todo), spec.operation) as bar:
-
-            def run(_: int, i: int, cs: pd.Timestamp, ce: pd.Timestamp, key: str | None) -> None:
-                tables[i] = self._chunk(spec, cs, ce, key, stats, bar, cancel)
-                bar.advance()
-
-            _run_all(run, todo, self.max_workers, cancel)
-        return self._assemble(spec, [t for t in tables if t is not None])
-
-    def _assemble(self, spec: _Listing, tables: list[pa.Table]) -> pd.DataFrame:
-        if not tables:
-            return schema.empty(spec.kind)
-        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-        if table.num_rows == 0:
-            return schema.empty(spec.kind)
-        ids = table.column(spec.id_column)
-        if len(pc.unique(ids)) != table.num_rows:
-            frame = table.to_pandas(types_mapper=_types_mapper)
-            # chunks are in time order: the last row of an id is its latest
-            # state (a pending burn seen again later as its mint)
-            frame = frame.drop_duplicates(spec.id_column, keep="last")
-            table = pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
-        # Each chunk is sorted and the chunks are disjoint and in order, so the
-        # join is sorted already unless duplicates were dropped across chunks.
-        ts = table.column("timestamp")
-        if (
-            table.num_rows > 1
-            and not pc.all(pc.greater_equal(ts.slice(1), ts.slice(0, table.num_rows - 1))).as_py()
-        ):
-            table = table.sort_by([("timestamp", "ascending"), (spec.id_column, "ascending")])
-        frame = table.to_pandas(types_mapper=_types_mapper)
-        return parse.coerce(frame, spec.kind)
+        max_age = None if self.offline else float(self.expire_after)
+        return fetch_listing(
+            call, spec, chunks, size=self._sizes[spec.operation], post=self._post,
+            store=self._chunks, max_age=max_age,
+        )  # fmt: skip
 
     def _chunk_key(
-        self, spec: _Listing, cs: pd.Timestamp, ce: pd.Timestamp, key_parts: dict[str, Any]
-    ) -> tuple[str | None, float | None]:
-        """The chunk-cache key of a chunk and the age up to which it may be used.
-
-        ``(None, None)`` without a cache. Settled chunks have no age limit;
-        recent ones ``expire_after`` (none when offline: the cache is all there is).
-        """
+        self, spec: Listing, cs: pd.Timestamp, ce: pd.Timestamp, key_parts: dict[str, Any]
+    ) -> str | None:
+        """The chunk-cache key of a chunk (``None`` when it is not to be cached)."""
         if self._chunks is None:
-            return None, None
+            return None
         settled = self._settled(ce)
         if not settled and self.expire_after <= 0:
-            return None, None
-        key = ChunkStore.key(
+            return None
+        return ChunkStore.key(
             **key_parts,
             settled=settled,
             source=self.source,
@@ -472,76 +304,6 @@ class Client:
             end=ce.isoformat(),
             decimals=self.decimals,
         )
-        max_age = None if settled or self.offline else float(self.expire_after)
-        return key, max_age
-
-    def _chunk(
-        self,
-        spec: _Listing,
-        cs: pd.Timestamp,
-        ce: pd.Timestamp,
-        key: str | None,
-        stats: RequestStats,
-        bar: Progress,
-        cancel: threading.Event,
-    ) -> pa.Table:
-        """Fetch, page, parse and filter one chunk; store it under ``key``."""
-        settled = self._settled(ce)
-        body = {
-            **spec.body,
-            # a second early covers an exclusive start; ceil(end) covers either end
-            "startDate": str(to_unix(cs) - 1),
-            "endDate": str(to_unix_ceil(ce)),
-        }
-        records: list[dict[str, Any]] = []
-        pager = pages(self._limit, verified=self._limit_verified)
-        request = next(pager)
-        while True:
-            if cancel.is_set():
-                raise _Cancelled
-            answer = self._post(
-                spec.operation,
-                {**body, "page": request.page, "limit": request.limit},
-                stats=stats,
-                check=spec.check,
-                # A settled chunk is kept whole, parsed, in the chunk cache:
-                # storing its pages as replies too would double the work. A
-                # listing whose rows may still change (spec.final) keeps its
-                # pages as replies for expire_after instead: whether this
-                # chunk is final is known only once it is all here.
-                forever=settled and spec.final is None,
-                store=not (settled and key is not None and spec.final is None),
-            )
-            page = spec.records(answer.body)
-            records.extend(page)
-            bar.page()
-            count = len(page)
-            if request.probe and count > 0:
-                with self._lock:
-                    logger.info("the service caps limit at %d; paging with that", request.limit)
-                    self._limit = min(self._limit, request.limit)
-                    self._limit_verified = True
-            elif count >= request.limit:
-                self._limit_verified = True
-            try:
-                request = pager.send(count)
-            except StopIteration:
-                break
-        frame = spec.parse(records)
-        ts = frame["timestamp"]
-        keep = (ts >= cs) & (ts < ce)
-        if spec.keep is not None:
-            keep &= spec.keep(frame)
-        frame = frame.loc[keep.to_numpy()]
-        frame = frame.drop_duplicates(spec.id_column, keep="first")
-        frame = frame.sort_values(["timestamp", spec.id_column], kind="stable")
-        table = _to_arrow(frame, spec.kind)
-        # a settled chunk is kept forever, so only if none of its rows can
-        # still change (a pending transfer listed by its burn will be minted)
-        lasting = not settled or spec.final is None or spec.final(frame)
-        if key is not None and self._chunks is not None and lasting:
-            self._chunks.put(key, table)
-        return table
 
     def mints(
         self,
@@ -581,7 +343,6 @@ class Client:
         src = chains.domains(source)
         dst = chains.domains(destination)
         start_ts, end_ts = self._window(start, end)
-        fetched_at = pd.Timestamp.now(tz="UTC")
         body: dict[str, Any] = {}
         if src is not None:
             body["sourceDomain"] = json.dumps([str(d) for d in src])
@@ -597,7 +358,7 @@ class Client:
                 ok &= frame["destination_domain"].isin(dst)
             return ok
 
-        spec = _Listing(
+        spec = Listing(
             operation="transactions-mint",
             kind="transfers",
             id_column="transfer_id",
@@ -606,17 +367,13 @@ class Client:
             check=parse.check_mints,
             parse=lambda recs: parse.transfers(recs, decimals=decimals),
             keep=keep if (src is not None or dst is not None) else None,
+            one_chunk_per_id=True,
         )
-        stats = RequestStats()
-        frame = self._run_chunks(spec, start_ts, end_ts, {"src": src, "dst": dst}, stats)
-        self._provenance(
-            frame,
+        return self._call(
             "mints",
             {"start": start_ts, "end": end_ts, "source": src, "destination": dst},
-            stats,
-            fetched_at,
+            lambda call: self._listing(call, spec, start_ts, end_ts, {"src": src, "dst": dst}),
         )
-        return frame
 
     def received(
         self,
@@ -644,9 +401,8 @@ class Client:
         """
         norm = addressing.normalize_address(address)
         start_ts, end_ts = self._window(start, end)
-        fetched_at = pd.Timestamp.now(tz="UTC")
         decimals = self.decimals
-        spec = _Listing(
+        spec = Listing(
             operation="transactions-address-recipient",
             kind="received",
             id_column="transfer_id",
@@ -656,16 +412,11 @@ class Client:
             parse=lambda recs: parse.received(recs, address=norm, decimals=decimals),
             final=lambda frame: not (frame["transaction_type"] == "burn").any(),
         )
-        stats = RequestStats()
-        frame = self._run_chunks(spec, start_ts, end_ts, {"address": norm}, stats)
-        self._provenance(
-            frame,
+        return self._call(
             "received",
             {"address": norm, "start": start_ts, "end": end_ts},
-            stats,
-            fetched_at,
+            lambda call: self._listing(call, spec, start_ts, end_ts, {"address": norm}),
         )
-        return frame
 
     # ------------------------------------------------------------------ look-up
 
@@ -687,7 +438,7 @@ class Client:
         NotFoundError
             No transaction has this hash.
         """
-        _check_type(tx_hash, str, "tx_hash", "a str such as '0x' followed by 64 hex digits")
+        check_type(tx_hash, str, "tx_hash", "a str such as '0x' followed by 64 hex digits")
         text = tx_hash.strip()
         if _HEX_HASH.match(text):
             text = text.lower()
@@ -696,283 +447,50 @@ class Client:
                 f"tx_hash must be '0x' followed by 64 hex digits (or a base58 signature), "
                 f"got {tx_hash!r}"
             )
-        fetched_at = pd.Timestamp.now(tz="UTC")
-        stats = RequestStats()
-        answer = self._post(
-            "transactions-txHash",
-            {"txHash": text},
-            stats=stats,
-            check=parse.check_transaction,
-            forever=False,
-        )
-        frame = parse.transaction(answer.body, decimals=self.decimals)
-        if (
-            bool(frame["is_completed"].iloc[0])
-            and not answer.from_cache
-            and self._http_cache is not None
-            and answer.cache_key
-        ):
-            self._http_cache.keep_forever(answer.cache_key)
-        row = frame.iloc[0].copy()
-        row.name = text
-        self._provenance(row, "transaction", {"tx_hash": text}, stats, fetched_at)
-        return row
+
+        def fetch(call: Call) -> pd.Series:
+            answer = self._post(
+                "transactions-txHash",
+                {"txHash": text},
+                stats=call.stats,
+                check=parse.check_transaction,
+                forever=False,
+            )
+            frame = parse.transaction(answer.body, decimals=self.decimals)
+            if (
+                bool(frame["is_completed"].iloc[0])
+                and not answer.from_cache
+                and self._http_cache is not None
+                and answer.cache_key
+            ):
+                self._http_cache.keep_forever(answer.cache_key)
+            row = frame.iloc[0].copy()
+            row.name = text
+            return row
+
+        return self._call("transaction", {"tx_hash": text}, fetch)
 
     # ------------------------------------------------------------------ aggregates
 
-    def _bounds(
-        self, start: pd.Timestamp, end: pd.Timestamp, stats: RequestStats
-    ) -> tuple[bool, bool]:
-        """Learn (once) whether the service's startDate/endDate are inclusive.
+    def _bound_semantics(self, call: Call, start: pd.Timestamp, end: pd.Timestamp) -> bounds.Bounds:
+        """The service's bound semantics, learned once per client."""
+        with self._lock:
+            if self._bounds is not None:
+                return self._bounds
 
-        Finds one mint at a known second ``t`` (in the window asked for, or
-        else in the service's default window), counts the mints listed at
-        ``t-1``, ``t`` and ``t+1``, and compares what the volume report
-        counts for ``[t, t]``, ``[t, t+1]`` and ``[t-1, t]`` with what each
-        reading of the bounds predicts; neighbouring mints cannot fool it.
-        """
-        if self._bound_mode is not None:
-            return self._bound_mode
-        probe_windows = [
-            {"startDate": str(to_unix(start)), "endDate": str(to_unix_ceil(end))},
-            {},
-        ]
-        t = None
-        for w in probe_windows:
-            answer = self._post(
-                "transactions-mint",
-                {**w, "page": 1, "limit": 1},
-                stats=stats,
-                check=parse.check_mints,
-                forever=bool(w) and self._settled(end),
-            )
-            recs = parse.mint_records(answer.body)
-            if recs:
-                t = int(parse.timestamps([recs[0]["timestamp"]]).asi8[0] // 1_000_000_000)
-                break
-        if t is None:
-            logger.info("no mint found to learn the bound semantics; assuming [start, end)")
-            return (True, False)
+        def post(operation: str, body: Mapping[str, Any], **kw: Any) -> Answer:
+            return self._post(operation, body, stats=call.stats, cancel=call.cancel, **kw)
 
-        def mints_in(a: int, b: int) -> int:
-            try:
-                answer = self._post(
-                    "transactions-volume",
-                    {"startDate": str(a), "endDate": str(b)},
-                    stats=stats,
-                    check=parse.check_volume,
-                    forever=self._settled(pd.Timestamp(b + 1, unit="s", tz="UTC")),
-                )
-            except BadRequestError:
-                return 0
-            return int(parse._ints([answer.body["mintCount"]], name="mintCount")[0])
-
-        # How many mints fall on each of the seconds t-1, t, t+1: a listing of
-        # [t-2, t+2] holds all of them whatever the bounds mean.
-        seen: dict[int, int] = {}
-        for record in self._list_all("transactions-mint", t - 2, t + 2, stats):
-            second = int(parse.timestamps([record["timestamp"]]).asi8[0] // 1_000_000_000)
-            seen[second] = seen.get(second, 0) + 1
-        n = {d: seen.get(t + d, 0) for d in (-1, 0, 1)}
-        # what the volume report would count for [t, t], [t, t+1], [t-1, t]
-        # under each reading of the bounds, compared with what it does count
-        expected = {
-            (True, True): (n[0], n[0] + n[1], n[-1] + n[0]),
-            (True, False): (0, n[0], n[-1]),
-            (False, True): (0, n[1], n[0]),
-            (False, False): (0, 0, 0),
-        }
-        observed = (mints_in(t, t), mints_in(t, t + 1), mints_in(t - 1, t))
-        matches = [m for m, counts in expected.items() if counts == observed]
-        if len(matches) != 1:
-            logger.warning(
-                "could not tell the service's bound semantics apart (%s); assuming [start, end)",
-                "ambiguous" if matches else "inconsistent counts",
-            )
-            matches = [(True, False)]
-        mode = matches[0]
-        logger.info(
-            "service bounds: startDate %s, endDate %s",
-            "inclusive" if mode[0] else "exclusive",
-            "inclusive" if mode[1] else "exclusive",
+        mode = bounds.learn(
+            post, start, end, size=self._sizes["transactions-mint"], settled=self._settled
         )
-        self._bound_mode = mode
+        with self._lock:
+            self._bounds = mode
         return mode
 
-    def _list_all(
-        self, operation: str, start_s: int, end_s: int, stats: RequestStats
-    ) -> list[dict[str, Any]]:
-        """Every mint record of a few seconds' window, paged until a short page."""
-        records: list[dict[str, Any]] = []
-        page = 1
-        while True:
-            answer = self._post(
-                operation,
-                {
-                    "startDate": str(start_s),
-                    "endDate": str(end_s),
-                    "page": page,
-                    "limit": self._limit,
-                },
-                stats=stats,
-                check=parse.check_mints,
-                forever=self._settled(pd.Timestamp(end_s + 1, unit="s", tz="UTC")),
-            )
-            got = parse.mint_records(answer.body)
-            records.extend(got)
-            if len(got) < self._limit or page >= 1000:
-                return records
-            page += 1
-
-    def _aggregate_body(
-        self, start: pd.Timestamp, end: pd.Timestamp, stats: RequestStats
-    ) -> dict[str, str] | None:
-        """Request bounds selecting exactly the whole seconds of ``[start, end)``.
-
-        ``None`` when the window holds no whole second.
-        """
-        s, e = to_unix_ceil(start), to_unix_ceil(end)  # integer seconds t with start <= t < end
-        if s >= e:
-            return None
-        start_incl, end_incl = self._bounds(start, end, stats)
-        return {
-            "startDate": str(s if start_incl else s - 1),
-            "endDate": str(e - 1 if end_incl else e),
-        }
-
-    def _volume_row(
-        self, start: pd.Timestamp, end: pd.Timestamp, stats: RequestStats
-    ) -> dict[str, Any]:
-        body = self._aggregate_body(start, end, stats)
-        if body is None:
-            zero = {"mintVolume": 0, "burnVolume": 0, "mintCount": 0, "burnCount": 0}
-            return parse.volume(zero, start=start, end=end, decimals=self.decimals)
-        answer = self._post(
-            "transactions-volume",
-            body,
-            stats=stats,
-            check=parse.check_volume,
-            forever=self._settled(end),
-        )
-        return parse.volume(answer.body, start=start, end=end, decimals=self.decimals)
-
-    def volume(self, start: TimeLike | None = None, end: TimeLike | None = None) -> pd.Series:
-        """Mint and burn volume and counts in ``[start, end)``.
-
-        Returns
-        -------
-        pandas.Series
-            One row of the ``volume`` frame: ``timestamp`` (start), ``end``,
-            ``mint_volume``, ``burn_volume``, ``total_volume``, their raw
-            integers, and the counts.
-        """
-        start_ts, end_ts = self._window(start, end)
-        fetched_at = pd.Timestamp.now(tz="UTC")
-        stats = RequestStats()
-        frame = parse.volume_frame([self._volume_row(start_ts, end_ts, stats)])
-        row = frame.iloc[0].copy()
-        row.name = "volume"
-        self._provenance(row, "volume", {"start": start_ts, "end": end_ts}, stats, fetched_at)
-        return row
-
-    def volume_history(
-        self, start: TimeLike, end: TimeLike, *, freq: str | pd.Timedelta = "1D"
-    ) -> pd.DataFrame:
-        """Mint and burn volume and counts per ``freq`` bucket of ``[start, end)``.
-
-        One volume request per bucket, run concurrently. Bucket edges fall
-        on multiples of ``freq`` since the Unix epoch (UTC midnights for
-        days); the first and last buckets are clipped to the window.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The ``volume`` frame, one row per bucket, ``timestamp`` its start.
-        """
-        if start is None or end is None:
-            raise ValueError(
-                "volume_history needs both start and end, e.g. ('2024-06-01', '2024-07-01')"
-            )
-        step = parse_age(freq, name="freq")
-        if step <= pd.Timedelta(0):
-            raise ValueError(f"freq must be a positive duration such as '1D' or '1h', got {freq!r}")
-        start_ts, end_ts = self._window(start, end)
-        buckets = list(chunk_window(start_ts, end_ts, step))
-        if len(buckets) > 100_000:
-            raise ValueError(
-                f"{len(buckets)} buckets of {freq!r}: pass a larger freq or a shorter window"
-            )
-        fetched_at = pd.Timestamp.now(tz="UTC")
-        stats = RequestStats()
-        self._aggregate_body(start_ts, end_ts, stats)  # learn the bounds once, up front
-        rows: list[dict[str, Any] | None] = [None] * len(buckets)
-        with self._progress(len(buckets), "transactions-volume") as bar:
-
-            def run(i: int, a: pd.Timestamp, b: pd.Timestamp) -> None:
-                rows[i] = self._volume_row(a, b, stats)
-                bar.page()
-                bar.advance()
-
-            _run_all(run, buckets, self.max_workers, threading.Event())
-        frame = parse.volume_frame([r for r in rows if r is not None])
-        self._provenance(
-            frame,
-            "volume_history",
-            {"start": start_ts, "end": end_ts, "freq": str(step)},
-            stats,
-            fetched_at,
-        )
-        return frame
-
-    def top_senders(
-        self,
-        start: TimeLike | None = None,
-        end: TimeLike | None = None,
-        *,
-        limit: int = 100,
-    ) -> pd.DataFrame:
-        """Addresses that sent the most volume in ``[start, end)``.
-
-        Parameters
-        ----------
-        limit : int, default 100
-            How many addresses.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The ``top_addresses`` frame, ranked by volume (descending, ties
-            by address).
-        """
-        limit = arguments.integer(limit, "limit", low=1)
-        start_ts, end_ts = self._window(start, end)
-        fetched_at = pd.Timestamp.now(tz="UTC")
-        stats = RequestStats()
-        body = self._aggregate_body(start_ts, end_ts, stats)
-        if body is None:
-            frame = schema.empty("top_addresses")
-        else:
-            answer = self._post(
-                "stats-senders",
-                {**body, "limit": limit},
-                stats=stats,
-                check=parse.check_top,
-                forever=self._settled(end_ts),
-            )
-            frame = parse.top_addresses(answer.body["topRecipients"], decimals=self.decimals)
-            frame = frame.sort_values(
-                ["volume_raw", "address"], ascending=[False, True], kind="stable"
-            ).head(limit)
-            frame["rank"] = np.arange(1, len(frame) + 1, dtype=np.int64)
-            frame = frame.reset_index(drop=True)
-        self._provenance(
-            frame,
-            "top_senders",
-            {"start": start_ts, "end": end_ts, "limit": limit},
-            stats,
-            fetched_at,
-        )
-        return frame
+    volume = aggregates.volume
+    volume_history = aggregates.volume_history
+    top_senders = aggregates.top_senders
 
     # ------------------------------------------------------------------ cache
 
@@ -1006,50 +524,3 @@ class Client:
         removed = self._http_cache.clear(age) + self._chunks.clear(age)
         logger.info("cache: removed %d entries from %s", removed, self.cache_dir)
         return removed
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _run_all(
-    fn: Callable[..., None],
-    items: list[tuple[Any, ...]],
-    max_workers: int,
-    cancel: threading.Event | None = None,
-) -> None:
-    """Run ``fn(i, *item)`` for every item on a pool; the first error wins.
-
-    On a failure ``cancel`` is set (running items check it between
-    requests), queued items are dropped, and the first real error is raised.
-    """
-    if len(items) <= 1 or max_workers == 1:
-        for i, item in enumerate(items):
-            fn(i, *item)
-        return
-    with cf.ThreadPoolExecutor(
-        max_workers=min(max_workers, len(items)), thread_name_prefix="cctx"
-    ) as pool:
-        futures = [pool.submit(fn, i, *item) for i, item in enumerate(items)]
-        cf.wait(futures, return_when=cf.FIRST_EXCEPTION)
-        if not any(f.done() and f.exception() is not None for f in futures):
-            return
-        if cancel is not None:
-            cancel.set()
-        for f in futures:
-            f.cancel()
-        cf.wait(futures)
-    failures = [
-        f.exception()
-        for f in futures
-        if not f.cancelled()
-        and f.exception() is not None
-        and not isinstance(f.exception(), _Cancelled)
-    ]
-    raise failures[0]

@@ -7,6 +7,13 @@ replies are retried with exponential backoff and full jitter, honouring
 ``Retry-After`` in seconds or as an HTTP date) and maps everything else to
 the exception tree of :mod:`cctx_research.errors`.
 
+Cancelling: :meth:`Transport.post` takes a ``cancel`` event. Once it is
+set, no new attempt starts, a wait between attempts ends at once, and
+:meth:`Transport.abort` shuts down the sockets of requests in flight, so a
+thread blocked reading a slow reply wakes up; the call then raises
+:class:`Cancelled`. Every session's connections are made through
+:class:`TrackingAdapter`, which is how the transport knows those sockets.
+
 Both statuses are checked: the HTTP status and the envelope's ``status``,
 since a reply can be HTTP 200 with an error envelope.
 
@@ -17,9 +24,9 @@ key scrubbed out in case a service echoes it.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import email.utils
-import functools
 import json
 import logging
 import queue
@@ -28,15 +35,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import requests
 
 from .. import errors
 from ..config import Secret
+from .sockets import Sockets, TrackingAdapter
+from .stats import Cancelled, RequestStats
 
-__all__ = ["RequestStats", "Transport", "error_for_status", "parse_retry_after"]
+__all__ = [
+    "Cancelled",
+    "RequestStats",
+    "Transport",
+    "error_for_status",
+    "parse_retry_after",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -47,25 +62,6 @@ _TRANSIENT_EXC = (
     requests.exceptions.ChunkedEncodingError,
     requests.exceptions.ContentDecodingError,
 )
-
-
-@dataclass
-class RequestStats:
-    """Counters of one public call (thread-safe)."""
-
-    requests: int = 0
-    """Requests that produced an answer (from the network or the HTTP cache)."""
-    network: int = 0
-    """Attempts that went over the network (including retried ones)."""
-    cache_hits: int = 0
-    """Answers read from a cache (HTTP cache or chunk cache)."""
-    retries: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, **counts: int) -> None:
-        with self._lock:
-            for name, value in counts.items():
-                setattr(self, name, getattr(self, name) + value)
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -201,6 +197,7 @@ class Transport:
         self._sessions: queue.LifoQueue[requests.Session] = queue.LifoQueue()
         self._all_sessions: list[requests.Session] = []
         self._lock = threading.Lock()
+        self._socket_registry = Sockets()
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
@@ -219,12 +216,19 @@ class Transport:
             sess = self._sessions.get_nowait()
         except queue.Empty:
             sess = self._session_factory()
+            adapter = TrackingAdapter(self._socket_registry)
+            sess.mount("http://", adapter)
+            sess.mount("https://", adapter)
             with self._lock:
                 self._all_sessions.append(sess)
         try:
             yield sess
         finally:
             self._sessions.put(sess)
+
+    def abort(self) -> int:
+        """Abandon the requests in flight: shut their sockets down; returns how many."""
+        return self._socket_registry.shutdown()
 
     def close(self) -> None:
         """Close every pooled session."""
@@ -255,6 +259,7 @@ class Transport:
         expire_after: int | None = None,
         validate: Callable[[Any], None] | None = None,
         store: bool = True,
+        cancel: threading.Event | None = None,
     ) -> Answer:
         """Send one operation and return the envelope's body.
 
@@ -278,6 +283,8 @@ class Transport:
         store : bool
             ``False`` bypasses the HTTP cache for this request (neither read
             nor written).
+        cancel : threading.Event, optional
+            Once set, no further attempt is made and :class:`Cancelled` is raised.
 
         Raises
         ------
@@ -287,11 +294,15 @@ class Transport:
             When the failure persists past ``retries``.
         CacheMissError
             ``only_if_cached`` and the reply is not cached.
+        Cancelled
+            ``cancel`` was set.
         """
         url = self.url(operation)
         payload = json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
         attempt = 0
         while True:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled
             try:
                 answer = self._attempt(
                     operation, url, payload, stats, only_if_cached, expire_after, validate, store
@@ -303,6 +314,10 @@ class Transport:
                     hint="run the same call once with offline=False to fill the cache",
                 ) from None
             except _Retry as exc:
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled from None
+                if exc.error.status in (429, 503) and stats is not None:
+                    stats.add(throttled=1)
                 if only_if_cached or attempt >= self.retries:
                     raise exc.error from None
                 delay = self._delay(attempt, exc.retry_after)
@@ -319,7 +334,10 @@ class Transport:
                     delay,
                     exc.error.message,
                 )
-                self.sleep(delay)
+                if cancel is not None and self.sleep is time.sleep:
+                    cancel.wait(delay)  # a cancel ends the wait at once
+                else:
+                    self.sleep(delay)
                 continue
             if stats is not None:
                 stats.add(requests=1, cache_hits=int(answer.from_cache))
@@ -419,9 +437,8 @@ class Transport:
         validate: Callable[[Any], None] | None,
     ) -> Answer:
         retry_after = parse_retry_after(headers.get("Retry-After"))
-        try:
-            envelope = json.loads(content)
-        except (ValueError, UnicodeDecodeError):
+        envelope = _decoded.take(content) if content else None
+        if envelope is _UNREADABLE:
             envelope = None
         message = _error_message(envelope) if envelope is not None else None
 
@@ -489,15 +506,58 @@ def _error_message(envelope: Any) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=16)
-def envelope_ok(content: bytes) -> bool:
-    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter).
+_UNREADABLE = object()
 
-    Memoised: requests-cache asks twice about every reply it may store.
+
+class _Decoded:
+    """Replies decoded once: the cache filter decodes, the transport takes.
+
+    Decoding a page of 1,000 records is the largest CPU cost of a pull, and
+    both the reply cache's filter and the transport read every reply. The
+    filter's decode is kept here (a few entries, guarded by a lock) until
+    the transport takes it, so nothing stays alive after a request.
     """
+
+    def __init__(self, size: int = 16) -> None:
+        self._lock = threading.Lock()
+        self._entries: collections.OrderedDict[bytes, Any] = collections.OrderedDict()
+        self._size = size
+
+    @staticmethod
+    def _decode(content: bytes) -> Any:
+        try:
+            return json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            return _UNREADABLE
+
+    def peek(self, content: bytes) -> Any:
+        """The decoded reply, kept for :meth:`take`. Callers must not modify it."""
+        with self._lock:
+            if content in self._entries:
+                return self._entries[content]
+        value = self._decode(content)
+        with self._lock:
+            self._entries[content] = value
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return value
+
+    def take(self, content: bytes) -> Any:
+        """The decoded reply, forgotten here."""
+        with self._lock:
+            if content in self._entries:
+                return self._entries.pop(content)
+        return self._decode(content)
+
+
+_decoded = _Decoded()
+
+
+def envelope_ok(content: bytes) -> bool:
+    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter)."""
+    envelope = _decoded.peek(content)
     try:
-        envelope = json.loads(content)
         status = int(envelope["status"])
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+    except (ValueError, TypeError, KeyError):
         return False
     return 200 <= status < 300 and "body" in envelope

@@ -45,7 +45,9 @@ class PageRequest:
     """True for the single request that checks whether the service caps ``limit``."""
 
 
-def pages(limit: int, *, verified: bool = False) -> Generator[PageRequest, int, None]:
+def pages(
+    limit: int, *, verified: bool = False, complete_below: int = 0
+) -> Generator[PageRequest, int, None]:
     """Yield page requests until a short or empty page.
 
     Parameters
@@ -55,6 +57,10 @@ def pages(limit: int, *, verified: bool = False) -> Generator[PageRequest, int, 
     verified : bool
         The service is known to honour ``limit`` (a full page was seen
         before), so a short first page needs no check.
+    complete_below : int
+        A short first page with fewer records than this needs no check
+        either: the service was seen answering a complete page of this many,
+        so any cap it has is at least that large.
 
     Yields
     ------
@@ -72,7 +78,7 @@ def pages(limit: int, *, verified: bool = False) -> Generator[PageRequest, int, 
             verified = True
             page += 1
             continue
-        if count == 0 or verified or page != 1:
+        if count == 0 or verified or page != 1 or count < complete_below:
             return
         # A short first page: is it the end, or does the service cap limit at `count`?
         limit = count

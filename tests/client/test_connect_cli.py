@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import requests
 
-from cctx_research import cli, schema
-from cctx_research.client import Client, connect
+from cctx_research import cli, connect, schema
+from cctx_research.client import Client
 from cctx_research.client.progress import wanted
 from cctx_research.config import DEMO_PROJECT_ID
 from cctx_research.errors import ConfigError, SyntheticDataWarning
@@ -55,7 +55,7 @@ def test_connect_overrides_win(credentials, service, tmp_path):
 
 def test_connect_without_credentials_starts_the_sample(env, caplog):
     with (
-        caplog.at_level(logging.INFO, logger="cctx_research.client.connect"),
+        caplog.at_level(logging.INFO, logger="cctx_research.connection"),
         pytest.warns(SyntheticDataWarning, match="synthetic") as shown,
     ):
         client = connect(as_of="2024-07-01T12:00Z", days=2, per_day=200, progress=False)
@@ -63,7 +63,7 @@ def test_connect_without_credentials_starts_the_sample(env, caplog):
     with client:
         assert client.project_id == DEMO_PROJECT_ID
         assert "embedded synthetic sample" in client.source
-        lines = [r.getMessage() for r in caplog.records if r.name.endswith("connect")]
+        lines = [r.getMessage() for r in caplog.records if r.name == "cctx_research.connection"]
         assert len(lines) == 1
         assert "sample" in lines[0]
         assert "CCTX_API_KEY" in lines[0]

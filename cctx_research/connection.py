@@ -9,6 +9,11 @@ loopback port with the demo credentials, and says so with a
 :class:`~cctx_research.errors.SyntheticDataWarning` (shown by notebooks
 without any logging set up) and one log line. The client stops that
 service when it is closed.
+
+This is the one place that reads the ``CCTX_*`` settings for a client
+(including ``CCTX_CACHE_DIR``, passed on as ``cache_dir``), and the one
+that joins the client to the local service: :mod:`cctx_research.client`
+never imports :mod:`cctx_research.service`.
 """
 
 from __future__ import annotations
@@ -17,10 +22,10 @@ import logging
 import warnings
 from typing import Any
 
-from ..config import Secret, Settings
-from ..errors import ConfigError, SyntheticDataWarning
-from ..times import TimeLike, to_timestamp
-from .core import Client
+from .client import Client
+from .config import Secret, Settings
+from .errors import ConfigError, SyntheticDataWarning
+from .times import TimeLike, to_timestamp
 
 __all__ = ["connect"]
 
@@ -89,7 +94,7 @@ def connect(
         if overrides.get(name) is not None:
             raise ValueError(f"{name}= does not apply to the embedded sample; pass sample=False")
         overrides.pop(name, None)
-    from ..service.server import embedded
+    from .service.server import embedded
 
     pinned = None if as_of is None else to_timestamp(as_of, name="as_of")
     handle = embedded(pinned, **sample_options)
@@ -101,9 +106,6 @@ def connect(
         options = ", ".join(f"{k}={v}" for k, v in sorted(sample_options.items()))
         source = f"embedded synthetic sample ({label}{', ' + options if options else ''})"
         overrides.setdefault("cache_dir", settings.cache_dir)
-        # the local service allows pages of up to 1,000 rows: ten times fewer
-        # requests than the interface's default of 100
-        overrides.setdefault("page_size", 1000)
         if pinned is not None:
             overrides.setdefault("clock", lambda: pinned)
         key = handle.settings.api_key if handle.settings else None

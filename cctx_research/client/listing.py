@@ -1,0 +1,340 @@
+"""Listing calls (``mints``, ``received``): chunks, their pages, their frames.
+
+A listing's window ``[start, end)`` is cut into chunks (one UTC day by
+default). A chunk is asked for with bounds that cover it whatever the
+service's inclusivity (``startDate = floor(start) - 1``, ``endDate =
+ceil(end)``), paged until a short or empty page (:mod:`.planner`,
+:mod:`.paging`), parsed, filtered to ``start <= timestamp < end``,
+de-duplicated by id and sorted by ``(timestamp, id)``, then stored in the
+chunk cache when it can no longer change. :func:`assemble` joins the
+chunks' tables into the frame.
+
+:class:`ListingRun` is the state of one call, kept by the calling thread:
+it turns each finished task (a page, a parsed chunk) into the next ones for
+:func:`.runner.run`. While the page size is not yet known, only the first
+chunk runs; the others start once its first page has been accepted.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import schema
+from ..errors import BadRequestError
+from ..times import to_unix, to_unix_ceil
+from . import parse
+from .cache import ChunkStore
+from .http import Answer, RequestStats
+from .paging import PageRequest
+from .planner import ChunkPages, PageSize
+from .progress import Progress
+from .runner import Task
+
+if TYPE_CHECKING:
+    from .calls import Call
+
+__all__ = ["Chunk", "Listing", "ListingRun", "assemble", "fetch_listing"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What differs between the listing operations."""
+
+    operation: str
+    kind: str
+    id_column: str
+    body: dict[str, Any]
+    records: Callable[[Any], list[dict[str, Any]]]
+    check: Callable[[Any], None]
+    parse: Callable[[list[dict[str, Any]]], pd.DataFrame]
+    keep: Callable[[pd.DataFrame], pd.Series] | None = None
+    final: Callable[[pd.DataFrame], bool] | None = None
+    """Whether a chunk's rows can no longer change (default: always, once settled)."""
+    one_chunk_per_id: bool = False
+    """An id's timestamp never changes, so an id is in one chunk only (mints)."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a listing call: ``[start, end)``, its cache key, whether it has settled."""
+
+    index: int
+    start: pd.Timestamp
+    end: pd.Timestamp
+    key: str | None
+    settled: bool
+
+
+def _arrow_type(dtype: Any) -> pa.DataType:
+    if isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype)):
+        return pa.large_string()
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return pa.timestamp("ns", tz="UTC")
+    return pa.from_numpy_dtype(dtype)
+
+
+def _arrow_schema(kind: str) -> pa.Schema:
+    return pa.schema([(c, _arrow_type(d)) for c, d in schema.dtypes(kind).items()])
+
+
+def to_arrow(frame: pd.DataFrame, kind: str) -> pa.Table:
+    """A canonical frame as the Arrow table the chunk cache keeps."""
+    arrow_schema = _arrow_schema(kind)
+    cols = []
+    for f in arrow_schema:
+        s = frame[f.name]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            s = s.astype(schema.STRING)
+        cols.append(pa.array(s, type=f.type, from_pandas=True))
+    return pa.Table.from_arrays(cols, schema=arrow_schema)
+
+
+def _types_mapper(arrow_type: pa.DataType) -> Any:
+    if arrow_type in (pa.large_string(), pa.string()):
+        return schema.STRING
+    return None
+
+
+def assemble(spec: Listing, tables: list[pa.Table]) -> pd.DataFrame:
+    """Join the chunks' tables (in time order) into the canonical frame."""
+    if not tables:
+        return schema.empty(spec.kind)
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    if table.num_rows == 0:
+        return schema.empty(spec.kind)
+    if not spec.one_chunk_per_id:
+        ids = table.column(spec.id_column)
+        if len(pc.unique(ids)) != table.num_rows:
+            frame = table.to_pandas(types_mapper=_types_mapper)
+            # chunks are in time order: the last row of an id is its latest
+            # state (a pending burn seen again later as its mint)
+            frame = frame.drop_duplicates(spec.id_column, keep="last")
+            table = pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
+    # Each chunk is sorted and the chunks are disjoint and in order, so the
+    # join is sorted already unless duplicates were dropped across chunks.
+    ts = table.column("timestamp")
+    if (
+        table.num_rows > 1
+        and not pc.all(pc.greater_equal(ts.slice(1), ts.slice(0, table.num_rows - 1))).as_py()
+    ):
+        table = table.sort_by([("timestamp", "ascending"), (spec.id_column, "ascending")])
+    frame = table.to_pandas(types_mapper=_types_mapper)
+    return parse.coerce(frame, spec.kind)
+
+
+@dataclass(frozen=True)
+class _Rejected:
+    """A first page answered ``400``: perhaps the page size is too large."""
+
+    error: BadRequestError
+    limit: int
+
+
+@dataclass
+class _State:
+    chunk: Chunk
+    pager: ChunkPages | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ListingRun:
+    """One listing call's chunks, driven by the calling thread.
+
+    Parameters
+    ----------
+    spec : Listing
+    chunks : list of Chunk
+        The chunks to fetch (those not read from the chunk cache).
+    size : PageSize
+        The page size of this operation (shared by the client's calls).
+    post : callable
+        The client's request path: ``post(operation, body, *, stats, check,
+        forever, store, cancel)``.
+    store : ChunkStore, optional
+        Where finished chunks are kept.
+    cancel : threading.Event
+        The call's cancel event (passed to every request).
+    bar : Progress
+        Advanced once per finished chunk.
+    """
+
+    def __init__(
+        self,
+        spec: Listing,
+        chunks: list[Chunk],
+        *,
+        size: PageSize,
+        post: Callable[..., Answer],
+        store: ChunkStore | None,
+        cancel: threading.Event,
+        bar: Progress,
+    ) -> None:
+        self.spec = spec
+        self.size = size
+        self.post = post
+        self.store = store
+        self.cancel = cancel
+        self.bar = bar
+        self.states = [_State(c) for c in chunks]
+        self._by_index = {s.chunk.index: s for s in self.states}
+        self.tables: dict[int, pa.Table] = {}
+        self._held: list[_State] = []
+
+    # ---------------------------------------------------------------- tasks
+
+    def first_tasks(self) -> list[Task]:
+        """The first pages: every chunk's, or only the first while the page size is unknown."""
+        if not self.states:
+            return []
+        if self.size.known:
+            return [self._start(s) for s in self.states]
+        self._held = self.states[1:]
+        return [self._start(self.states[0])]
+
+    def _start(self, state: _State) -> Task:
+        state.pager = ChunkPages(self.size)
+        state.records = []
+        assert state.pager.request is not None
+        return self._page_task(state, state.pager.request)
+
+    def _page_task(self, state: _State, request: PageRequest) -> Task:
+        spec, chunk = self.spec, state.chunk
+        body = {
+            **spec.body,
+            # a second early covers an exclusive start; ceil(end) covers either end
+            "startDate": str(to_unix(chunk.start) - 1),
+            "endDate": str(to_unix_ceil(chunk.end)),
+            "page": request.page,
+            "limit": request.limit,
+        }
+        # A settled chunk is kept whole, parsed, in the chunk cache: storing
+        # its pages as replies too would double the work. A listing whose
+        # rows may still change (spec.final) keeps its pages as replies for
+        # expire_after instead: whether this chunk is final is known only
+        # once it is all here.
+        keep_whole = chunk.settled and spec.final is None
+        store = not (keep_whole and chunk.key is not None)
+        probing = request.page == 1 and not self.size.explicit
+
+        def fetch(stats: RequestStats) -> list[dict[str, Any]] | _Rejected:
+            try:
+                answer = self.post(
+                    spec.operation,
+                    body,
+                    stats=stats,
+                    check=spec.check,
+                    forever=keep_whole,
+                    store=store,
+                    cancel=self.cancel,
+                )
+            except BadRequestError as exc:
+                if probing:
+                    return _Rejected(exc, request.limit)
+                raise
+            return spec.records(answer.body)
+
+        return Task(("page", state.chunk.index), fetch)
+
+    def _finish_task(self, state: _State) -> Task:
+        records, chunk = state.records, state.chunk
+        state.records = []  # handed over to the worker
+
+        def finish(stats: RequestStats) -> pa.Table:
+            return self._finish(chunk, records)
+
+        return Task(("finish", chunk.index), finish)
+
+    # ---------------------------------------------------------------- results
+
+    def on_result(self, task: Task, value: Any) -> list[Task]:
+        """Turn a finished task into the next ones (calling thread only)."""
+        what, index = task.tag
+        state = self._by_index[index]
+        if what == "finish":
+            self.tables[index] = value
+            self.bar.advance()
+            return []
+        if isinstance(value, _Rejected):
+            if not self.size.rejected(value.limit):
+                raise value.error
+            return [self._start(state)]
+        assert state.pager is not None
+        state.records.extend(value)
+        follow: list[Task] = []
+        request = state.pager.answered(len(value))
+        follow.append(
+            self._finish_task(state) if request is None else self._page_task(state, request)
+        )
+        if self._held and self.size.known:
+            held, self._held = self._held, []
+            follow.extend(self._start(s) for s in held)
+        return follow
+
+    # ---------------------------------------------------------------- parsing
+
+    def _finish(self, chunk: Chunk, records: list[dict[str, Any]]) -> pa.Table:
+        """Parse, filter and sort one chunk's records; store the chunk under its key."""
+        spec = self.spec
+        frame = spec.parse(records)
+        ts = frame["timestamp"]
+        keep = (ts >= chunk.start) & (ts < chunk.end)
+        if spec.keep is not None:
+            keep &= spec.keep(frame)
+        frame = frame.loc[keep.to_numpy()]
+        frame = frame.drop_duplicates(spec.id_column, keep="first")
+        frame = frame.sort_values(["timestamp", spec.id_column], kind="stable")
+        table = to_arrow(frame, spec.kind)
+        # a settled chunk is kept forever, so only if none of its rows can
+        # still change (a pending transfer listed by its burn will be minted)
+        lasting = not chunk.settled or spec.final is None or spec.final(frame)
+        if chunk.key is not None and self.store is not None and lasting:
+            self.store.put(chunk.key, table)
+        return table
+
+
+def fetch_listing(
+    call: Call,
+    spec: Listing,
+    chunks: list[Chunk],
+    *,
+    size: PageSize,
+    post: Callable[..., Answer],
+    store: ChunkStore | None,
+    max_age: float | None,
+) -> pd.DataFrame:
+    """The frame of a listing call: stored chunks read, the others fetched, all joined.
+
+    ``max_age`` bounds the age of stored chunks that have not settled
+    (settled ones never expire).
+    """
+    # Stored chunks are read here, in order: a plain file read is faster
+    # than a trip through the pool.
+    tables: dict[int, pa.Table] = {}
+    for c in chunks:
+        if c.key is not None and store is not None:
+            table = store.get(c.key, max_age=None if c.settled else max_age)
+            if table is not None:
+                tables[c.index] = table
+    if tables:
+        call.stats.add(cache_hits=len(tables))
+        logger.debug(
+            "%s: %d of %d chunks from the chunk cache", spec.operation, len(tables), len(chunks)
+        )
+    todo = [c for c in chunks if c.index not in tables]
+    with call.progress(len(todo), spec.operation) as bar:
+        state = ListingRun(
+            spec, todo, size=size, post=post, store=store, cancel=call.cancel, bar=bar
+        )
+        call.run(state.first_tasks(), state.on_result, bar)
+    tables.update(state.tables)
+    return assemble(spec, [tables[i] for i in sorted(tables)])

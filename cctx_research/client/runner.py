@@ -1,0 +1,194 @@
+"""The runner: requests of one call on worker threads, adaptively, cancellably.
+
+A call (a 30-day ``mints()``, a ``volume_history()``) is a set of
+:class:`Task` values. Each task is one unit of IO or parsing that runs on a
+worker thread and *returns* its result; the calling thread alone keeps the
+call's state: it hands each result to ``on_result``, which may give back
+follow-up tasks (the next page of a chunk, the parse of a finished chunk).
+So no state is written from worker threads.
+
+Concurrency is adaptive (:class:`Concurrency`): it starts low, grows by one
+while the latency of tasks stays flat, halves when the service asks the
+client to slow down (429 or 503; the transport honours ``Retry-After``),
+and never passes the cap the user set (``max_workers``).
+
+Cancelling. The first failing task cancels the call: no new task starts,
+queued ones are dropped, the running ones stop at their next request, and
+the first real error is raised. ``KeyboardInterrupt`` (Ctrl-C, a notebook's
+interrupt button) does the same and also abandons the requests in flight
+(``abort`` shuts their sockets down), so the call ends within a second,
+with its worker threads gone; chunks already stored stay valid, and nothing
+half-written is left (the stores write atomically).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .http import RequestStats
+from .progress import Progress
+
+__all__ = ["Concurrency", "Task", "run"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: ``fn(stats)`` runs on a worker and returns a result.
+
+    ``tag`` is for ``on_result`` (which chunk, which page); ``fn`` gets a
+    fresh :class:`RequestStats` of its own, merged into the call's by the
+    calling thread.
+    """
+
+    tag: Any
+    fn: Callable[[RequestStats], Any]
+
+
+class Concurrency:
+    """How many tasks may run at once: additive increase, multiplicative decrease.
+
+    Examples
+    --------
+    >>> c = Concurrency(8, start=2)
+    >>> for _ in range(4):
+    ...     c.record(0.05, throttled=False)
+    >>> c.current
+    5
+    >>> c.record(0.05, throttled=True)
+    >>> c.current
+    2
+    """
+
+    GROWTH_LATENCY = 1.5
+    """Grow only while a task takes at most this multiple of the fastest seen lately."""
+
+    def __init__(self, cap: int, *, start: int = 4) -> None:
+        self.cap = cap
+        self.current = max(1, min(cap, start))
+        self.peak = self.current
+        self._floor: float | None = None
+        self._streak = 0
+
+    def record(self, seconds: float, *, throttled: bool) -> None:
+        """Feed back one finished task."""
+        if throttled:
+            self.current = max(1, self.current // 2)
+            self._streak = 0
+            logger.debug("throttled: concurrency down to %d", self.current)
+            return
+        if self._floor is None or seconds < self._floor:
+            self._floor = seconds
+        if seconds <= self.GROWTH_LATENCY * self._floor:
+            self._streak += 1
+            if self._streak >= max(1, self.current // 2) and self.current < self.cap:
+                self.current += 1
+                self.peak = max(self.peak, self.current)
+                self._streak = 0
+        else:
+            self._streak = 0
+            # let the floor follow a slower service rather than stick to one lucky reply
+            self._floor = 0.9 * self._floor + 0.1 * seconds
+
+
+def _timed(task: Task) -> tuple[Any, RequestStats, float]:
+    stats = RequestStats()
+    started = time.perf_counter()
+    value = task.fn(stats)
+    return value, stats, time.perf_counter() - started
+
+
+def run(
+    tasks: Iterable[Task],
+    on_result: Callable[[Task, Any], Iterable[Task]],
+    *,
+    stats: RequestStats,
+    concurrency: Concurrency,
+    cancel: threading.Event,
+    abort: Callable[[], Any],
+    bar: Progress | None = None,
+) -> None:
+    """Run ``tasks`` and their follow-ups until none is left.
+
+    Follow-ups run before the tasks still queued (depth first), so that
+    work under way finishes before new work starts and its memory is freed.
+
+    Parameters
+    ----------
+    tasks : iterable of Task
+        The first tasks.
+    on_result : callable
+        ``on_result(task, value)`` on the calling thread for every finished
+        task; returns the follow-up tasks.
+    stats : RequestStats
+        The call's counters; each task's are merged in.
+    concurrency : Concurrency
+        The limiter (its ``cap`` is the pool size).
+    cancel : threading.Event
+        Set when the call stops early; tasks pass it to the transport.
+    abort : callable
+        Abandons the requests in flight (on ``KeyboardInterrupt``).
+    bar : Progress, optional
+        Counts requests.
+
+    Raises
+    ------
+    Exception
+        The first error of any task.
+    KeyboardInterrupt
+        After the call has stopped.
+    """
+    queue = collections.deque(tasks)
+
+    def settle(task: Task, value: Any, task_stats: RequestStats, seconds: float) -> None:
+        stats.merge(task_stats)
+        if bar is not None and task_stats.requests:
+            bar.page(task_stats.requests)
+        concurrency.record(seconds, throttled=task_stats.throttled > 0)
+        # follow-ups first: a chunk under way is finished before another
+        # starts, so only about `current` chunks hold their pages at once
+        queue.extendleft(reversed(list(on_result(task, value))))
+
+    if concurrency.cap == 1:
+        # no thread: Ctrl-C interrupts the request itself
+        while queue:
+            task = queue.popleft()
+            settle(task, *_timed(task))
+        return
+
+    running: dict[cf.Future[Any], Task] = {}
+    pool = cf.ThreadPoolExecutor(max_workers=concurrency.cap, thread_name_prefix="cctx-client")
+    try:
+        while queue or running:
+            while queue and len(running) < concurrency.current:
+                task = queue.popleft()
+                running[pool.submit(_timed, task)] = task
+            # a timeout, so that a signal handled late (delivered to another
+            # thread) still surfaces here promptly
+            done, _ = cf.wait(running, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            # futures in submission order, so that results are handled in a stable order
+            for future in [f for f in running if f in done]:
+                task = running.pop(future)
+                settle(task, *future.result())
+    except BaseException as exc:
+        cancel.set()
+        queue.clear()
+        for future in running:
+            future.cancel()
+        if not isinstance(exc, Exception):
+            abandoned = abort()
+            logger.debug("interrupted: %s requests abandoned", abandoned)
+        # the tasks still running stop at their next request (their errors,
+        # Cancelled mostly, are dropped: the first error is the one raised)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)

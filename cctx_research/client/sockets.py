@@ -1,0 +1,76 @@
+"""Knowing the sockets of requests in flight, so that a cancelled call can abandon them.
+
+A thread blocked reading a slow reply cannot be stopped from outside, but
+its socket can be shut down: the read then returns at once and the request
+fails. Every session of a :class:`~.http.Transport` mounts a
+:class:`TrackingAdapter`, whose connections register their socket in the
+transport's :class:`Sockets` when they connect; ``Transport.abort()`` shuts
+them all down. Sockets are held weakly: a closed connection drops out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import weakref
+from typing import Any
+
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["Sockets", "TrackingAdapter"]
+
+
+class Sockets:
+    """The sockets of one transport's connections (weakly held, guarded by a lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    def add(self, sock: socket.socket | None) -> None:
+        if sock is not None:
+            with self._lock:
+                self._open.add(sock)
+
+    def shutdown(self) -> int:
+        """Shut every known socket down (a blocked read returns at once)."""
+        with self._lock:
+            socks = list(self._open)
+            self._open = weakref.WeakSet()
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        return len(socks)
+
+
+def _tracked(pool: type[HTTPConnectionPool], conn: type[HTTPConnection], sockets: Sockets) -> type:
+    class Connection(conn):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            super().connect()
+            sockets.add(getattr(self, "sock", None))
+
+    return type(f"Tracked{pool.__name__}", (pool,), {"ConnectionCls": Connection})
+
+
+class TrackingAdapter(HTTPAdapter):
+    """An :class:`~requests.adapters.HTTPAdapter` that registers each socket it opens.
+
+    One per session; a session serves one request at a time, so its pool
+    holds a single connection.
+    """
+
+    def __init__(self, sockets: Sockets, **kwargs: Any) -> None:
+        self._sockets = sockets
+        kwargs.setdefault("pool_connections", 1)
+        kwargs.setdefault("pool_maxsize", 1)
+        super().__init__(**kwargs)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": _tracked(HTTPConnectionPool, HTTPConnection, self._sockets),
+            "https": _tracked(HTTPSConnectionPool, HTTPSConnection, self._sockets),
+        }
