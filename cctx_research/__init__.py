@@ -16,7 +16,19 @@ from .client import Client, ClientOptions
 from .connection import connect
 from .errors import CctxError
 from .ingest import bad_rows, load, transfers_from_ledger
-from .service.sample import load_sample
+from .times import TimeLike
+
+
+def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
+    """The bundled synthetic sample ledger (see :func:`cctx_research.service.sample.load_sample`).
+
+    Imported on first use: the package's face loads nothing of the local
+    service until it is asked for.
+    """
+    from .service.sample import load_sample as _load_sample
+
+    return _load_sample(as_of=as_of, days=days)
+
 
 __all__ = [
     "CctxError",

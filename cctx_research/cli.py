@@ -142,6 +142,13 @@ def _add_serve(subparsers: argparse._SubParsersAction) -> None:
         "ledger, transfers, event logs, Dune or XChainDataGen exports; format detected)",
     )
     p.add_argument(
+        "--floor-times",
+        action="store_true",
+        help="serve --data times with a fraction of a second to the second (with a warning); "
+        "by default such times are refused, naming their rows: the interface carries "
+        "whole seconds",
+    )
+    p.add_argument(
         "--as-of",
         default=None,
         metavar="DATE",
@@ -180,10 +187,14 @@ def _run_serve(args: argparse.Namespace) -> int:
     config.validate_project_id(project_id)
     as_of = None if args.as_of is None else to_timestamp(args.as_of, name="--as-of")
 
+    if args.floor_times and not args.data:
+        raise ValueError("--floor-times applies to --data only")
     if args.data and args.per_day is not None:
         raise ValueError("--per-day applies to the synthetic sample only, not to --data")
     if args.data:
-        store = Store.from_file(args.data, clock=as_of)
+        store = Store.from_file(
+            args.data, clock=as_of, fractions="floor" if args.floor_times else "refuse"
+        )
         logger.info("serving %d transfers from %s", len(store), args.data)
     else:
         from .service.sample import generate
@@ -295,7 +306,7 @@ def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> 
     from .service.server import start_in_background
     from .service.store import Store
 
-    ledger = load_ledger(args.data)
+    ledger = load_ledger(args.data, fractions="floor")
     if not len(ledger):
         raise ValueError(f"--data {args.data!r} holds no transfers to report on")
     times = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()

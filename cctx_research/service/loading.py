@@ -16,6 +16,7 @@ never minted. Such rows carry no transaction hashes or block numbers:
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..errors import DataError
+from ..errors import CctxWarning, DataError
 
 __all__ = ["for_service", "load_ledger", "to_ledger"]
 
@@ -69,7 +70,7 @@ def to_ledger(frame: pd.DataFrame) -> pd.DataFrame:
     return schema.validate(ledger.reset_index(drop=True), "ledger")
 
 
-def for_service(ledger: pd.DataFrame) -> pd.DataFrame:
+def for_service(ledger: pd.DataFrame, *, fractions: str = "refuse") -> pd.DataFrame:
     """A loaded ledger as the service can serve it.
 
     Transfers with neither a burn time nor a mint time (event logs loaded
@@ -78,9 +79,20 @@ def for_service(ledger: pd.DataFrame) -> pd.DataFrame:
     are served as the zero address, which the interface uses for "none".
     Mint-only rows (burn side null) are served as mints; their burn has no
     time, so they are in no burn window.
+
+    The interface carries whole seconds: with ``fractions="refuse"`` (what
+    ``serve --data`` does) a time with a fraction of a second is an error
+    naming its rows; with ``"floor"`` (``report --data``, whose ledger
+    sections read the exact times) such times are served to the second,
+    with a warning saying how many.
     """
     schema.validate(ledger, "ledger")
-    _refuse_fractions(ledger)
+    if fractions not in ("refuse", "floor"):
+        raise ValueError(f"fractions must be 'refuse' or 'floor', got {fractions!r}")
+    if fractions == "refuse":
+        _refuse_fractions(ledger)
+    else:
+        ledger = _floor_fractions(ledger)
     timeless = ledger["burn_timestamp"].isna() & ledger["mint_timestamp"].isna()
     if timeless.any():
         logger.warning(
@@ -113,12 +125,36 @@ def _refuse_fractions(ledger: pd.DataFrame) -> None:
             )
 
 
-def load_ledger(path: str | Path | Iterable[str | Path], **options) -> pd.DataFrame:
+def _floor_fractions(ledger: pd.DataFrame) -> pd.DataFrame:
+    out = ledger.copy()
+    cut = 0
+    for column in ("burn_timestamp", "mint_timestamp"):
+        floored = out[column].dt.floor("s")
+        cut += int((out[column].notna() & (out[column] != floored)).sum())
+        out[column] = floored
+    if cut:
+        warnings.warn(
+            CctxWarning(
+                f"{cut} time(s) with a fraction of a second are served to the second "
+                "(the interface carries whole seconds); the ledger itself keeps them exactly"
+            ),
+            stacklevel=3,
+        )
+    out.attrs = dict(ledger.attrs)
+    return out
+
+
+def load_ledger(
+    path: str | Path | Iterable[str | Path], *, fractions: str = "refuse", **options
+) -> pd.DataFrame:
     """Load files (anything :func:`cctx_research.load` reads) as a ledger for the service.
 
     Parameters
     ----------
     path : path, glob, directory or list of them
+    fractions : {"refuse", "floor"}
+        Times with a fraction of a second: an error, or served to the second
+        with a warning (see :func:`for_service`).
     **options
         Passed to :func:`cctx_research.load` (``format``, ``chain``, ...).
 
@@ -131,6 +167,6 @@ def load_ledger(path: str | Path | Iterable[str | Path], **options) -> pd.DataFr
     from ..ingest import load
 
     ledger = load(path, **options)
-    served = for_service(ledger)
+    served = for_service(ledger, fractions=fractions)
     logger.info("loaded %d transfers from %s", len(served), path)
     return served

@@ -338,11 +338,14 @@ class Store:
         logger.debug("store built: %d transfers, %d indexed hashes", n, len(slots))
 
     @classmethod
-    def from_file(cls, path: str | Path, *, clock: TimeLike | None = None) -> Store:
+    def from_file(
+        cls, path: str | Path, *, clock: TimeLike | None = None, fractions: str = "refuse"
+    ) -> Store:
         """A store over files :func:`cctx_research.load` reads (ledgers, transfers, exports, logs).
 
         See :func:`cctx_research.service.loading.load_ledger` (a ``"transfers"``
-        file has no hashes: hash look-ups of it find nothing).
+        file has no hashes: hash look-ups of it find nothing; ``fractions``
+        says what to do with times finer than a second).
 
         Raises
         ------
@@ -351,7 +354,7 @@ class Store:
         """
         from .loading import load_ledger
 
-        return cls(load_ledger(path), clock=clock)
+        return cls(load_ledger(path, fractions=fractions), clock=clock)
 
     # ------------------------------------------------------------------
     # clock and windows

@@ -83,13 +83,16 @@ def served(imported):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "cctx_research.cli", "serve", "--port", str(port), "--data",
-         str(imported), "--as-of", AS_OF.isoformat(), "--api-key", KEY, "--project-id", PROJECT],
+         str(imported), "--floor-times", "--as-of", AS_OF.isoformat(), "--api-key", KEY,
+         "--project-id", PROJECT],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     client = Client(url, PROJECT, KEY, cache=False, progress=False, clock=lambda: AS_OF)
     try:
         for _ in range(150):
+            if proc.poll() is not None:  # the server stopped: say why, do not wait on it
+                pytest.fail(f"serve --data exited {proc.returncode}: {proc.stderr.read()}")
             try:
                 client.volume(START, END)
                 break
@@ -100,6 +103,14 @@ def served(imported):
         client.close()
         proc.terminate()
         proc.communicate(timeout=15)
+
+
+def test_serve_refuses_sub_second_times_unless_told_to_floor_them(imported, capsys):
+    code = main(["serve", "--data", str(imported), "--port", str(_free_port())])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "fraction of a second" in err
+    assert "row " in err
 
 
 def test_the_five_operations_equal_the_ledger(imported, served):
