@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 
 from .. import schema, times
-from . import _common
+from . import _common, engines
 
 __all__ = [
     "SIZE_CLASSES",
@@ -84,21 +85,20 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     --------
     >>> timeseries(transfers, freq="1D", by="source_chain").head()  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
     _common.frequency(freq)
     _common.choice("by", by, _BY)
-    win = _common.window(transfers["timestamp"])
-    grouper = _common.time_grouper(freq)
+    transfers, win = _common.source(transfers)
     if by is None:
-        keys: list[Any] = [grouper]
         group_cols: list[str] = []
     elif by == "corridor":
         group_cols = ["source_chain", "destination_chain"]
-        keys = [grouper, *group_cols]
     else:
         group_cols = [by]
-        keys = [grouper, by]
-    agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
+    if engines.is_pandas(transfers):
+        keys = [_common.time_grouper(freq), *group_cols]
+        agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
+    else:
+        agg = engines.grouped(transfers, group_cols, freq=freq)[["sum", "count"]]
     agg.columns = ["volume", "count"]
     if by is None:
         if len(agg):
@@ -238,7 +238,7 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     --------
     >>> size_buckets(transfers).classes  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers = _common.transfers_frame(transfers, columns=["timestamp", "amount"])
     amount = transfers["amount"].to_numpy(dtype="float64", na_value=np.nan)
     amount = amount[~np.isnan(amount)]
     uppers = np.array([c[2] for c in SIZE_CLASSES[:-1]])
@@ -296,11 +296,26 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     >>> s = seasonality(transfers)  # doctest: +SKIP
     >>> s.pivot(index="weekday", columns="hour", values="count")  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
-    ts = transfers["timestamp"].dt
-    slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
-    amount = transfers["amount"].to_numpy(dtype="float64", na_value=0.0)
-    counts = np.bincount(slot, minlength=168).astype("int64")
+    transfers, win = _common.source(transfers)
+    if engines.is_pandas(transfers):
+        ts = transfers["timestamp"].dt
+        slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
+        amount = transfers["amount"].to_numpy(dtype="float64", na_value=0.0)
+        ones = None
+    else:
+        # weekday is 1 (Monday) to 7 in every engine narwhals speaks to
+        # (small integer types in some engines: widen before multiplying)
+        day = nw.col("timestamp").dt.weekday().cast(nw.Int64) - 1
+        slot_expr = day * 24 + nw.col("timestamp").dt.hour().cast(nw.Int64)
+        cells = engines.collect(
+            transfers.with_columns(slot_expr.cast(nw.Int64).alias("slot"))
+            .group_by("slot")
+            .agg(sum=nw.col("amount").sum(), count=nw.len())
+        )
+        slot = cells["slot"].to_numpy(dtype="int64")
+        amount = cells["sum"].to_numpy(dtype="float64")
+        ones = cells["count"].to_numpy(dtype="float64")
+    counts = np.bincount(slot, weights=ones, minlength=168).astype("int64")
     vols = np.bincount(slot, weights=amount, minlength=168).astype("float64")
     weekday = np.repeat(np.arange(7, dtype="int64"), 24)
     out = pd.DataFrame(
@@ -314,7 +329,7 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
             "volume": vols,
         }
     )
-    return _common.with_window(out, _common.window(transfers["timestamp"]))
+    return _common.with_window(out, win)
 
 
 def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.DataFrame:
@@ -355,7 +370,9 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     --------
     >>> kpis(transfers).loc[("24h", "volume"), "current"]  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers = _common.transfers_frame(
+        transfers, columns=["timestamp", "amount", "message_sender", "mint_recipient"]
+    )
     if now is not None:
         end = times.to_timestamp(now, name="now")
     elif len(transfers) and not pd.isna(transfers["timestamp"].max()):

@@ -1,0 +1,113 @@
+"""Partitioned datasets: written by day and source chain, rewritten without duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from analysis.frames import random_transfers
+
+from cctx_research import datasets, schema
+from cctx_research.errors import DataError
+from cctx_research.provenance import Provenance, attach, provenance
+
+
+def _window(frame: pd.DataFrame, start: str, end: str) -> pd.DataFrame:
+    lo, hi = pd.Timestamp(start, tz="UTC"), pd.Timestamp(end, tz="UTC")
+    out = frame[(frame["timestamp"] >= lo) & (frame["timestamp"] < hi)].copy()
+    return attach(out, Provenance(source="test", window=(lo, hi), synthetic=True))
+
+
+def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("transfer_id").reset_index(drop=True)
+
+
+@pytest.fixture
+def transfers() -> pd.DataFrame:
+    return random_transfers(3_000, days=6)
+
+
+def test_layout_round_trip_and_provenance(tmp_path, transfers):
+    part = _window(transfers, "2024-06-01", "2024-06-04")
+    summary = datasets.write(part, tmp_path / "ds")
+    assert summary.days == ("2024-06-01", "2024-06-02", "2024-06-03")
+    assert (summary.rows, summary.replaced_rows) == (len(part), 0)
+    chains = {p.name for p in (tmp_path / "ds" / "day=2024-06-02").iterdir()}
+    assert chains == {f"source_chain={c}" for c in part["source_chain"].astype(str).unique()}
+    back = datasets.read(tmp_path / "ds")
+    schema.validate(back, "transfers")
+    pd.testing.assert_frame_equal(_canonical(back), _canonical(part), check_like=False)
+    record = provenance(back)
+    assert record.synthetic
+    assert record.format == "cctx-dataset"
+
+
+def test_overlapping_rewrite_replaces_and_never_duplicates(tmp_path, transfers):
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-04"), root)
+    # a rerun over a window that starts mid-day: the morning of June 3 stays
+    second = _window(transfers, "2024-06-03 12:00", "2024-06-06")
+    summary = datasets.write(second, root)
+    overlap = len(_window(transfers, "2024-06-03 12:00", "2024-06-04"))
+    assert overlap > 0
+    assert summary.replaced_rows == overlap
+    assert summary.days == ("2024-06-03", "2024-06-04", "2024-06-05")
+    again = datasets.write(second, root)  # the same again: replaced, not added
+    assert again.replaced_rows == len(second)
+    back = datasets.read(root)
+    want = _window(transfers, "2024-06-01", "2024-06-06")
+    assert back["transfer_id"].is_unique
+    pd.testing.assert_frame_equal(_canonical(back), _canonical(want))
+
+
+def test_a_window_with_no_rows_clears_its_days(tmp_path, transfers):
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-03"), root)
+    empty = attach(
+        schema.empty("transfers"),
+        Provenance(
+            source="test",
+            window=(pd.Timestamp("2024-06-02", tz="UTC"), pd.Timestamp("2024-06-03", tz="UTC")),
+        ),
+    )
+    datasets.write(empty, root)
+    back = datasets.read(root)
+    assert back["timestamp"].max() < pd.Timestamp("2024-06-02", tz="UTC")
+
+
+def test_other_engines_read_the_directory(tmp_path, transfers):
+    pl = pytest.importorskip("polars")
+    dd = pytest.importorskip("dask.dataframe")
+    from cctx_research.analysis import flows
+
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-07"), root)
+    want = flows.matrix(datasets.read(root))
+    lazy = pl.scan_parquet(str(root / "**" / "*.parquet"), hive_partitioning=True)
+    pd.testing.assert_frame_equal(flows.matrix(lazy), want, check_exact=False, rtol=1e-9)
+    pd.testing.assert_frame_equal(
+        flows.matrix(dd.read_parquet(str(root / "day=*" / "*" / "*.parquet"))),
+        want,
+        check_exact=False,
+        rtol=1e-9,
+    )
+
+
+def test_bad_input(tmp_path, transfers):
+    with pytest.raises(DataError, match="follows neither"):
+        datasets.write(pd.DataFrame({"x": [1]}), tmp_path / "ds")
+    with pytest.raises(TypeError, match="directory must be a str or Path"):
+        datasets.write(transfers, 42)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        datasets.write(transfers, tmp_path / "file")
+    with pytest.raises(DataError, match="not a cctx_research dataset"):
+        datasets.read(tmp_path)
+    root = tmp_path / "ds"
+    datasets.write(transfers, root)
+    meta = json.loads((root / "_cctx.json").read_text())
+    assert meta["kind"] == "transfers"
+    ledger = schema.complete(schema.empty("ledger"), "ledger")
+    with pytest.raises(DataError, match="holds 'transfers' frames"):
+        datasets.write(ledger, root)
