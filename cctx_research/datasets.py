@@ -52,7 +52,7 @@ from . import schema
 from .errors import DataError
 from .provenance import Provenance, attach, provenance
 
-__all__ = ["TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "write"]
+__all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "write"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,9 @@ TIME_COLUMNS: dict[str, str] = {"transfers": "timestamp", "ledger": "burn_timest
 """The kinds a dataset holds, and the time column each is partitioned by."""
 
 _META = "_cctx.json"
+
+ENGINES = ("polars", "duckdb", "dask")
+"""The engines :func:`scan` points at a dataset."""
 _PARTITIONS = pa.schema([("day", pa.string()), ("source_chain", pa.string())])
 
 
@@ -128,6 +131,11 @@ def _to_table(frame: pd.DataFrame, kind: str, column: str) -> pa.Table:
     out.attrs = {}
     out["day"] = out[column].dt.strftime("%Y-%m-%d")
     out["source_chain"] = out["source_chain"].astype(str)
+    # Microseconds on disk: every engine reads them fully (DuckDB's support of
+    # nanosecond zoned timestamps is partial), and the data has no finer times.
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+            out[col] = out[col].astype("datetime64[us, UTC]")
     return pa.Table.from_pandas(out, preserve_index=False)
 
 
@@ -295,3 +303,82 @@ def read(
         ),
     )
     return frame
+
+
+def _day_files(root: Path) -> list[list[str]]:
+    return [
+        sorted(str(p) for p in day.glob("source_chain=*/*.parquet"))
+        for day in sorted(root.glob("day=*"))
+        if day.is_dir()
+    ]
+
+
+def _read_day_files(
+    files: list[str], *, kind: str, root: str, columns: list[str] | None = None
+) -> pd.DataFrame:
+    # ``columns``: Dask pushes the analysis's column selection down to here
+    dataset = ds.dataset(
+        files,
+        format="parquet",
+        partitioning=ds.partitioning(_PARTITIONS, flavor="hive"),
+        partition_base_dir=root,
+    )
+    frame = _typed(dataset.to_table(columns=columns).to_pandas(), kind)
+    # Chains as plain strings: a Dask categorical whose categories differ by
+    # partition is "unknown", and grouping by it computes everything first.
+    for col in ("source_chain", "destination_chain"):
+        if col in frame.columns:
+            frame[col] = frame[col].astype(str).astype(schema.STRING)
+    return frame
+
+
+def scan(directory: str | os.PathLike[str], *, engine: str, connection: Any = None) -> Any:
+    """A lazy frame of ``engine`` over the dataset, for the analysis functions.
+
+    Parameters
+    ----------
+    directory : str or Path
+    engine : {"polars", "duckdb", "dask"}
+        ``"polars"``: a ``LazyFrame`` (``scan_parquet``); ``"duckdb"``: a
+        relation of ``connection`` (default: DuckDB's default connection);
+        ``"dask"``: a ``DataFrame`` with one partition per day, computed on
+        the active ``dask.distributed`` client if there is one.
+
+    Returns
+    -------
+    The engine's lazy frame; nothing is read until the analysis asks.
+
+    Examples
+    --------
+    >>> lazy = scan("transfers/", engine="polars")  # doctest: +SKIP
+    >>> flows.matrix(lazy)  # doctest: +SKIP
+    """
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    root = _directory(directory, create=False)
+    meta_path = root / _META
+    if not meta_path.is_file():
+        raise DataError(f"{str(root)!r} is not a cctx_research dataset (no {_META})")
+    kind = json.loads(meta_path.read_text())["kind"]
+    pattern = str(root / "day=*" / "source_chain=*" / "*.parquet")
+    try:
+        if engine == "polars":
+            import polars as pl
+
+            return pl.scan_parquet(pattern, hive_partitioning=True).drop("day")
+        if engine == "duckdb":
+            import duckdb
+
+            con = connection if connection is not None else duckdb.default_connection()
+            return con.read_parquet(pattern, hive_partitioning=True)
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise ImportError(
+            f"scan(engine={engine!r}) needs {engine}: pip install 'cctx-research[engines]'"
+        ) from exc
+    groups = _day_files(root)
+    meta = schema.empty(kind) if not groups else _read_day_files(groups[0], kind=kind,
+                                                                 root=str(root)).iloc[:0]
+    if not groups:
+        return dd.from_pandas(meta, npartitions=1)
+    return dd.from_map(_read_day_files, groups, kind=kind, root=str(root), meta=meta)

@@ -111,3 +111,62 @@ def test_bad_input(tmp_path, transfers):
     ledger = schema.complete(schema.empty("ledger"), "ledger")
     with pytest.raises(DataError, match="holds 'transfers' frames"):
         datasets.write(ledger, root)
+
+
+def test_scan_gives_each_engine_a_lazy_frame_with_the_same_results(tmp_path, transfers):
+    pytest.importorskip("polars")
+    pytest.importorskip("duckdb")
+    pytest.importorskip("dask.dataframe")
+    import duckdb
+
+    from cctx_research.analysis import addresses, volumes
+
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-07"), root)
+    frame = datasets.read(root)
+    want = volumes.timeseries(frame, freq="1D", by="corridor")
+    top_want = addresses.top(frame, role="sender", n=5)["address"].tolist()
+    con = duckdb.connect()
+    for engine in datasets.ENGINES:
+        lazy = datasets.scan(root, engine=engine, connection=con if engine == "duckdb" else None)
+        got = volumes.timeseries(lazy, freq="1D", by="corridor")
+        assert got["count"].tolist() == want["count"].tolist(), engine
+        assert got.attrs["window"] == want.attrs["window"], engine
+        top = addresses.top(lazy, role="sender", n=5)
+        assert top["address"].tolist() == top_want, engine
+    with pytest.raises(ValueError, match="engine must be one of"):
+        datasets.scan(root, engine="spark")
+
+
+@pytest.mark.slow
+def test_dask_on_a_local_cluster_with_its_real_scheduler(tmp_path, transfers):
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("dask.distributed")
+    from cctx_research.analysis import addresses, flows, volumes
+
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-07"), root)
+    frame = datasets.read(root)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, memory_limit="512MiB", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        lazy = datasets.scan(root, engine="dask")
+        with distributed.get_task_stream(client) as stream:
+            matrix = flows.matrix(lazy)
+        pd.testing.assert_frame_equal(matrix, flows.matrix(frame), check_exact=False, rtol=1e-9)
+        # the work ran as tasks on the cluster's two workers, not in this process
+        workers = set(client.scheduler_info()["workers"])
+        assert len(workers) == 2
+        assert stream.data
+        assert {task["worker"] for task in stream.data} <= workers
+        assert (
+            volumes.timeseries(lazy, freq="1D")["count"].tolist()
+            == volumes.timeseries(frame, freq="1D")["count"].tolist()
+        )
+        assert (
+            addresses.top(lazy, n=10)["address"].tolist()
+            == addresses.top(frame, n=10)["address"].tolist()
+        )

@@ -33,17 +33,18 @@ def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.D
     return typed(engines.collect(lf.select(wanted)), "transfers")
 
 
-def source(frame: Any) -> tuple[Any, tuple[Any, Any]]:
+def source(frame: Any) -> tuple[Any, tuple[Any, Any] | None]:
     """The data and its window: a validated pandas frame, or a lazy frame of another engine.
 
     Functions that can reduce in the engine (group-by sums and counts) take
-    the lazy frame; see :mod:`.engines`.
+    the lazy frame, and the window from the aggregate's ``attrs["window"]``
+    (``None`` here); see :mod:`.engines`.
     """
     if engines.is_pandas(frame) or not engines.recognised(frame):
         data = schema.validate(frame, "transfers")
         return data, window(data["timestamp"])
-    lf = engines.lazy(frame, "transfers")
-    return lf, engines.window(lf)
+    # the window of another engine's data comes with its aggregate (engines.grouped)
+    return engines.lazy(frame, "transfers"), None
 
 
 def typed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:

@@ -81,7 +81,9 @@ def top(
         )
     else:
         # one row per distinct address: what ranking and respelling need
-        agg = engines.grouped(transfers, [column], raw=True)[["sum", "count", "sum_raw"]]
+        agg = engines.grouped(transfers, [column], raw=True)
+        win = agg.attrs["window"]
+        agg = agg[["sum", "count", "sum_raw"]]
     agg.columns = ["volume", "transaction_count", "volume_raw"]
     agg = _common.fold_addresses(agg)
     key = "volume" if by == "volume" else "transaction_count"
@@ -578,7 +580,9 @@ def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.
             "amount"
         ].agg(["sum", "count"])
     else:
-        pairs = engines.grouped(transfers, ["message_sender", "mint_recipient"])[["sum", "count"]]
+        pairs = engines.grouped(transfers, ["message_sender", "mint_recipient"])
+        win = pairs.attrs["window"]
+        pairs = pairs[["sum", "count"]]
     pairs = _common.fold_addresses(pairs)
     if min_volume > 0:
         pairs = pairs[pairs["sum"] >= min_volume]

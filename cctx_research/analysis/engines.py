@@ -190,7 +190,8 @@ def grouped(
     """Sum and count of ``value`` per ``keys`` (and per time bucket), in the engine.
 
     Returns a pandas frame indexed by ``keys`` (with ``timestamp`` first when
-    ``freq`` is given), columns ``sum`` and ``count`` (and ``median``): the
+    ``freq`` is given), columns ``sum`` and ``count`` (and ``median``), and
+    the ``(first, last)`` time of the data in ``attrs["window"]``: the
     shape of pandas' ``groupby(keys)[value].agg(["sum", "count"])``; ``raw``
     adds ``sum_raw``, the exact sum of ``amount_raw``.
 
@@ -209,7 +210,13 @@ def grouped(
             )
         lf = lf.with_columns(_bucket(time_column, seconds).alias("__bucket"))
         by = ["__bucket", *by]
-    aggs = {"sum": nw.col(value).sum(), "count": nw.len()}
+    # the window rides along: no second pass over the data for it
+    aggs = {
+        "sum": nw.col(value).sum(),
+        "count": nw.len(),
+        "__first": nw.col(time_column).min(),
+        "__last": nw.col(time_column).max(),
+    }
     # narwhals cannot yet take a grouped median on Dask; Dask itself can (by shuffle)
     dask_median = median and lf.implementation is nw.Implementation.DASK
     if median and not dask_median:
@@ -237,5 +244,9 @@ def grouped(
         by = ["timestamp", *keys]
     for key in keys:
         out[key] = out[key].astype(str)
+    first, last = out.pop("__first"), out.pop("__last")
+    span = (None, None) if out.empty else (first.min(), last.max())
     out = out.sort_values(by, kind="stable") if by else out
-    return out.set_index(by) if by else out
+    out = out.set_index(by) if by else out
+    out.attrs["window"] = span
+    return out

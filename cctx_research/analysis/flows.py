@@ -37,13 +37,16 @@ def _corridor_table(transfers: Any) -> pd.DataFrame:
             "amount"
         ].agg(["sum", "count", "median"])
     else:
-        table = engines.grouped(transfers, ["source_chain", "destination_chain"], median=True)
-        table = table[["sum", "count", "median"]]
+        grouped = engines.grouped(transfers, ["source_chain", "destination_chain"], median=True)
+        table = grouped[["sum", "count", "median"]]
+        table.attrs["window"] = grouped.attrs["window"]
+    window = table.attrs.get("window")
     table.columns = ["volume", "count", "median"]
     table.insert(2, "mean", table["volume"] / table["count"])
     table["count"] = table["count"].astype("int64")
     total = table["volume"].sum()
     table["share"] = table["volume"] / total if total > 0 else 0.0
+    table.attrs["window"] = window
     return table
 
 
@@ -86,6 +89,7 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     transfers, win = _common.source(transfers)
     _common.choice("weight", weight, ["volume", "count"])
     table = _corridor_table(transfers)
+    win = table.attrs["window"] if win is None else win
     g = nx.DiGraph(
         weight=weight,
         total_volume=float(table["volume"].sum()),
@@ -159,6 +163,7 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
     else:
         table = engines.grouped(transfers, ["source_chain", "destination_chain"])
         cells = table["sum"] if values == "volume" else table["count"]
+        win = table.attrs["window"]
     src = cells.index.get_level_values(0).astype(str)
     dst = cells.index.get_level_values(1).astype(str)
     order = _common.chain_order(list(src) + list(dst))
@@ -223,7 +228,9 @@ def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
             ["sum", "count"]
         )
     else:
-        out_g = engines.grouped(transfers, ["source_chain"], freq=freq)[["sum", "count"]]
+        out_g = engines.grouped(transfers, ["source_chain"], freq=freq)
+        win = out_g.attrs["window"]
+        out_g = out_g[["sum", "count"]]
         in_g = engines.grouped(transfers, ["destination_chain"], freq=freq)[["sum", "count"]]
     out_g.index = out_g.index.set_names([*(["timestamp"] if freq else []), "chain"])
     in_g.index = in_g.index.set_names([*(["timestamp"] if freq else []), "chain"])
@@ -303,7 +310,9 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
     """
     transfers, win = _common.source(transfers)
     n = _common.positive_int("n", n, allow_none=True)
-    table = _corridor_table(transfers).reset_index()
+    table = _corridor_table(transfers)
+    win = table.attrs["window"] if win is None else win
+    table = table.reset_index()
     total_count = table["count"].sum()
     out = pd.DataFrame(
         {

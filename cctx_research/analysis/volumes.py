@@ -98,7 +98,9 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
         keys = [_common.time_grouper(freq), *group_cols]
         agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
     else:
-        agg = engines.grouped(transfers, group_cols, freq=freq)[["sum", "count"]]
+        agg = engines.grouped(transfers, group_cols, freq=freq)
+        win = agg.attrs["window"]
+        agg = agg[["sum", "count"]]
     agg.columns = ["volume", "count"]
     if by is None:
         if len(agg):
@@ -310,8 +312,14 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
         cells = engines.collect(
             transfers.with_columns(slot_expr.cast(nw.Int64).alias("slot"))
             .group_by("slot")
-            .agg(sum=nw.col("amount").sum(), count=nw.len())
+            .agg(
+                sum=nw.col("amount").sum(),
+                count=nw.len(),
+                first=nw.col("timestamp").min(),
+                last=nw.col("timestamp").max(),
+            )
         )
+        win = (None, None) if cells.empty else (cells["first"].min(), cells["last"].max())
         slot = cells["slot"].to_numpy(dtype="int64")
         amount = cells["sum"].to_numpy(dtype="float64")
         ones = cells["count"].to_numpy(dtype="float64")
