@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -208,7 +209,12 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not use the on-disk cache")
     p.add_argument("--offline", action="store_true", help="answer from the cache alone")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--out", required=True, metavar="FILE", help="output .parquet, .csv or .json")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE|DIR/",
+        help="output .parquet, .csv or .json; or DIR/ for a partitioned dataset (mints)",
+    )
     p.set_defaults(func=_run_fetch)
 
 
@@ -222,8 +228,17 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     suffix = out.suffix.lower()
-    if suffix not in (".parquet", ".csv", ".json"):
-        raise ValueError(f"--out must end in .parquet, .csv or .json, got {args.out!r}")
+    to_dataset = args.out.endswith(("/", os.sep)) or out.is_dir()
+    if to_dataset and args.what != "mints":
+        raise ValueError(
+            f"--out {args.out!r} is a directory: a partitioned dataset holds mints; "
+            "for this frame pass a .parquet, .csv or .json file"
+        )
+    if not to_dataset and suffix not in (".parquet", ".csv", ".json"):
+        raise ValueError(
+            f"--out must end in .parquet, .csv or .json, or be a directory (DIR/) for a "
+            f"partitioned dataset, got {args.out!r}"
+        )
     needs = {"received": "address", "transaction": "tx_hash"}
     if args.what in needs and not getattr(args, needs[args.what]):
         raise ValueError(f"fetch {args.what} needs --{needs[args.what].replace('_', '-')}")
@@ -255,6 +270,15 @@ def _run_fetch(args: argparse.Namespace) -> int:
             kind = "volume" if args.what == "volume" else "transaction"
             frame = coerce(pd.DataFrame([row.to_dict()]), kind)
             frame.attrs = dict(row.attrs)
+    if to_dataset:
+        from . import datasets
+
+        written = datasets.write(frame, out)
+        logger.info(
+            "dataset %s: %d rows over %d days (%d replaced)",
+            out, written.rows, len(written.days), written.replaced_rows,
+        )
+        return 0
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".parquet":
         frame.to_parquet(out, index=False)
