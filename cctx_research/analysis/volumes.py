@@ -206,6 +206,9 @@ class SizeDistribution:
 def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     """Counts and volume per ticket-size class, and amount quantiles.
 
+    Exact quantiles need every amount: given a Polars, DuckDB or Dask frame,
+    this collects the ``amount`` and ``timestamp`` columns only.
+
     The classes (USDC, ``lower <= amount < upper``) are:
 
     ======  ==========  ==========
@@ -346,6 +349,9 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     Each period is the half-open window ``[now - period, now)``, compared
     with the previous window of the same length ``[now - 2 period, now -
     period)``.
+
+    Distinct senders and recipients need the addresses: given a Polars,
+    DuckDB or Dask frame, this collects the four columns it uses only.
 
     Parameters
     ----------
