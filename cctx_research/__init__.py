@@ -3,6 +3,7 @@
 >>> import cctx_research as cctx
 >>> client = cctx.connect()                     # doctest: +SKIP
 >>> transfers = client.mints("2026-11-01", "2026-11-02")  # doctest: +SKIP
+>>> ledger = cctx.load_sample(days=7)           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from . import chains, errors, provenance, schema
 from ._version import __version__
 from .client import Client, connect
 from .errors import CctxError
+from .service.sample import load_sample
 
 __all__ = [
     "CctxError",
@@ -19,6 +21,7 @@ __all__ = [
     "chains",
     "connect",
     "errors",
+    "load_sample",
     "provenance",
     "schema",
 ]

@@ -20,61 +20,175 @@ Examples
 'arbitrum'
 >>> chains.domain_from_chain_id("42161")
 3
+>>> chains.info("solana").address_format
+'solana'
+
+The registry holds every domain Circle publishes for CCTP V1 and V2
+(:data:`CHAINS`), with the chain's address format, whether it offers V2
+Fast Transfer as a source, and block explorer URL templates. Sources:
+Circle's developer documentation ("Supported blockchains and domains",
+"CCTP V1 domains"); see ``docs`` in the project's CCTP reference.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
+    "ADDRESS_FORMATS",
     "CHAINS",
     "DEFAULT_DOMAINS",
     "Chain",
+    "address_format",
+    "by_chain_id",
     "chain_id",
     "chain_label",
     "chain_name",
     "domain",
     "domain_from_chain_id",
     "domains",
+    "fast_source_domains",
+    "info",
     "known_names",
     "name_from_chain_id",
+    "v1_domains",
+    "v2_domains",
 ]
+
+
+ADDRESS_FORMATS: tuple[str, ...] = ("aptos", "evm", "noble", "solana", "starknet", "stellar", "sui")
+"""How each chain writes an address (see :mod:`cctx_research.addressing`)."""
 
 
 @dataclass(frozen=True)
 class Chain:
-    """One CCTP domain."""
+    """One CCTP domain.
+
+    Attributes
+    ----------
+    domain : int
+        Circle's domain id.
+    name : str
+        Short snake_case name used in frames (``"arbitrum"``).
+    label : str
+        Human label used in plots and reports (``"Arbitrum One"``).
+    chain_id : str or None
+        EVM chain id as a string, or ``None`` for non-EVM chains (and for an
+        EVM chain without a public mainnet chain id).
+    in_v1, in_v2 : bool
+        Whether Circle publishes CCTP V1 / V2 contracts on the chain.
+    fast_source : bool
+        Whether V2 Fast Transfer is offered with this chain as the *source*
+        (Circle offers it only where it beats the chain's standard
+        attestation time).
+    address_format : str
+        One of :data:`ADDRESS_FORMATS`: how the chain writes an address.
+    explorer_address, explorer_tx : str
+        Block explorer URL templates with ``{address}`` / ``{tx}``.
+    aliases : tuple of str
+        Other names accepted by the look-ups, any case.
+    """
 
     domain: int
     name: str
-    """Short snake_case name used in frames (``"arbitrum"``)."""
     label: str
-    """Human label used in plots and reports (``"Arbitrum One"``)."""
     chain_id: str | None
-    """EVM chain id as a string, or ``None`` for non-EVM chains."""
     in_v1: bool
+    in_v2: bool = True
+    fast_source: bool = False
+    address_format: str = "evm"
+    explorer_address: str = ""
+    explorer_tx: str = ""
     aliases: tuple[str, ...] = ()
 
+    def address_url(self, address: str) -> str:
+        """The explorer page of an address (given in the chain's own format)."""
+        return self.explorer_address.format(address=address)
 
-CHAINS: tuple[Chain, ...] = (
-    Chain(0, "ethereum", "Ethereum", "1", True, ("eth", "mainnet", "ethereum mainnet")),
-    Chain(1, "avalanche", "Avalanche C-Chain", "43114", True, ("avax", "avalanche c-chain")),
-    Chain(2, "optimism", "OP Mainnet", "10", True, ("op", "op mainnet", "op-mainnet")),
-    Chain(3, "arbitrum", "Arbitrum One", "42161", True, ("arb", "arbitrum one", "arbitrum-one")),
-    Chain(4, "noble", "Noble", None, True, ("noble-1",)),
-    Chain(5, "solana", "Solana", None, True, ("sol",)),
-    Chain(6, "base", "Base", "8453", True, ("base mainnet",)),
-    Chain(7, "polygon", "Polygon PoS", "137", True, ("matic", "polygon pos", "polygon-pos")),
-    Chain(8, "sui", "Sui", None, True, ()),
-    Chain(9, "aptos", "Aptos", None, True, ()),
-    Chain(10, "unichain", "Unichain", "130", True, ()),
-    Chain(11, "linea", "Linea", "59144", False, ()),
-    Chain(12, "codex", "Codex", "81224", False, ()),
-    Chain(13, "sonic", "Sonic", "146", False, ()),
-    Chain(14, "world_chain", "World Chain", "480", False, ("worldchain", "world chain", "world")),
+    def tx_url(self, tx_hash: str) -> str:
+        """The explorer page of a transaction."""
+        return self.explorer_tx.format(tx=tx_hash)
+
+
+# fmt: off
+# (domain, name, label, EVM chain id, V1, V2, fast source, address format, explorer, aliases)
+_TABLE: tuple[tuple, ...] = (
+    (0, "ethereum", "Ethereum", "1", 1, 1, 1, "evm", "https://etherscan.io",
+     ("eth", "mainnet", "ethereum mainnet")),
+    (1, "avalanche", "Avalanche C-Chain", "43114", 1, 1, 0, "evm", "https://snowtrace.io",
+     ("avax", "avalanche c-chain")),
+    (2, "optimism", "OP Mainnet", "10", 1, 1, 1, "evm", "https://optimistic.etherscan.io",
+     ("op", "op mainnet", "op-mainnet")),
+    (3, "arbitrum", "Arbitrum One", "42161", 1, 1, 1, "evm", "https://arbiscan.io",
+     ("arb", "arbitrum one", "arbitrum-one")),
+    (4, "noble", "Noble", None, 1, 0, 0, "noble", "https://www.mintscan.io/noble", ("noble-1",)),
+    (5, "solana", "Solana", None, 1, 1, 1, "solana", "https://solscan.io", ("sol",)),
+    (6, "base", "Base", "8453", 1, 1, 1, "evm", "https://basescan.org", ("base mainnet",)),
+    (7, "polygon", "Polygon PoS", "137", 1, 1, 0, "evm", "https://polygonscan.com",
+     ("matic", "polygon pos", "polygon-pos")),
+    (8, "sui", "Sui", None, 1, 0, 0, "sui", "https://suiscan.xyz/mainnet", ()),
+    (9, "aptos", "Aptos", None, 1, 0, 0, "aptos", "https://explorer.aptoslabs.com", ()),
+    (10, "unichain", "Unichain", "130", 1, 1, 1, "evm", "https://uniscan.xyz", ()),
+    (11, "linea", "Linea", "59144", 0, 1, 1, "evm", "https://lineascan.build", ()),
+    (12, "codex", "Codex", "81224", 0, 1, 1, "evm", "https://explorer.codex.xyz", ()),
+    (13, "sonic", "Sonic", "146", 0, 1, 0, "evm", "https://sonicscan.org", ()),
+    (14, "world_chain", "World Chain", "480", 0, 1, 1, "evm", "https://worldscan.org",
+     ("worldchain", "world chain", "world")),
+    (15, "monad", "Monad", "143", 0, 1, 0, "evm", "https://monadscan.com", ()),
+    (16, "sei", "Sei", "1329", 0, 1, 0, "evm", "https://seiscan.io", ("sei evm",)),
+    (17, "bnb", "BNB Smart Chain", "56", 0, 1, 1, "evm", "https://bscscan.com",
+     ("bsc", "bnb smart chain", "bnb chain", "binance smart chain")),
+    (18, "xdc", "XDC Network", "50", 0, 1, 0, "evm", "https://xdcscan.com", ("xdc network",)),
+    (19, "hyperevm", "HyperEVM", "999", 0, 1, 0, "evm", "https://hyperevmscan.io",
+     ("hyperliquid", "hyper evm")),
+    (21, "ink", "Ink", "57073", 0, 1, 1, "evm", "https://explorer.inkonchain.com", ()),
+    (22, "plume", "Plume", "98866", 0, 1, 1, "evm", "https://explorer.plume.org", ()),
+    (25, "starknet", "Starknet", None, 0, 1, 1, "starknet", "https://voyager.online", ()),
+    (26, "arc", "Arc (testnet)", None, 0, 1, 0, "evm", "https://testnet.arcscan.app",
+     ("arc testnet",)),
+    (27, "stellar", "Stellar", None, 0, 1, 0, "stellar", "https://stellar.expert/explorer/public",
+     ("xlm",)),
 )
+# fmt: on
+
+# Explorer paths by address format (EVM explorers share Etherscan's paths).
+_EXPLORER_PATHS = {
+    "evm": ("/address/{address}", "/tx/{tx}"),
+    "noble": ("/address/{address}", "/tx/{tx}"),
+    "solana": ("/account/{address}", "/tx/{tx}"),
+    "sui": ("/account/{address}", "/tx/{tx}"),
+    "aptos": ("/account/{address}?network=mainnet", "/txn/{tx}?network=mainnet"),
+    "starknet": ("/contract/{address}", "/tx/{tx}"),
+    "stellar": ("/contract/{address}", "/tx/{tx}"),
+}
+
+CHAINS: tuple[Chain, ...] = tuple(
+    Chain(
+        domain=d,
+        name=name,
+        label=label,
+        chain_id=cid,
+        in_v1=bool(v1),
+        in_v2=bool(v2),
+        fast_source=bool(fast),
+        address_format=fmt,
+        explorer_address=explorer + _EXPLORER_PATHS[fmt][0],
+        explorer_tx=explorer + _EXPLORER_PATHS[fmt][1],
+        aliases=aliases,
+    )
+    for d, name, label, cid, v1, v2, fast, fmt, explorer, aliases in _TABLE
+)
+"""Every domain Circle publishes for CCTP V1 and V2, in domain order.
+
+Sources: Circle, "Supported blockchains and domains" (V2 domains and the
+Fast Transfer source column), "CCTP V1 domains"; Stellar's domain (27) from
+Circle's CCTP-on-Stellar pages; EVM chain ids from each chain's documentation.
+Arc is listed by Circle as a testnet only, so it has no mainnet chain id.
+"""
+
 
 DEFAULT_DOMAINS: tuple[int, ...] = (0, 1, 2, 3, 6, 7)
 """The domains the interface lists by default (the six V1 EVM chains indexed)."""
@@ -98,6 +212,87 @@ _UNKNOWN = re.compile(r"^(domain|chain)-(\d+)$")
 def known_names() -> list[str]:
     """The canonical chain names, in domain order."""
     return [c.name for c in CHAINS]
+
+
+def _unknown_name(value: str) -> ValueError:
+    keys = sorted(_BY_NAME)
+    close = difflib.get_close_matches(_key(value), keys, n=5, cutoff=0.6)
+    names = list(dict.fromkeys(_BY_NAME[k].name for k in close))[:3]
+    hint = " (did you mean " + " or ".join(map(repr, names)) + "?)" if names else ""
+    return ValueError(
+        f"unknown chain {value!r}{hint}; pass a domain id (an integer such as 6) or one of: "
+        + ", ".join(f"{c.name} ({c.domain})" for c in CHAINS)
+    )
+
+
+def info(value: int | str) -> Chain | None:
+    """The registry entry of a chain, ``None`` for a domain id it does not know.
+
+    Parameters
+    ----------
+    value : int or str
+        Anything :func:`domain` accepts: a domain id, a name, an alias or a
+        label, in any case.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is a name that matches no chain.
+
+    Examples
+    --------
+    >>> info("sol").address_format, info("Linea").in_v1, info("base").fast_source
+    ('solana', False, True)
+    >>> info(99) is None
+    True
+    """
+    return _BY_DOMAIN.get(domain(value))
+
+
+def by_chain_id(value: str | int) -> Chain | None:
+    """The registry entry of an EVM chain id (``"8453"`` or ``8453``), ``None`` if unknown.
+
+    Examples
+    --------
+    >>> by_chain_id(59144).name
+    'linea'
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TypeError(f"an EVM chain id must be a str or int, got {type(value).__name__}")
+    return _BY_CHAIN_ID.get(str(value).strip())
+
+
+def address_format(value: int | str) -> str | None:
+    """How a chain writes addresses (``"evm"``, ``"solana"``, ...), ``None`` if unknown.
+
+    Examples
+    --------
+    >>> address_format("noble"), address_format(8), address_format(42)
+    ('noble', 'sui', None)
+    """
+    chain = info(value)
+    return chain.address_format if chain is not None else None
+
+
+def v1_domains() -> list[int]:
+    """Domains with CCTP V1 contracts."""
+    return [c.domain for c in CHAINS if c.in_v1]
+
+
+def v2_domains() -> list[int]:
+    """Domains with CCTP V2 contracts."""
+    return [c.domain for c in CHAINS if c.in_v2]
+
+
+def fast_source_domains() -> list[int]:
+    """Domains from which V2 Fast Transfer is offered.
+
+    Examples
+    --------
+    >>> [chain_name(d) for d in fast_source_domains()][:4]
+    ['ethereum', 'optimism', 'arbitrum', 'solana']
+    """
+    return [c.domain for c in CHAINS if c.in_v2 and c.fast_source]
 
 
 def domain(value: int | str) -> int:
@@ -142,10 +337,7 @@ def domain(value: int | str) -> int:
         return int(match.group(2))
     chain = _BY_NAME.get(_key(text))
     if chain is None:
-        raise ValueError(
-            f"unknown chain {value!r}; pass a domain id (0-14) or one of: "
-            + ", ".join(known_names())
-        )
+        raise _unknown_name(value)
     return chain.domain
 
 

@@ -8,6 +8,9 @@ Axes are labelled with units (USDC); titles carry the time window of the
 data (override with ``title=``). Empty data gives an empty axes with a
 "no data" note, never an error. Chains are labelled with
 :func:`cctx_research.chains.chain_label` (``"Arbitrum One"``).
+The plots of ledger analyses (:func:`plot_latency`, :func:`plot_stuck`,
+:func:`plot_fast_share`) live in :mod:`cctx_research.plots_ledger` and are
+re-exported here.
 
 Examples
 --------
@@ -18,139 +21,42 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import matplotlib.dates as mdates
-import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from . import chains
+from ._plotting import USDC as _USDC
+from ._plotting import axes as _axes
+from ._plotting import chain_text as _chain_text
+from ._plotting import compact as _compact
+from ._plotting import corridor_text as _corridor_text
+from ._plotting import date_axis as _date_axis
+from ._plotting import is_transfers as _is_transfers
+from ._plotting import naive_utc as _naive_utc
+from ._plotting import no_data as _no_data
+from ._plotting import require_frame as _require_frame
+from ._plotting import set_title as _set_title
+from ._plotting import value_label as _value_label
 from .analysis import _common, addresses, flows, volumes
+from .plots_ledger import plot_fast_share, plot_latency, plot_stuck
 
 __all__ = [
     "plot_address_activity",
+    "plot_fast_share",
     "plot_flow_graph",
     "plot_flow_matrix",
     "plot_in_flight",
+    "plot_latency",
     "plot_lorenz",
     "plot_net_flows",
     "plot_seasonality",
     "plot_size_distribution",
+    "plot_stuck",
     "plot_volume",
 ]
-
-_USDC = "USDC"
-_NO_DATA = "no data"
-
-
-# ----------------------------------------------------------------- helpers
-
-
-def _axes(ax: Axes | None) -> Axes:
-    if ax is None:
-        _, ax = plt.subplots()
-        return ax
-    if not isinstance(ax, Axes):
-        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
-    return ax
-
-
-def _is_transfers(data: Any) -> bool:
-    return isinstance(data, pd.DataFrame) and {"transfer_id", "mint_recipient"} <= set(data.columns)
-
-
-def _require_frame(data: Any, name: str, columns: Sequence[str], what: str) -> pd.DataFrame:
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"{name} expects {what}, got {type(data).__name__}")
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise ValueError(f"{name} expects {what}; the frame lacks column(s) {', '.join(missing)}")
-    return data
-
-
-def _window_text(win: Any) -> str:
-    if not isinstance(win, tuple) or len(win) != 2 or win[0] is None or pd.isna(win[0]):
-        return ""
-    start, end = pd.Timestamp(win[0]), pd.Timestamp(win[1])
-    if start.tzinfo is not None:
-        start, end = start.tz_convert("UTC"), end.tz_convert("UTC")
-    if start.normalize() == end.normalize():
-        if start == end:
-            return f"{start:%Y-%m-%d %H:%M} UTC"
-        return f"{start:%Y-%m-%d %H:%M}–{end:%H:%M} UTC"
-    return f"{start:%Y-%m-%d} – {end:%Y-%m-%d} (UTC)"
-
-
-def _set_title(ax: Axes, base: str, win: Any, title: str | None) -> None:
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be a str or None, got {type(title).__name__}")
-    if title is not None:
-        ax.set_title(title)
-        return
-    text = _window_text(win)
-    ax.set_title(f"{base}, {text}" if text else base)
-
-
-def _no_data(ax: Axes) -> Axes:
-    ax.text(
-        0.5,
-        0.5,
-        _NO_DATA,
-        transform=ax.transAxes,
-        ha="center",
-        va="center",
-        color="0.5",
-        fontsize="large",
-    )
-    return ax
-
-
-def _chain_text(name: Any) -> str:
-    try:
-        return chains.chain_label(str(name))
-    except (TypeError, ValueError):
-        return str(name)
-
-
-def _corridor_text(label: str) -> str:
-    source, _, destination = str(label).partition("->")
-    if not destination:
-        return str(label)
-    return f"{_chain_text(source)} → {_chain_text(destination)}"
-
-
-def _naive_utc(values: Any) -> np.ndarray:
-    """Datetimes as naive UTC datetime64, which matplotlib handles natively."""
-    index = pd.DatetimeIndex(values)
-    if index.tz is not None:
-        index = index.tz_convert("UTC").tz_localize(None)
-    return index.to_numpy()
-
-
-def _date_axis(ax: Axes) -> None:
-    # ConciseDateFormatter needs no rotation; autofmt_xdate would hide the
-    # tick labels of every axes but the bottom row of a grid of subplots.
-    locator = mdates.AutoDateLocator()
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-
-
-def _compact(value: float) -> str:
-    value = float(value)
-    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= limit:
-            return f"{value / limit:.3g}{suffix}"
-    if value == int(value):
-        return f"{int(value)}"
-    return f"{value:.3g}"
-
-
-def _value_label(value: str, noun: str = "Volume") -> str:
-    return f"{noun} ({_USDC})" if value == "volume" else "Transfers (count)"
 
 
 # ------------------------------------------------------------------- flows

@@ -200,9 +200,7 @@ def provenance(frame: Any) -> Provenance | None:
         return frame
     attrs = getattr(frame, "attrs", None)
     if not isinstance(attrs, Mapping):
-        raise TypeError(
-            f"frame must be a pandas DataFrame or Series, got {type(frame).__name__}"
-        )
+        raise TypeError(f"frame must be a pandas DataFrame or Series, got {type(frame).__name__}")
     record = attrs.get(ATTR)
     if isinstance(record, Provenance):
         return record

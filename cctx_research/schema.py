@@ -242,9 +242,7 @@ def _dtype_ok(series: pd.Series, expected: Any) -> bool:
     if isinstance(expected, pd.DatetimeTZDtype):
         return isinstance(actual, pd.DatetimeTZDtype) and str(actual.tz) == "UTC"
     if isinstance(expected, pd.StringDtype):
-        return pd.api.types.is_string_dtype(actual) and not isinstance(
-            actual, pd.CategoricalDtype
-        )
+        return pd.api.types.is_string_dtype(actual) and not isinstance(actual, pd.CategoricalDtype)
     if expected == np.dtype("bool"):
         return pd.api.types.is_bool_dtype(actual)
     if expected == np.dtype("int64") or isinstance(expected, pd.Int64Dtype):
@@ -296,9 +294,7 @@ def validate(frame: pd.DataFrame, kind: str, *, extra: bool = True) -> pd.DataFr
     """
     spec = _spec(kind)
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(
-            f"expected a pandas DataFrame of kind {kind!r}, got {type(frame).__name__}"
-        )
+        raise TypeError(f"expected a pandas DataFrame of kind {kind!r}, got {type(frame).__name__}")
     problems = []
     missing = [c for c in spec if c not in frame.columns]
     if missing:

@@ -35,9 +35,73 @@ def test_unknown_values_are_carried_through():
     assert chains.domain_from_chain_id("domain-42") == 42
 
 
-def test_unknown_name_lists_valid_names():
-    with pytest.raises(ValueError, match="ethereum, avalanche, optimism"):
+def test_unknown_name_lists_valid_names_and_suggests_the_closest():
+    with pytest.raises(ValueError, match=r"did you mean 'base'\?") as info:
         chains.domain("basee")
+    message = str(info.value)
+    for chain in chains.CHAINS:
+        assert f"{chain.name} ({chain.domain})" in message
+    with pytest.raises(ValueError, match="unknown chain 'zzz'; pass a domain id"):
+        chains.domain("zzz")
+
+
+def test_registry_holds_every_published_domain_v1_and_v2():
+    # Circle: V1 domains 0-10; V2 adds 11-19, 21, 22, 25, 26 and Stellar (27).
+    assert chains.v1_domains() == list(range(11))
+    assert set(chains.v2_domains()) == {0, 1, 2, 3, 5, 6, 7, *range(10, 20), 21, 22, 25, 26, 27}
+    assert [c.domain for c in chains.CHAINS] == sorted(c.domain for c in chains.CHAINS)
+    assert len({c.name for c in chains.CHAINS}) == len(chains.CHAINS)
+    assert chains.chain_name(15) == "monad"
+    assert chains.chain_name(25) == "starknet"
+    assert chains.chain_name(20) == "domain-20"  # unpublished ids still pass through
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt"),
+    [
+        ("ethereum", "evm"),
+        ("noble", "noble"),
+        ("solana", "solana"),
+        ("sui", "sui"),
+        ("aptos", "aptos"),
+        ("starknet", "starknet"),
+        ("stellar", "stellar"),
+        ("bsc", "evm"),
+    ],
+)
+def test_address_formats(value, fmt):
+    assert chains.address_format(value) == fmt
+    assert chains.info(value).address_format in chains.ADDRESS_FORMATS
+
+
+def test_fast_transfer_sources_follow_circles_table():
+    fast = {chains.chain_name(d) for d in chains.fast_source_domains()}
+    assert {"ethereum", "arbitrum", "base", "optimism", "linea", "solana"} <= fast
+    # chains whose standard attestation is already fast offer no Fast Transfer
+    assert not {"avalanche", "polygon", "sonic", "noble"} & fast
+
+
+def test_lookups_by_label_alias_and_evm_chain_id():
+    assert chains.info("BNB Smart Chain").domain == 17
+    assert chains.info("hyperliquid").name == "hyperevm"
+    assert chains.by_chain_id("59144").name == "linea"
+    assert chains.by_chain_id(1).name == "ethereum"
+    assert chains.by_chain_id("424242") is None
+    assert chains.domain_from_chain_id("143") == 15
+
+
+def test_explorer_links():
+    assert chains.info("base").tx_url("0xab") == "https://basescan.org/tx/0xab"
+    sol = chains.info("solana")
+    assert sol.address_url("EPjFW") == "https://solscan.io/account/EPjFW"
+    assert (
+        chains.info("noble").address_url("noble1x")
+        == "https://www.mintscan.io/noble/address/noble1x"
+    )
+    for chain in chains.CHAINS:
+        assert chain.address_url("A").startswith("https://")
+        assert "A" in chain.address_url("A")
+        assert "T" in chain.tx_url("T")
 
 
 @pytest.mark.parametrize("bad", [True, 1.5, None, b"6", object()])

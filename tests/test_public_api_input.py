@@ -26,8 +26,9 @@ from analysis.frames import random_transfers
 
 import cctx_research as cctx
 from cctx_research import chains, plots, report, schema
-from cctx_research.analysis import addresses, flows, volumes
+from cctx_research.analysis import addresses, flows, latency, pending, v2, volumes
 from cctx_research.errors import CctxError
+from cctx_research.service.sample import generate
 
 ALLOWED = (ValueError, TypeError, CctxError)
 
@@ -49,6 +50,7 @@ def _transfers() -> pd.DataFrame:
 T = _transfers()
 ADDRESS = str(T["mint_recipient"].iloc[0])
 HISTORY = pd.DataFrame()  # filled lazily from the sample client
+L = generate("2024-07-01", days=1)  # a ledger: both sides of each transfer
 
 
 # name -> (function, valid positional args, valid keyword args, {parameter: [wrong values]})
@@ -62,6 +64,14 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
     title = [Wrong()]
     ax = [Wrong()]
     return {
+        "chains.address_format": (
+            chains.address_format,
+            ("solana",),
+            {},
+            {"value": [Wrong(), -1, "nowhere"]},
+        ),
+        "chains.by_chain_id": (chains.by_chain_id, ("8453",), {}, {"value": [Wrong(), 1.5]}),
+        "chains.info": (chains.info, ("base",), {}, {"value": [Wrong(), -1, "nowhere"]}),
         "chains.chain_id": (chains.chain_id, (6,), {}, {"domain_id": [Wrong(), -1, "nowhere"]}),
         "chains.chain_label": (chains.chain_label, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}),
         "chains.chain_name": (chains.chain_name, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}),
@@ -146,6 +156,60 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             (ADDRESS, T),
             {},
             {"address": [Wrong(), "0xnothex"], "transfers": [Wrong(), NOT_A_FRAME], "freq": option},
+        ),
+        "latency.by_route": (
+            latency.by_route,
+            (L,),
+            {},
+            {"ledger": [*frame_wrongs, T], "by": [*option, "route", 3]},
+        ),
+        "latency.timeseries": (
+            latency.timeseries,
+            (L,),
+            {},
+            {"ledger": [*frame_wrongs, T], "freq": option, "by": option},
+        ),
+        "pending.stuck": (
+            pending.stuck,
+            (L,),
+            {},
+            {"ledger": [*frame_wrongs, T], "as_of": when, "factor": [0, -1.5, "3", Wrong()]},
+        ),
+        "pending.in_flight": (
+            pending.in_flight,
+            (L,),
+            {},
+            {"ledger": [*frame_wrongs, T], "as_of": when, "by": option},
+        ),
+        "v2.fast_share": (v2.fast_share, (L,), {}, {"ledger": [*frame_wrongs, T]}),
+        "v2.fees": (v2.fees, (L,), {}, {"ledger": [*frame_wrongs, T], "by": option}),
+        "v2.fee_caps": (v2.fee_caps, (L,), {}, {"ledger": [*frame_wrongs, T], "by": option}),
+        "v2.hooks": (v2.hooks, (L,), {}, {"ledger": [*frame_wrongs, T]}),
+        "plots.plot_latency": (
+            plots.plot_latency,
+            (L,),
+            {},
+            {
+                "data": [*frame_wrongs, T],
+                "ax": ax,
+                "by": option,
+                "reference": [Wrong(), {"base": 1}, {"ethereum->base": "soon"}],
+                "log": ["yes"],
+                "top": count,
+                "title": title,
+            },
+        ),
+        "plots.plot_stuck": (
+            plots.plot_stuck,
+            (L,),
+            {},
+            {"data": [*frame_wrongs, T], "ax": ax, "factor": [0, "3"], "title": title},
+        ),
+        "plots.plot_fast_share": (
+            plots.plot_fast_share,
+            (L,),
+            {},
+            {"data": [*frame_wrongs, T], "ax": ax, "value": option, "title": title},
         ),
         "plots.plot_flow_graph": (
             plots.plot_flow_graph,
@@ -318,6 +382,9 @@ def test_every_public_module_is_covered(sample_client) -> None:
         "flows": flows,
         "volumes": volumes,
         "addresses": addresses,
+        "latency": latency,
+        "pending": pending,
+        "v2": v2,
         "plots": plots,
         "report": report,
     }

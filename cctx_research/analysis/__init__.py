@@ -13,6 +13,20 @@ addresses
     Address-level views: :func:`~addresses.top`,
     :func:`~addresses.concentration`, :func:`~addresses.profile`,
     :func:`~addresses.counterparty_graph`, :func:`~addresses.hubs`.
+latency
+    Burn-to-mint latency of a ledger: :func:`~latency.by_route`,
+    :func:`~latency.timeseries`.
+pending
+    Pending transfers of a ledger: :func:`~pending.stuck`,
+    :func:`~pending.in_flight`.
+v2
+    CCTP V2 per route: :func:`~v2.fast_share`, :func:`~v2.fees`,
+    :func:`~v2.fee_caps`, :func:`~v2.hooks`.
+
+``flows``, ``volumes`` and ``addresses`` take a ``"transfers"`` frame (the
+interface's mints); ``latency``, ``pending`` and ``v2`` need a ``"ledger"``
+frame, which has both sides of each transfer (``cctx_research.load(...)``,
+``cctx_research.load_sample()``, ``report --data``).
 
 Examples
 --------
@@ -22,8 +36,18 @@ Examples
 
 from __future__ import annotations
 
-from . import addresses, flows, volumes
+from . import addresses, flows, latency, pending, v2, volumes
 from .addresses import AddressProfile, Concentration
 from .volumes import SizeDistribution
 
-__all__ = ["AddressProfile", "Concentration", "SizeDistribution", "addresses", "flows", "volumes"]
+__all__ = [
+    "AddressProfile",
+    "Concentration",
+    "SizeDistribution",
+    "addresses",
+    "flows",
+    "latency",
+    "pending",
+    "v2",
+    "volumes",
+]

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.tseries.frequencies import to_offset
 
-from .. import arguments, chains, evm, schema
+from .. import addressing, arguments, chains, schema
 from . import engines
 
 WINDOW_ATTR = "window"
@@ -190,9 +190,9 @@ def corridor_columns(source: pd.Series, destination: pd.Series) -> dict[str, Any
 
 
 def canonical_addresses(values: Any) -> np.ndarray:
-    """:func:`cctx_research.evm.canonical_addresses` of a column, on its distinct values."""
+    """:func:`cctx_research.addressing.canonical_addresses` of a column, on its distinct values."""
     codes, uniques = pd.factorize(pd.Index(values), use_na_sentinel=True)
-    canon = evm.canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
+    canon = addressing.canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
     return np.append(canon, None)[codes]
 
 

@@ -18,7 +18,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from .. import evm, schema, times
+from .. import addressing, schema, times
 from . import _common, engines
 
 __all__ = [
@@ -463,7 +463,7 @@ def profile(
     >>> p = profile("0x" + "ab" * 20, transfers)  # doctest: +SKIP
     >>> p.volume, p.first_seen  # doctest: +SKIP
     """
-    addr = evm.normalize_address(address)
+    addr = addressing.normalize_address(address)
     _common.frequency(freq)
     if (transfers is None) == (client is None):
         raise ValueError(

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import requests
 
-from .. import arguments, chains, evm, schema
+from .. import addressing, arguments, chains, schema
 from ..config import Secret, Settings, validate_base_url, validate_project_id
 from ..errors import BadRequestError, ConfigError
 from ..provenance import Provenance, attach
@@ -639,7 +639,7 @@ class Client:
         --------
         >>> client.received("0x" + "ab" * 20, "2024-06-01", "2024-06-08")  # doctest: +SKIP
         """
-        norm = evm.normalize_address(address)
+        norm = addressing.normalize_address(address)
         start_ts, end_ts = self._window(start, end)
         fetched_at = pd.Timestamp.now(tz="UTC")
         decimals = self.decimals
@@ -805,8 +805,12 @@ class Client:
         while True:
             answer = self._post(
                 operation,
-                {"startDate": str(start_s), "endDate": str(end_s), "page": page,
-                 "limit": self._limit},
+                {
+                    "startDate": str(start_s),
+                    "endDate": str(end_s),
+                    "page": page,
+                    "limit": self._limit,
+                },
                 stats=stats,
                 check=parse.check_mints,
                 forever=self._settled(pd.Timestamp(end_s + 1, unit="s", tz="UTC")),

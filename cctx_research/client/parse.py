@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from .. import chains, schema
+from ..addressing import canonical_addresses
 from ..errors import ResponseSchemaError
-from ..evm import canonical_addresses
 from ..times import MS_THRESHOLD
 
 __all__ = [
@@ -197,7 +197,7 @@ def timestamps(values: Sequence[Any], *, name: str = "timestamp") -> pd.Datetime
 
 
 def addresses(values: Sequence[Any]) -> pd.Series:
-    """Addresses in their canonical spelling (see :mod:`cctx_research.evm`)."""
+    """Addresses in their canonical spelling (see :mod:`cctx_research.addressing`)."""
     return canonical_addresses(values)
 
 

@@ -13,8 +13,11 @@ What is accepted (see :mod:`cctx_research.service`):
 * ``sourceDomain`` / ``destinationDomain``: a JSON-array-like string
   (``'["0","6"]'``, ``'[0,6]'``), a single domain (``"6"``, ``6``) or a
   JSON array of domains; domain ids are 0 .. 4294967295;
-* ``txHash``: ``0x`` + 64 hex digits; ``address``: ``0x`` + 40 or 64 hex
-  digits; any case.
+* ``txHash``: ``0x`` + 64 hex digits (any case), or a non-EVM chain's hash
+  (a Solana signature in base58, a Noble hash in 64 hex digits);
+  ``address``: ``0x`` + 40 or 64 hex digits (any case), or a non-EVM chain's
+  own format (Solana base58, Noble ``noble1...``; see
+  :mod:`cctx_research.addressing`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import json
 import re
 from typing import Any
 
-from .. import evm
+from .. import addressing
 from . import store
 
 __all__ = ["MAX_TIMESTAMP", "OPERATIONS", "FieldError", "parse_request"]
@@ -178,12 +181,12 @@ def parse_request(operation: str, body: dict[str, Any]) -> dict[str, Any]:
             out["destinations"] = _domains(name, value)
         elif name == "txHash":
             try:
-                out["tx_hash"] = evm.normalize_hash(value, name="txHash")
+                out["tx_hash"] = addressing.normalize_hash(value, name="txHash")
             except (TypeError, ValueError) as exc:
                 raise FieldError(name, str(exc)) from None
         elif name == "address":
             try:
-                out["address"] = evm.normalize_address(value, name="address")
+                out["address"] = addressing.normalize_address(value, name="address")
             except (TypeError, ValueError) as exc:
                 raise FieldError(name, str(exc)) from None
     if "start" in out and "end" in out and out["start"] > out["end"]:

@@ -1,11 +1,14 @@
-"""The bundled synthetic sample: deterministic CCTP V1 traffic, calibrated.
+"""The bundled synthetic sample: deterministic CCTP V1 and V2 traffic, calibrated.
 
 :func:`generate` builds a *ledger* frame (``schema`` kind ``"ledger"``): one
-row per transfer between the six default domains with its burn side and its
-mint side, in the formats the upstream indexer uses once served (raw integer
-amounts, Unix seconds, bytes32-padded fields, ``<nonce>_<src>_<dst>`` ids,
-32-byte tx hashes). The figures it is calibrated to, with their sources, are
-in ``data/calibration.json``; ``tests/service/test_sample.py`` checks them.
+row per transfer with its burn side and its mint side: raw integer amounts,
+``<nonce>_<src>_<dst>`` ids, addresses and transaction hashes in each
+chain's own format (see :mod:`cctx_research.addressing`). Transfers run
+between the six default EVM domains, Solana and Noble; part of them are CCTP
+V2 (a fast/standard mix where the source chain offers Fast Transfer, with
+fees, finality thresholds and hook data), and a share is never minted. The
+figures it is calibrated to, with their sources, are in
+``data/calibration.json``; ``tests/service/test_sample.py`` checks them.
 
 Determinism: the transfers of a UTC day depend only on the seed and that
 day (one random stream per day), and the address pools only on the seed. So
@@ -27,11 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import arguments, chains, schema
+from .. import addressing, arguments, chains, schema
 from ..provenance import Provenance, attach
 from ..times import TimeLike, to_timestamp
 
-__all__ = ["SAMPLE_LABEL", "calibration", "generate", "generate_day"]
+__all__ = ["SAMPLE_LABEL", "calibration", "generate", "generate_day", "load_sample"]
 
 SAMPLE_LABEL = "synthetic CCTP sample (cctx_research embedded default)"
 _DAY = 86_400
@@ -70,8 +73,13 @@ def _routes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     poly = cal["polygon_weights"]
     poly_total = sum(poly.values())
     share = cal["polygon_share"]
-    weights = {k: (1 - share) * v / main_total for k, v in counts.items()}
-    weights.update({k: share * v / poly_total for k, v in poly.items()})
+    non_evm = cal["non_evm"]
+    other = non_evm["weights"]
+    other_total = sum(other.values())
+    evm = 1 - non_evm["share"]
+    weights = {k: evm * (1 - share) * v / main_total for k, v in counts.items()}
+    weights.update({k: evm * share * v / poly_total for k, v in poly.items()})
+    weights.update({k: non_evm["share"] * v / other_total for k, v in other.items()})
     src, dst, p = [], [], []
     for route, w in sorted(weights.items()):
         a, b = route.split("->")
@@ -83,19 +91,28 @@ def _routes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=1)
-def _route_params() -> tuple[np.ndarray, np.ndarray]:
-    """Per route: amount tilt and median latency (seconds)."""
+def _route_params() -> dict[str, np.ndarray]:
+    """Per route: amount tilt, latency medians (standard, fast), V2 and fee figures."""
     src, dst, _ = _routes()
     cal = calibration()
     tilt_cfg = cal["amounts"]["tilt"]
     lat = cal["latency_seconds"]
-    tilts, medians = [], []
+    v2 = cal["v2"]
+    fast_lat = v2["fast_latency_seconds"]
+    out: dict[str, list[Any]] = {k: [] for k in ("tilt", "median", "fast", "v2", "can_fast", "bps")}
     for s, d in zip(src, dst, strict=True):
-        a, b = chains.chain_name(int(s)), chains.chain_name(int(d))
-        eth = "ethereum" in (a, b)
-        tilts.append(tilt_cfg["touches_ethereum"] if eth else tilt_cfg["default"])
-        medians.append(lat["routes"].get(f"{a}->{b}", lat["by_source"][a]))
-    return np.array(tilts), np.array(medians, dtype=float)
+        a, b = chains.info(int(s)), chains.info(int(d))
+        eth = "ethereum" in (a.name, b.name)
+        out["tilt"].append(tilt_cfg["touches_ethereum"] if eth else tilt_cfg["default"])
+        out["median"].append(lat["routes"].get(f"{a.name}->{b.name}", lat["by_source"][a.name]))
+        out["fast"].append(fast_lat["by_source"].get(a.name, fast_lat["default"]))
+        both_v2 = a.in_v2 and b.in_v2
+        out["v2"].append(both_v2)
+        out["can_fast"].append(both_v2 and a.fast_source)
+        out["bps"].append(v2["fast_fee_bps"].get(a.name, v2["fast_fee_bps_default"]))
+    return {
+        k: np.array(v, dtype=bool if k in ("v2", "can_fast") else float) for k, v in out.items()
+    }
 
 
 def _hex(raw: np.ndarray, width: int) -> np.ndarray:
@@ -104,27 +121,73 @@ def _hex(raw: np.ndarray, width: int) -> np.ndarray:
     return np.array(["0x" + row.tobytes().hex() for row in flat], dtype=object)
 
 
+def _zipf_cdf(n: int, a: float) -> np.ndarray:
+    w = 1.0 / np.arange(1, n + 1) ** a
+    return np.cumsum(w) / w.sum()
+
+
 @lru_cache(maxsize=4)
 def _pools(seed: int) -> dict[str, Any]:
-    """Address pools, depending on the seed only (they recur across days)."""
+    """Address pools, depending on the seed only (they recur across days).
+
+    EVM pools are hex strings; Solana and Noble pools are raw bytes, spelled
+    in the chain's format only for the addresses a day draws.
+    """
     cfg = calibration()["addresses"]
     rng = np.random.default_rng([seed, 0xADD])
-
-    def zipf_cdf(n: int, a: float) -> np.ndarray:
-        w = 1.0 / np.arange(1, n + 1) ** a
-        return np.cumsum(w) / w.sum()
-
-    return {
+    pools: dict[str, Any] = {
         "routers": _hex(rng.integers(0, 256, (cfg["routers"], 20), dtype=np.uint8), 20),
         "senders": _hex(rng.integers(0, 256, (cfg["sender_pool"], 20), dtype=np.uint8), 20),
-        "recipients": _hex(
-            rng.integers(0, 256, (cfg["recipient_pool"], 20), dtype=np.uint8), 20
-        ),
+        "recipients": _hex(rng.integers(0, 256, (cfg["recipient_pool"], 20), dtype=np.uint8), 20),
         "relayers": _hex(rng.integers(0, 256, (cfg["relayer_callers"], 20), dtype=np.uint8), 20),
-        "sender_cdf": zipf_cdf(cfg["sender_pool"], cfg["sender_zipf"]),
-        "recipient_cdf": zipf_cdf(cfg["recipient_pool"], cfg["recipient_zipf"]),
-        "router_cdf": zipf_cdf(cfg["routers"], 1.0),
+        "sender_cdf": _zipf_cdf(cfg["sender_pool"], cfg["sender_zipf"]),
+        "recipient_cdf": _zipf_cdf(cfg["recipient_pool"], cfg["recipient_zipf"]),
+        "router_cdf": _zipf_cdf(cfg["routers"], 1.0),
     }
+    rng = np.random.default_rng([seed, 0xADD, 2])
+    for name, sizes in cfg["non_evm_pools"].items():
+        width = 20 if name == "noble" else 32
+        pools[name] = {
+            kind: rng.integers(0, 256, (size, width), dtype=np.uint8)
+            for kind, size in sizes.items()
+        }
+        pools[name]["relayers"] = rng.integers(0, 256, (cfg["relayer_callers"], width), np.uint8)
+        pools[name]["cdf"] = {
+            "routers": _zipf_cdf(sizes["routers"], 1.0),
+            "senders": _zipf_cdf(sizes["senders"], cfg["sender_zipf"]),
+            "recipients": _zipf_cdf(sizes["recipients"], cfg["recipient_zipf"]),
+        }
+    return pools
+
+
+def _spell(raw_rows: np.ndarray, chain: str) -> np.ndarray:
+    """Rows of raw address bytes -> the chain's own spelling (each distinct row once)."""
+    uniques, inverse = np.unique(raw_rows, axis=0, return_inverse=True)
+    spelled = np.array(
+        [
+            addressing.from_bytes32("0x" + row.tobytes().hex().rjust(64, "0"), chain)
+            for row in uniques
+        ],
+        dtype=object,
+    )
+    return spelled[inverse.ravel()]
+
+
+@lru_cache(maxsize=1)
+def _contracts() -> dict[str, dict[int, str]]:
+    """Burn token and token messengers (V1, V2) per domain, in each chain's format."""
+    cfg = calibration()["contracts"]
+    usdc = {**cfg["usdc"], **cfg["usdc_non_evm"]}
+    v1 = {**cfg["token_messenger"], **cfg["token_messenger_non_evm"]}
+    out: dict[str, dict[int, str]] = {"usdc": {}, "v1": {}, "v2": {}}
+    for name in usdc:
+        d = chains.domain(name)
+        out["usdc"][d] = addressing.normalize_address(usdc[name], chain=name)
+        out["v1"][d] = addressing.normalize_address(v1[name], chain=name)
+        fmt = chains.address_format(name)
+        v2 = cfg["token_messenger_v2"].get(name if fmt != "evm" else "evm")
+        out["v2"][d] = addressing.normalize_address(v2, chain=name) if v2 else out["v1"][d]
+    return out
 
 
 def _amounts_usd(u: np.ndarray) -> np.ndarray:
@@ -177,6 +240,7 @@ def generate_day(
     pandas.DataFrame
         Kind ``"ledger"``, sorted by burn time. Mints may fall on a later
         day; about 2% of burns are never minted (``mint_timestamp`` NaT).
+        V1 rows have null V2 columns; V2 rows have a bytes32 ``nonce``.
     """
     cal = calibration()
     per_day = cal["per_day"] if per_day is None else _positive_int(per_day, "per_day")
@@ -194,52 +258,49 @@ def generate_day(
     # time and route
     burn_time = np.sort(day_start + _seconds_of_day(rng, n))
     r_src, r_dst, r_p = _routes()
-    tilts, lat_median = _route_params()
+    params = _route_params()
     route = rng.choice(len(r_p), size=n, p=r_p)
     src, dst = r_src[route], r_dst[route]
 
     # amounts: a calibrated quantile function, tilted per route
-    u = 1.0 - (1.0 - rng.random(n)) ** tilts[route]
+    u = 1.0 - (1.0 - rng.random(n)) ** params["tilt"][route]
     usd = np.minimum(_amounts_usd(u), cal["amounts"]["cap_usd"])
     amount_raw = np.maximum(np.round(usd * 1_000_000), 1).astype(np.int64)
 
     # latency and completion
     sigma = cal["latency_seconds"]["sigma"]
-    latency = np.maximum(lat_median[route] * rng.lognormal(0.0, sigma, n), 5).astype(np.int64)
+    latency = np.maximum(params["median"][route] * rng.lognormal(0.0, sigma, n), 5).astype(np.int64)
     pending = rng.random(n) < cal["pending_share"]
-    mint_time = burn_time + latency
 
     # addresses
-    pools = _pools(seed)
-    acfg = cal["addresses"]
-    via_router = rng.random(n) < acfg["router_share"]
-    sender = np.where(
-        via_router,
-        pools["routers"][np.searchsorted(pools["router_cdf"], rng.random(n))],
-        pools["senders"][np.searchsorted(pools["sender_cdf"], rng.random(n))],
-    )
-    recipient = pools["recipients"][np.searchsorted(pools["recipient_cdf"], rng.random(n))]
-    self_send = ~via_router & (rng.random(n) < acfg["self_recipient_share"])
-    recipient = np.where(self_send, sender, recipient)
-    caller_set = rng.random(n) < acfg["destination_caller_share"]
-    zero = "0x" + "00" * 20
-    caller = np.where(
-        caller_set, pools["relayers"][rng.integers(0, len(pools["relayers"]), n)], zero
-    )
+    sender, recipient, caller = _addresses(rng, seed, src, dst)
 
-    # ids: nonces increase per source domain through the day
+    # V2: version, finality, latency of fast transfers, fees, hooks
+    v2cfg = cal["v2"]
+    is_v2 = params["v2"][route] & (rng.random(n) < v2cfg["share"])
+    fast = is_v2 & params["can_fast"][route] & (rng.random(n) < v2cfg["fast_share"])
+    fast_sigma = v2cfg["fast_latency_seconds"]["sigma"]
+    fast_latency = params["fast"][route] * rng.lognormal(0.0, fast_sigma, n)
+    latency = np.where(fast, np.maximum(fast_latency, 2).astype(np.int64), latency)
+    mint_time = burn_time + latency
+    v2 = _v2_columns(rng, n, is_v2, fast, pending, amount_raw, params["bps"][route], v2cfg)
+
+    # ids: V1 nonces increase per source domain through the day; V2 nonces are
+    # bytes32 assigned by Circle at attestation
     order_in_src = pd.Series(src).groupby(src).cumcount().to_numpy()
-    nonce = day_index * 1_000_000 + order_in_src
+    nonce = (day_index * 1_000_000 + order_in_src).astype(str).astype(object)
+    v2_rows = np.flatnonzero(is_v2)
+    nonce[v2_rows] = _hex(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
     chain_ids = {d: chains.chain_id(int(d)) for d in np.unique(np.concatenate([src, dst]))}
     src_cid = np.array([chain_ids[d] for d in src], dtype=object)
     dst_cid = np.array([chain_ids[d] for d in dst], dtype=object)
     transfer_id = [f"{a}_{b}_{c}" for a, b, c in zip(nonce, src_cid, dst_cid, strict=True)]
 
-    contracts = cal["contracts"]
-    usdc = {chains.domain(k): v for k, v in contracts["usdc"].items()}
-    messenger = {chains.domain(k): v for k, v in contracts["token_messenger"].items()}
-    hashes = _hex(rng.integers(0, 256, (2 * n, 32), dtype=np.uint8), 32)
-    burn_hash, mint_hash = hashes[:n], hashes[n:]
+    contracts = _contracts()
+    messenger = np.array(
+        [contracts["v2" if v else "v1"][d] for d, v in zip(dst, is_v2, strict=True)], dtype=object
+    )
+    burn_hash, mint_hash = _tx_hashes(rng, src, dst)
 
     burn_ts = pd.to_datetime(burn_time, unit="s", utc=True)
     mint_ts = pd.to_datetime(np.where(pending, 0, mint_time), unit="s", utc=True)
@@ -257,14 +318,122 @@ def generate_day(
             "mint_block": np.where(pending, -1, _blocks(dst, mint_time)),
             "message_sender": sender,
             "mint_recipient": recipient,
-            "burn_token": [usdc[d] for d in src],
+            "burn_token": [contracts["usdc"][d] for d in src],
             "destination_caller": caller,
-            "destination_token_messenger": [messenger[d] for d in dst],
-            "cctp_version": np.ones(n, dtype=np.int64),
-            "nonce": nonce.astype(str),
+            "destination_token_messenger": messenger,
+            "cctp_version": np.where(is_v2, 2, 1).astype(np.int64),
+            "nonce": nonce,
+            **v2,
         }
     )
     return _typed(schema.complete(frame, "ledger"))
+
+
+def _addresses(
+    rng: np.random.Generator, seed: int, src: np.ndarray, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(message sender, mint recipient, destination caller) of each transfer.
+
+    Senders are spelled in the source chain's format, recipients and callers
+    in the destination's. EVM users often send to themselves; across address
+    formats the recipient is always a different account.
+    """
+    n = len(src)
+    pools = _pools(seed)
+    acfg = calibration()["addresses"]
+    via_router = rng.random(n) < acfg["router_share"]
+    u_router, u_sender, u_recipient = rng.random(n), rng.random(n), rng.random(n)
+    sender = np.where(
+        via_router,
+        pools["routers"][np.searchsorted(pools["router_cdf"], u_router)],
+        pools["senders"][np.searchsorted(pools["sender_cdf"], u_sender)],
+    )
+    recipient = pools["recipients"][np.searchsorted(pools["recipient_cdf"], u_recipient)]
+    fmt = {d: chains.address_format(int(d)) for d in np.unique(np.concatenate([src, dst]))}
+    src_evm = np.array([fmt[d] == "evm" for d in src], dtype=bool)
+    dst_evm = np.array([fmt[d] == "evm" for d in dst], dtype=bool)
+    self_send = ~via_router & src_evm & dst_evm & (rng.random(n) < acfg["self_recipient_share"])
+    recipient = np.where(self_send, sender, recipient)
+    caller_set = rng.random(n) < acfg["destination_caller_share"]
+    u_caller = rng.integers(0, len(pools["relayers"]), n)
+    caller = np.where(caller_set, pools["relayers"][u_caller], "0x" + "00" * 20)
+    for d in np.unique(src[~src_evm]):
+        rows = np.flatnonzero(src == d)
+        pool = pools[chains.chain_name(int(d))]
+        kind = np.where(via_router[rows], "routers", "senders")
+        raw = np.empty((len(rows), pool["senders"].shape[1]), dtype=np.uint8)
+        for k in ("routers", "senders"):
+            sel = kind == k
+            raw[sel] = pool[k][np.searchsorted(pool["cdf"][k], u_sender[rows][sel])]
+        sender[rows] = _spell(raw, chains.chain_name(int(d)))
+    for d in np.unique(dst[~dst_evm]):
+        rows = np.flatnonzero(dst == d)
+        name = chains.chain_name(int(d))
+        pool = pools[name]
+        raw = pool["recipients"][np.searchsorted(pool["cdf"]["recipients"], u_recipient[rows])]
+        recipient[rows] = _spell(raw, name)
+        raw = np.where(
+            caller_set[rows, None], pool["relayers"][u_caller[rows]], np.uint8(0)
+        ).astype(np.uint8)
+        caller[rows] = _spell(raw, name)
+    return sender.astype(object), recipient.astype(object), caller.astype(object)
+
+
+def _tx_hashes(
+    rng: np.random.Generator, src: np.ndarray, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Burn and mint transaction hashes in the spelling of the chain each was sent on."""
+    n = len(src)
+    hashes = _hex(rng.integers(0, 256, (2 * n, 32), dtype=np.uint8), 32)
+    burn, mint = hashes[:n], hashes[n:]
+    for side, domains in ((burn, src), (mint, dst)):
+        for d in np.unique(domains):
+            fmt = chains.address_format(int(d))
+            rows = np.flatnonzero(domains == d)
+            if fmt == "solana":  # a signature: 64 bytes in base58
+                raw = rng.integers(0, 256, (len(rows), 64), dtype=np.uint8)
+                side[rows] = [addressing.base58_encode(r.tobytes()) for r in raw]
+            elif fmt == "noble":  # a Cosmos tx hash: 64 hex digits, upper case
+                side[rows] = [h[2:].upper() for h in side[rows]]
+    return burn, mint
+
+
+def _v2_columns(
+    rng: np.random.Generator,
+    n: int,
+    is_v2: np.ndarray,
+    fast: np.ndarray,
+    pending: np.ndarray,
+    amount_raw: np.ndarray,
+    bps: np.ndarray,
+    v2cfg: dict[str, Any],
+) -> dict[str, pd.array]:
+    """The ledger's V2 columns: null on V1 rows; fees and executed finality null until minted."""
+    # Fast fees are basis points of the amount, rounded up to whole base units
+    # (Circle's minimum is one unit); maxFee carries the SDK's 1 bp buffer.
+    fee = np.where(fast, -(-amount_raw * bps.astype(np.int64) // 10_000), 0)
+    buffer = int(v2cfg["max_fee_buffer_bps"])
+    max_fee = np.where(fast, -(-amount_raw * (bps.astype(np.int64) + buffer) // 10_000), 0)
+    threshold = np.where(fast, 1000, 2000)
+    minted_v2 = is_v2 & ~pending
+    hooked = is_v2 & (rng.random(n) < v2cfg["hook_share"])
+    lo, hi = v2cfg["hook_bytes"]
+    hook = np.where(is_v2, "0x", None).astype(object)
+    for row in np.flatnonzero(hooked):
+        hook[row] = (
+            "0x" + rng.integers(0, 256, int(rng.integers(lo, hi + 1)), np.uint8).tobytes().hex()
+        )
+
+    def nullable(values: np.ndarray, keep: np.ndarray) -> pd.arrays.IntegerArray:
+        return pd.arrays.IntegerArray(values.astype(np.int64), ~keep)
+
+    return {
+        "max_fee_raw": nullable(max_fee, is_v2),
+        "fee_raw": nullable(fee, minted_v2),
+        "min_finality_threshold": nullable(threshold, is_v2),
+        "finality_threshold_executed": nullable(threshold, minted_v2),
+        "hook_data": hook,
+    }
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -336,3 +505,37 @@ def generate(
             },
         ),
     )
+
+
+def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFrame:
+    """The bundled synthetic sample ledger: the embedded default's data, whole.
+
+    Unlike the frames the interface serves, the ledger carries both sides of
+    every transfer (burn and mint times, so latency) and the CCTP V2 columns
+    (version, fees, finality thresholds, hook data), with addresses in each
+    chain's own format. **The data is synthetic**, calibrated to published
+    figures (``data/calibration.json``); its provenance says so.
+
+    Parameters
+    ----------
+    as_of : date-like, optional
+        The clock: burns in ``(as_of - days, as_of]``. Default: now. Mints
+        after ``as_of`` are kept; they were in flight at ``as_of``.
+    days : int
+        Length of the window in days (default 30).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Kind ``"ledger"`` (see :mod:`cctx_research.schema`).
+
+    Examples
+    --------
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2026-11-01", days=1)
+    >>> cctx.provenance.is_synthetic(ledger)
+    True
+    >>> sorted(ledger["cctp_version"].unique().tolist())
+    [1, 2]
+    """
+    return generate(as_of, days=_positive_int(days, "days"))

@@ -42,8 +42,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import arguments, chains, schema
+from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_bytes32
 from ..errors import DataError, NotFoundError
-from ..evm import normalize_address, normalize_hash
 from ..times import TimeLike, to_timestamp
 
 __all__ = [
@@ -89,6 +89,16 @@ def _bytes32(address: str) -> str:
     return "0x" + _PAD + address[2:] if len(address) == 42 else address
 
 
+def _wire(address: str) -> str:
+    """The interface's canonical spelling of an address in any chain's format.
+
+    EVM (and Noble) addresses padded into a bytes32 become 20 bytes of hex,
+    the others 32 (the interface's ``messageSender`` is unpadded, its
+    ``mintRecipient`` padded: see :func:`_bytes32`).
+    """
+    return from_bytes32(to_bytes32(address), None)
+
+
 # --------------------------------------------------------------------------
 # building blocks of the index
 
@@ -104,21 +114,40 @@ def _arrow(series: pd.Series) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """(n, 32) uint8 hash bytes and a has-hash mask; checks the hex format."""
+def _normal_hashes(values: list[Any], column: str) -> list[str]:
+    """Hashes not written as ``0x`` hex (Solana signatures, Noble hashes, ...), checked."""
+    out = []
+    for value in values:
+        try:
+            out.append(normalize_hash(value))
+        except (TypeError, ValueError):
+            raise DataError(
+                f"column {column!r} holds a value that is not a transaction hash: "
+                f"{str(value)[:100]!r}",
+                hint="transaction hashes are '0x' followed by 64 hex digits (EVM), base58 "
+                "(Solana, Sui) or 64 bare hex digits (Noble)",
+            ) from None
+    return out
+
+
+def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """(n, 32) uint8 bytes of the ``0x`` hashes, their mask, and the other hashes by row."""
     n = len(series)
     present = np.array(series.notna(), dtype=bool)
     out = np.zeros((n, 32), dtype=np.uint8)
     if not present.any():
-        return out, present
-    text = pc.utf8_lower(_arrow(series).filter(pa.array(present)))
-    ok = pc.match_substring_regex(text, r"^0x[0-9a-f]{64}$")
-    if not pc.all(ok).as_py():
-        bad = text.filter(pc.invert(ok))[0].as_py()
-        raise DataError(
-            f"column {column!r} holds a value that is not a transaction hash: {bad[:80]!r}",
-            hint="transaction hashes are '0x' followed by 64 hex digits",
-        )
+        return out, present, {}
+    text = pc.utf8_lower(_arrow(series))
+    ok = pc.fill_null(pc.match_substring_regex(text, r"^0x[0-9a-f]{64}$"), False)
+    ok_np = np.asarray(ok, dtype=bool)
+    other: dict[int, tuple[str, str]] = {}
+    if not ok_np[present].all():
+        rest = present & ~ok_np
+        values = series[rest].tolist()
+        pairs = zip(values, _normal_hashes(values, column), strict=True)
+        other = dict(zip(np.flatnonzero(rest).tolist(), pairs, strict=True))
+        present = present & ok_np
+    text = text.filter(pa.array(present))
     fixed = text.cast(pa.binary()).cast(pa.binary(66))
     raw = np.frombuffer(fixed.buffers()[1], dtype=np.uint8)
     raw = raw[fixed.offset * 66 : (fixed.offset + len(fixed)) * 66].reshape(-1, 66)[:, 2:]
@@ -127,7 +156,7 @@ def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]
     lut[np.frombuffer(b"abcdef", np.uint8)] = np.arange(10, 16, dtype=np.uint8)
     nibbles = lut[raw]
     out[present] = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]
-    return out, present
+    return out, present, other
 
 
 def _prefix(hash_rows: np.ndarray) -> np.ndarray:
@@ -143,14 +172,18 @@ def _encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.nd
             hint="every transfer needs an address there (use 0x00..00 for 'none')",
         )
     codes, uniques = pd.factorize(series, sort=False)
-    canon = []
-    for value in uniques:
+    # Hex values (nearly all) in one vectorised pass; other formats one by one.
+    canon = canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
+    is_hex = pd.Series(canon, dtype=object).str.fullmatch(r"0x(?:[0-9a-f]{40}|[0-9a-f]{64})")
+    for i in np.flatnonzero(~is_hex.fillna(False).to_numpy(dtype=bool)):
+        value = uniques[i]
         try:
-            canon.append(normalize_address(value))
+            canon[i] = _wire(value)
         except (TypeError, ValueError):
             raise DataError(
                 f"column {column!r} holds a value that is not an address: {str(value)[:80]!r}",
-                hint="addresses are lowercase '0x' hex of 20 bytes (or 32 for non-EVM)",
+                hint="addresses are '0x' hex of 20 bytes (EVM) or 32 (bytes32), or a non-EVM "
+                "chain's own format (Solana base58, Noble bech32, ...)",
             ) from None
     table, remap = np.unique(np.array(canon, dtype=str), return_inverse=True)
     return remap.astype(np.int32)[codes], table
@@ -275,13 +308,19 @@ class Store:
         self._amt_lo = (self._amount & ((1 << _SPLIT) - 1)).astype(np.float64)
 
         # tx hashes: raw bytes + sorted uint64 prefix index over burn and mint hashes
-        self._burn_hash, self._has_burn_hash = _hash_bytes(
+        self._burn_hash, self._has_burn_hash, burn_other = _hash_bytes(
             ledger["burn_tx_hash"].iloc[order], "burn_tx_hash"
         )
-        self._mint_hash, self._has_mint_hash = _hash_bytes(
+        self._mint_hash, self._has_mint_hash, mint_other = _hash_bytes(
             ledger["mint_tx_hash"].iloc[order], "mint_tx_hash"
         )
         self._has_mint_hash &= self._minted
+        # Hashes not written as 0x hex (Solana signatures, Noble hashes) are few:
+        # a dict by their normalised text, and their text by (row, is_mint).
+        other = {(r, False): v for r, v in burn_other.items()}
+        other.update({(r, True): v for r, v in mint_other.items() if self._minted[r]})
+        self._other_text = {k: given for k, (given, _) in other.items()}
+        self._other_slot = {normal: k for k, (_, normal) in other.items()}
         burn_slots = np.flatnonzero(self._has_burn_hash) * 2
         mint_slots = np.flatnonzero(self._has_mint_hash) * 2 + 1
         slots = np.concatenate([burn_slots, mint_slots])
@@ -504,7 +543,8 @@ class Store:
         Parameters
         ----------
         tx_hash : str
-            ``0x`` + 64 hex digits, any case.
+            ``0x`` + 64 hex digits, any case; or a Solana signature (base58),
+            a Noble hash (64 hex digits).
 
         Returns
         -------
@@ -520,11 +560,21 @@ class Store:
             If no transaction visible at the clock has that hash.
         """
         text = normalize_hash(tx_hash)
+        clock = self.now().value
+        if not text.startswith("0x"):
+            slot = self._other_slot.get(text)
+            if slot is not None:
+                row, is_mint = slot
+                when = self._mint_ns[row] if is_mint else self._burn_ns[row]
+                if when <= clock:
+                    return self._detail(row, is_mint, self._other_text[slot], clock)
+            raise NotFoundError(
+                "no transaction with that hash", operation="transactions-txHash", status=404
+            )
         wanted = np.frombuffer(bytes.fromhex(text[2:]), dtype=np.uint8)
         key = _prefix(wanted.reshape(1, 32))[0]
         a = int(np.searchsorted(self._hash_prefix, key, side="left"))
         b = int(np.searchsorted(self._hash_prefix, key, side="right"))
-        clock = self.now().value
         for slot in self._hash_slot[a:b].tolist():
             row, is_mint = divmod(slot, 2)
             stored = self._mint_hash[row] if is_mint else self._burn_hash[row]
@@ -574,16 +624,17 @@ class Store:
         -------
         dict
             ``{"address", "totalTransactions", "transactions"}``;
-            ``address`` is the canonical (20-byte, lowercase) form and
+            ``address`` is the interface's form (20 bytes of hex for EVM,
+            else the 32 bytes) and
             ``totalTransactions`` counts every match, not just the page.
 
         Raises
         ------
         ValueError
-            If ``address`` is not a 20-byte or bytes32 hex address, or the
-            window, page or limit is invalid.
+            If ``address`` is in no chain's address format, or the window,
+            page or limit is invalid.
         """
-        canon = normalize_address(address)
+        canon = _wire(address)
         start, end = self.window(start, end)
         page = arguments.integer(page, "page", low=1, high=MAX_PAGE)
         limit = arguments.integer(limit, "limit", low=1, high=MAX_LIMIT)
@@ -617,7 +668,9 @@ class Store:
                     "sourceChain": chains.chain_id(int(self._src[row])),
                     "destinationChain": chains.chain_id(int(self._dst[row])),
                     "transactionType": "mint" if is_mint else "burn",
-                    "transactionHash": self._hex(raw) if has else "",
+                    "transactionHash": self._hex(raw)
+                    if has
+                    else self._other_text.get((row, is_mint), ""),
                 }
             )
         return {"address": canon, "totalTransactions": int(keep.sum()), "transactions": items}

@@ -92,19 +92,19 @@ def client(service: ServerHandle, make_client: Callable[..., Client]) -> Client:
 # truth from the ledger
 
 
-def minted(ledger: pd.DataFrame) -> pd.DataFrame:
-    """Transfers minted by the clock, from and to the default domains."""
-    ok = (
-        ledger["mint_timestamp"].notna()
-        & (ledger["mint_timestamp"] <= AS_OF)
-        & ledger["source_domain"].isin(DEFAULT_DOMAINS)
-        & ledger["destination_domain"].isin(DEFAULT_DOMAINS)
-    )
+def minted(ledger: pd.DataFrame, *, every_domain: bool = False) -> pd.DataFrame:
+    """Transfers minted by the clock, from and to the default domains (or any)."""
+    ok = ledger["mint_timestamp"].notna() & (ledger["mint_timestamp"] <= AS_OF)
+    if not every_domain:
+        ok &= ledger["source_domain"].isin(DEFAULT_DOMAINS)
+        ok &= ledger["destination_domain"].isin(DEFAULT_DOMAINS)
     return ledger.loc[ok]
 
 
-def mints_in(ledger: pd.DataFrame, start: Any, end: Any) -> pd.DataFrame:
-    m = minted(ledger)
+def mints_in(
+    ledger: pd.DataFrame, start: Any, end: Any, *, every_domain: bool = False
+) -> pd.DataFrame:
+    m = minted(ledger, every_domain=every_domain)
     ts = m["mint_timestamp"]
     return m.loc[(ts >= to_timestamp(start)) & (ts < to_timestamp(end))]
 

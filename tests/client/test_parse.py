@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cctx_research import evm, schema
+from cctx_research import addressing, schema
 from cctx_research.client import parse
 from cctx_research.errors import ResponseSchemaError
 
@@ -111,7 +111,7 @@ def test_address_normalisation_property(raw, padded, upper):
     hex20 = raw.hex()
     text = "0x" + ("0" * 24 if padded else "") + hex20
     text = text.upper().replace("0X", "0x") if upper else text
-    assert evm.normalize_address(text) == "0x" + hex20
+    assert addressing.normalize_address(text) == "0x" + hex20
     assert parse.addresses([text]).iloc[0] == "0x" + hex20
 
 

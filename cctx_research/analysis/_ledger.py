@@ -1,0 +1,212 @@
+"""Helpers shared by the ledger analyses (private: no public API here).
+
+The latency, pending and V2 analyses read a ``"ledger"`` frame: one row per
+transfer with its burn side and its mint side. This module checks such a
+frame, says clearly when the data has no burn times, and derives the columns
+those analyses group by (route chains, finality class, latency).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import chains, schema, times
+from ..errors import DataError
+from ..provenance import provenance
+from . import _common
+
+FAST_THRESHOLD = 1000
+"""A ``min_finality_threshold`` at or below this asks for a fast transfer."""
+
+FINALITY_CLASSES: tuple[str, ...] = ("fast", "standard", "unknown")
+"""Finality classes, in the order results list them."""
+
+USDC_UNIT = 1_000_000
+"""Base units per USDC (6 decimals on every chain)."""
+
+ROUTE = ("source_chain", "destination_chain")
+
+_SOURCES_OF_BURN_TIMES = (
+    "a ledger with both sides of each transfer: cctx_research.load(...) of event logs "
+    "or exports, cctx_research.load_sample(), or the file given to `report --data`"
+)
+
+
+def no_burn_times(what: str) -> DataError:
+    """The error raised when the data carries no burn times."""
+    return DataError(
+        f"{what} needs the burn time of each transfer, and this data has none "
+        "(a 'transfers' frame from the interface has one timestamp per transfer, "
+        "the mint's)",
+        hint=f"pass {_SOURCES_OF_BURN_TIMES}",
+    )
+
+
+def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame:
+    """Check a ledger frame with burn times; the V2 columns it lacks are added as nulls.
+
+    ``what`` names the analysis in the error messages. The caller's frame is
+    never modified.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"{name} must be a pandas DataFrame of kind 'ledger' "
+            f"({_SOURCES_OF_BURN_TIMES}), got {type(frame).__name__}"
+        )
+    if "burn_timestamp" not in frame.columns and "timestamp" in frame.columns:
+        raise no_burn_times(what)
+    if any(c not in frame.columns for c in schema.LEDGER_V2):
+        frame = schema.complete(frame.copy(deep=False), "ledger")
+    frame = schema.validate(frame, "ledger")
+    if len(frame) and not burn_known(frame).any():
+        raise no_burn_times(what)
+    return frame
+
+
+def burn_known(ledger: pd.DataFrame) -> np.ndarray:
+    """Rows whose burn time is known.
+
+    A ledger built from a ``"transfers"`` frame has neither a burn hash nor
+    a burn block: its one timestamp is the mint's, not the burn's.
+    """
+    has_time = ledger["burn_timestamp"].notna().to_numpy()
+    no_side = ledger["burn_tx_hash"].isna().to_numpy() & (
+        ledger["burn_block"].to_numpy(dtype="int64") == -1
+    )
+    return has_time & ~no_side
+
+
+def by_keys(by: Any, allowed: Sequence[str]) -> list[str]:
+    """``by`` (None, one name or a list of names) as a list of grouping columns."""
+    options = ", ".join(repr(a) for a in allowed)
+    if by is None:
+        return []
+    items = [by] if isinstance(by, str) else by
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(
+            f"by must be None, one of {options}, or a list of them, got {type(by).__name__}"
+        )
+    keys: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"by must name columns ({options}), got {type(item).__name__}")
+        if item not in allowed:
+            raise ValueError(f"by={item!r} is not supported; pass one of {options}")
+        if item not in keys:
+            keys.append(item)
+    return [k for k in allowed if k in keys]
+
+
+def finality_class(ledger: pd.DataFrame) -> pd.Categorical:
+    """``"fast"`` / ``"standard"`` / ``"unknown"`` per transfer.
+
+    A V2 transfer is fast when its ``min_finality_threshold`` is at most
+    1000 and standard above. A V1 transfer is standard: V1 attestation
+    always waits for the source chain's finality. Without a threshold and a
+    version saying V1, the class is unknown.
+    """
+    threshold = ledger["min_finality_threshold"].to_numpy(dtype="float64", na_value=np.nan)
+    version = ledger["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+    codes = np.full(len(ledger), 2, dtype="int8")
+    codes[(version == 1) & np.isnan(threshold)] = 1
+    codes[threshold > FAST_THRESHOLD] = 1
+    codes[threshold <= FAST_THRESHOLD] = 0
+    return pd.Categorical.from_codes(
+        codes, dtype=pd.CategoricalDtype(list(FINALITY_CLASSES), ordered=True)
+    )
+
+
+def routes(ledger: pd.DataFrame) -> dict[str, pd.Categorical]:
+    """``source_chain`` and ``destination_chain`` categoricals of a ledger's rows."""
+    src = ledger["source_domain"].to_numpy(dtype="int64")
+    dst = ledger["destination_domain"].to_numpy(dtype="int64")
+    names = {int(d): chains.chain_name(int(d)) for d in pd.unique(np.concatenate([src, dst]))}
+    # the categories of _common.chain_column, filled by code: no per-row string work
+    dtype = _common.chain_column([], _common.chain_order(names.values())).dtype
+    position = {name: k for k, name in enumerate(dtype.categories)}
+    out = {}
+    for col, values in (("source_chain", src), ("destination_chain", dst)):
+        # factorize hashes (no sort); then one code per distinct domain
+        inverse, uniques = pd.factorize(values)
+        codes = np.array([position[names[int(d)]] for d in uniques], dtype="int32")
+        out[col] = pd.Categorical.from_codes(codes[inverse], dtype=dtype)
+    return out
+
+
+def table(ledger: pd.DataFrame, columns: Sequence[str] = ()) -> pd.DataFrame:
+    """The route columns, ``finality`` and the given ledger columns, one row per transfer."""
+    out = pd.DataFrame(routes(ledger), index=ledger.index)
+    out["finality"] = pd.Series(finality_class(ledger), index=ledger.index)
+    for col in columns:
+        out[col] = ledger[col]
+    return out
+
+
+LATENCY_COLUMNS: tuple[str, ...] = (
+    "source_domain",
+    "destination_domain",
+    "burn_timestamp",
+    "mint_timestamp",
+    "cctp_version",
+    "min_finality_threshold",
+)
+"""What :func:`table` and :func:`latency_seconds` read: copy only these of a large ledger."""
+
+
+def completed(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The :data:`LATENCY_COLUMNS` of the transfers with a known burn and a mint."""
+    mask = burn_known(ledger) & ledger["mint_timestamp"].notna().to_numpy()
+    return ledger.loc[mask, list(LATENCY_COLUMNS)]
+
+
+def latency_seconds(ledger: pd.DataFrame) -> pd.Series:
+    """Burn to mint in seconds (float; NaN where not minted)."""
+    delta = ledger["mint_timestamp"] - ledger["burn_timestamp"]
+    return delta.dt.total_seconds().astype("float64")
+
+
+def amount(raw: Any) -> np.ndarray:
+    """USDC (float) from base units."""
+    return np.asarray(raw, dtype="float64") / USDC_UNIT
+
+
+def resolve_as_of(ledger: pd.DataFrame, as_of: Any) -> pd.Timestamp | None:
+    """``as_of`` as a UTC timestamp; by default the end of the data's window.
+
+    The default is the end of the window the ledger was taken for (its
+    provenance), else the latest burn or mint time in it; None for an empty
+    ledger without a window.
+    """
+    if as_of is not None:
+        return times.to_timestamp(as_of, name="as_of")
+    record = provenance(ledger)
+    if record is not None and record.window is not None:
+        return record.window[1]
+    stamps = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
+    return stamps.max() if len(stamps) else None
+
+
+def positive_number(name: str, value: Any) -> float:
+    """Check a positive, finite real number option such as ``factor``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"{name} must be a positive number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive, finite number, got {value}")
+    return value
+
+
+def sort_groups(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Rows in route order (registry order of chains), then by the other keys."""
+    if frame.empty or not keys:
+        return frame.reset_index(drop=True)
+    return frame.sort_values(list(keys), kind="stable", na_position="last").reset_index(drop=True)
+
+
+def window(ledger: pd.DataFrame) -> tuple[Any, Any]:
+    """First and last burn time of the ledger (the ``window`` attr of results)."""
+    return _common.window(ledger["burn_timestamp"].dropna())

@@ -1,0 +1,384 @@
+"""Matplotlib plots of the ledger analyses: latency, stuck transfers, fast-transfer share.
+
+Like :mod:`cctx_research.plots` (which re-exports them), every ``plot_*``
+function takes the data first (an analysis result, or a ``"ledger"`` frame
+it computes that result from), options keyword-only, draws on ``ax`` (a
+new figure when ``ax`` is None) and returns the
+:class:`~matplotlib.axes.Axes`; none calls ``plt.show()``. Titles carry
+the time window of the data (override with ``title=``); empty data gives an
+empty axes with a "no data" note.
+
+Examples
+--------
+>>> from cctx_research import plots
+>>> ax = plots.plot_latency(ledger)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from . import _plotting as kit
+from .analysis import _common, _ledger, latency, pending, v2
+
+__all__ = ["plot_fast_share", "plot_latency", "plot_stuck"]
+
+_BLUE = "#2775ca"
+_COLORS = {"fast": "#f39c12", "standard": _BLUE, "unknown": "0.6"}
+
+
+def _is_ledger(data: Any) -> bool:
+    return isinstance(data, pd.DataFrame) and {"burn_timestamp", "mint_timestamp"} <= set(
+        data.columns
+    )
+
+
+def _computable(data: Any, name: str) -> bool:
+    """True for a ledger; a transfers frame (no burn times) gets the clear error."""
+    if _is_ledger(data):
+        return True
+    if kit.is_transfers(data) and "timestamp" in data.columns:
+        raise _ledger.no_burn_times(name)
+    return False
+
+
+def _bar_axes(ax: Axes | None, rows: int) -> Axes:
+    """The given axes, or a new figure tall enough for one labelled bar per row."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * rows + 1.5)))
+        return ax
+    return kit.axes(ax)
+
+
+def _route_text(source: Any, destination: Any) -> str:
+    return kit.corridor_text(f"{source}->{destination}")
+
+
+def _row_labels(frame: pd.DataFrame) -> list[str]:
+    groups = [c for c in ("cctp_version", "finality") if c in frame.columns]
+    labels = []
+    for row in frame.itertuples(index=False):
+        text = _route_text(row.source_chain, row.destination_chain)
+        extra = []
+        if "cctp_version" in groups:
+            version = row.cctp_version
+            extra.append("V?" if pd.isna(version) else f"V{int(version)}")
+        if "finality" in groups:
+            extra.append(str(row.finality))
+        labels.append(f"{text} ({', '.join(extra)})" if extra else text)
+    return labels
+
+
+def _check_reference(reference: Any) -> dict[str, float]:
+    if reference is None:
+        return {}
+    if not isinstance(reference, Mapping):
+        raise TypeError(
+            "reference must map routes to seconds, e.g. {'ethereum->base': 1064}, "
+            f"got {type(reference).__name__}"
+        )
+    out = {}
+    for key, value in reference.items():
+        if not isinstance(key, str) or "->" not in key:
+            raise ValueError(f"reference keys must be routes such as 'ethereum->base', got {key!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"reference values must be seconds (numbers), got {value!r}")
+        out[key] = float(value)
+    return out
+
+
+def plot_latency(
+    data: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    by: str | list[str] | None = None,
+    reference: Mapping[str, float] | None = None,
+    log: bool = True,
+    top: int = 8,
+    title: str | None = None,
+) -> Axes:
+    """Burn-to-mint latency per route: the median with its 10-90 % range, or over time.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Output of :func:`cctx_research.analysis.latency.by_route` (bars),
+        of :func:`~cctx_research.analysis.latency.timeseries` (lines), or a
+        ``"ledger"`` frame to compute ``by_route`` from.
+    ax : matplotlib.axes.Axes, optional
+    by : {None, "cctp_version", "finality"} or a list of them
+        For a ledger: passed to ``by_route`` (one bar per route and group,
+        coloured by finality class).
+    reference : mapping of route to seconds, optional
+        Published medians to mark on the bars, e.g.
+        ``{"ethereum->base": 1064}``; they are marked on the route's
+        standard and V1 bars, not on its fast ones.
+    log : bool, default True
+        A logarithmic time axis (latencies range from seconds to hours).
+    top : int, default 8
+        For a time series: how many routes to draw (those with the most
+        transfers).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Bars: one bar per row (``ax.patches``), a p10-p90 error bar each,
+        and one marker per matching ``reference`` route. Lines: one per
+        route.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``data`` is none of the above, or an option is malformed.
+
+    Examples
+    --------
+    >>> plot_latency(ledger, by="finality", reference={"ethereum->base": 1064})  # doctest: +SKIP
+    """
+    if not isinstance(log, bool):
+        raise TypeError(f"log must be a bool, got {type(log).__name__}")
+    top = _common.positive_int("top", top)
+    marks = _check_reference(reference)
+    if _computable(data, "plot_latency"):
+        data = latency.by_route(data, by=by)
+    data = kit.require_frame(
+        data,
+        "plot_latency",
+        ["source_chain", "destination_chain", "median_s"],
+        "latency.by_route(...) or latency.timeseries(...) output, or a ledger frame",
+    )
+    win = data.attrs.get(_common.WINDOW_ATTR)
+    if "timestamp" in data.columns:
+        ax = kit.axes(ax)
+        return _latency_lines(data, ax, log=log, top=top, win=win, title=title)
+    ax = _bar_axes(ax, len(data))
+    kit.set_title(ax, "Burn-to-mint latency per route", win, title)
+    ax.set_xlabel("Burn to mint (seconds; median, bar: 10th-90th percentile)")
+    if data.empty:
+        return kit.no_data(ax)
+    rows = data.iloc[::-1].reset_index(drop=True)  # first row at the top
+    y = np.arange(len(rows))
+    median = rows["median_s"].to_numpy(dtype=float)
+    low = np.clip(median - rows["p10_s"].to_numpy(dtype=float), 0, None)
+    high = np.clip(rows["p90_s"].to_numpy(dtype=float) - median, 0, None)
+    if "finality" in rows.columns:
+        colors = [_COLORS.get(str(f), _BLUE) for f in rows["finality"]]
+    else:
+        colors = [_BLUE] * len(rows)
+    ax.barh(y, median, color=colors, alpha=0.85, xerr=[low, high], ecolor="0.3", capsize=2)
+    ax.set_yticks(y, _row_labels(rows))
+    if log:
+        ax.set_xscale("log")
+    if marks:
+        keys = [
+            f"{s}->{d}"
+            for s, d in zip(rows["source_chain"], rows["destination_chain"], strict=True)
+        ]
+        # published medians are of standard (finality-waiting) transfers
+        fast = (
+            (rows["finality"].astype(str) == "fast").to_numpy()
+            if "finality" in rows.columns
+            else np.zeros(len(rows), dtype=bool)
+        )
+        hit = [(i, marks[k]) for i, k in enumerate(keys) if k in marks and not fast[i]]
+        if hit:
+            ax.scatter(
+                [v for _, v in hit],
+                [i for i, _ in hit],
+                marker="D",
+                color="black",
+                zorder=3,
+                label="published median",
+            )
+    if "finality" in rows.columns or marks:
+        from matplotlib.patches import Patch
+
+        handles = [
+            Patch(color=_COLORS[c], label=c)
+            for c in _COLORS
+            if "finality" in rows.columns and c in set(rows["finality"].astype(str))
+        ]
+        extra, names = ax.get_legend_handles_labels()
+        ax.legend(
+            handles=handles + extra,
+            labels=[h.get_label() for h in handles] + names,
+            fontsize="small",
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.12),
+            ncol=3,
+        )
+    return ax
+
+
+def _latency_lines(
+    data: pd.DataFrame, ax: Axes, *, log: bool, top: int, win: Any, title: str | None
+) -> Axes:
+    kit.set_title(ax, "Median burn-to-mint latency", win, title)
+    ax.set_xlabel("Burn time (UTC)")
+    ax.set_ylabel("Median burn to mint (seconds)")
+    if data.empty:
+        return kit.no_data(ax)
+    keys = [
+        c for c in ("source_chain", "destination_chain", "cctp_version", "finality") if c in data
+    ]
+    sizes = data.groupby(keys, observed=True, dropna=False)["count"].sum()
+    chosen = sizes.sort_values(ascending=False, kind="stable").head(top).index
+    for key in chosen:
+        key = key if isinstance(key, tuple) else (key,)
+        mask = np.ones(len(data), dtype=bool)
+        for col, value in zip(keys, key, strict=True):
+            mask &= (data[col] == value).fillna(False).to_numpy(dtype=bool)
+        part = data.loc[mask]
+        label = _row_labels(part.head(1))[0]
+        ax.plot(
+            kit.naive_utc(part["timestamp"]),
+            part["median_s"].to_numpy(dtype=float),
+            marker=".",
+            label=label,
+        )
+    if log:
+        ax.set_yscale("log")
+    kit.date_axis(ax)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_stuck(
+    data: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    factor: float = 3.0,
+    title: str | None = None,
+) -> Axes:
+    """Stuck transfers: how long each has waited against how much it carries.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Output of :func:`cctx_research.analysis.pending.stuck`, or a
+        ``"ledger"`` frame to compute it from (at the ledger's default
+        ``as_of``).
+    ax : matplotlib.axes.Axes, optional
+    factor : float, default 3.0
+        For a ledger: passed to ``stuck``.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One scatter collection per source chain (``ax.collections``): age
+        in hours against amount in USDC (logarithmic).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``data`` is neither, or ``factor`` is not a positive number.
+
+    Examples
+    --------
+    >>> plot_stuck(pending.stuck(ledger, as_of="2024-07-01"))  # doctest: +SKIP
+    """
+    if _computable(data, "plot_stuck"):
+        data = pending.stuck(data, factor=factor)
+    data = kit.require_frame(
+        data,
+        "plot_stuck",
+        ["source_chain", "destination_chain", "age_s", "amount"],
+        "pending.stuck(...) output or a ledger frame",
+    )
+    ax = kit.axes(ax)
+    as_of = data.attrs.get("as_of")
+    base = f"Stuck transfers: {len(data):,}"
+    if as_of is not None and not pd.isna(as_of):
+        base += f" as of {pd.Timestamp(as_of):%Y-%m-%d %H:%M} UTC"
+        win = None
+    else:
+        win = data.attrs.get(_common.WINDOW_ATTR)
+    kit.set_title(ax, base, win, title)
+    ax.set_xlabel("Waiting since burn (hours)")
+    ax.set_ylabel(f"Amount ({kit.USDC})")
+    if data.empty:
+        return kit.no_data(ax)
+    hours = data["age_s"].to_numpy(dtype=float) / 3600
+    amounts = np.maximum(data["amount"].to_numpy(dtype=float), 1e-6)
+    # one colour per source chain: stuck transfers wait on their source's attestation
+    sources = data["source_chain"].astype(str).to_numpy()
+    for source in _common.chain_order(sources):
+        mask = sources == source
+        ax.scatter(
+            hours[mask], amounts[mask], s=18, alpha=0.75, label=f"from {kit.chain_text(source)}"
+        )
+    ax.set_xlim(left=0)
+    ax.set_yscale("log")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_fast_share(
+    data: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    value: str = "count",
+    title: str | None = None,
+) -> Axes:
+    """Fast against standard V2 transfers per route, as stacked shares.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Output of :func:`cctx_research.analysis.v2.fast_share`, or a
+        ``"ledger"`` frame to compute it from.
+    ax : matplotlib.axes.Axes, optional
+    value : {"count", "volume"}, default "count"
+        Shares of the transfer count or of the volume.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Two bars per route (fast, standard) stacked to 100 %.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``data`` is neither, or ``value`` is not one of the above.
+
+    Examples
+    --------
+    >>> plot_fast_share(ledger, value="volume")  # doctest: +SKIP
+    """
+    _common.choice("value", value, ["count", "volume"])
+    if _computable(data, "plot_fast_share"):
+        data = v2.fast_share(data)
+    column = f"fast_{value}_share"
+    data = kit.require_frame(
+        data,
+        "plot_fast_share",
+        ["source_chain", "destination_chain", column],
+        "v2.fast_share(...) output or a ledger frame",
+    )
+    ax = _bar_axes(ax, len(data))
+    noun = "transfers" if value == "count" else "volume"
+    kit.set_title(
+        ax, f"Fast transfers, share of V2 {noun}", data.attrs.get(_common.WINDOW_ATTR), title
+    )
+    ax.set_xlabel(f"Share of V2 {noun} per route")
+    if data.empty:
+        return kit.no_data(ax)
+    rows = data.iloc[::-1].reset_index(drop=True)
+    y = np.arange(len(rows))
+    fast = rows[column].fillna(0).to_numpy(dtype=float)
+    ax.barh(y, fast, color=_COLORS["fast"], label="fast (threshold ≤ 1000)")
+    ax.barh(y, 1 - fast, left=fast, color=_COLORS["standard"], label="standard")
+    ax.set_yticks(y, _row_labels(rows))
+    ax.set_xlim(0, 1)
+    ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    return ax

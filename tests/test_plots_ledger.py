@@ -1,0 +1,157 @@
+"""plot_latency, plot_stuck and plot_fast_share: Axes with the expected artists."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from analysis.ledgers import make_ledger, v2
+from matplotlib.axes import Axes
+from matplotlib.patches import Rectangle
+
+from cctx_research import plots, plots_ledger, schema
+from cctx_research.analysis import latency, pending
+from cctx_research.analysis import v2 as v2_analysis
+from cctx_research.errors import DataError
+
+ROWS = [
+    {"src": 0, "dst": 6, "amount": 100, "burn": "2024-07-01T00:00:00",
+     "mint": "2024-07-01T00:00:20", **v2(1000)},
+    {"src": 0, "dst": 6, "amount": 300, "burn": "2024-07-01T00:00:00",
+     "mint": "2024-07-01T00:20:00", **v2(2000)},
+    {"src": 6, "dst": 5, "amount": 50, "burn": "2024-07-01T00:00:00",
+     "mint": "2024-07-01T00:00:08", **v2(1000)},
+    {"src": 0, "dst": 6, "amount": 7, "burn": "2024-07-01T01:00:00", **v2(2000)},
+    {"src": 6, "dst": 5, "amount": 9, "burn": "2024-07-01T02:00:00", **v2(1000)},
+]  # fmt: skip
+AS_OF = "2024-07-02"
+
+
+@pytest.fixture(autouse=True)
+def _no_show_and_close(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("plots must never call plt.show()")
+
+    monkeypatch.setattr(plt, "show", refuse)
+    yield
+    plt.close("all")
+
+
+@pytest.fixture
+def ledger() -> pd.DataFrame:
+    return make_ledger(ROWS)
+
+
+def _bars(ax: Axes) -> list[Rectangle]:
+    return [p for p in ax.patches if isinstance(p, Rectangle)]
+
+
+def test_reexported_from_plots() -> None:
+    for name in plots_ledger.__all__:
+        assert getattr(plots, name) is getattr(plots_ledger, name)
+        assert name in plots.__all__
+
+
+def test_latency_bars(ledger) -> None:
+    ax = plots.plot_latency(latency.by_route(ledger))
+    assert isinstance(ax, Axes)
+    bars = _bars(ax)
+    assert len(bars) == 2
+    # the first route is drawn at the top: ethereum->base (median of 20 s and 1200 s)
+    widths = sorted(b.get_width() for b in bars)
+    assert widths == [8.0, 610.0]
+    assert ax.get_xscale() == "log"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["Base → Solana", "Ethereum → Base"]
+    assert "2024-07-01" in ax.get_title()
+
+
+def test_latency_by_finality_with_reference(ledger) -> None:
+    ax = plots.plot_latency(ledger, by="finality", reference={"ethereum->base": 1064}, log=False)
+    assert len(_bars(ax)) == 3
+    assert ax.get_xscale() == "linear"
+    # the published median is marked on the standard bar only
+    (marker,) = ax.collections[-1:]
+    assert marker.get_offsets().shape == (1, 2)
+    assert marker.get_offsets()[0][0] == 1064
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["fast", "standard", "published median"]
+
+
+def test_latency_lines(ledger) -> None:
+    series = latency.timeseries(ledger, freq="1h")
+    ax = plots.plot_latency(series, top=1)
+    assert len(ax.get_lines()) == 1
+    assert "Median" in ax.get_title()
+
+
+def test_stuck(ledger) -> None:
+    late = pending.stuck(ledger, as_of=AS_OF, factor=3)
+    assert len(late) == 2
+    ax = plots.plot_stuck(late)
+    # one collection per source chain, one point per stuck transfer
+    points = sum(len(c.get_offsets()) for c in ax.collections)
+    assert len(ax.collections) == 2
+    assert points == 2
+    assert "Stuck transfers: 2 as of 2024-07-02 00:00 UTC" in ax.get_title()
+    ages = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections])
+    assert sorted(ages) == [22.0, 23.0]
+    assert ax.get_yscale() == "log"
+
+
+def test_stuck_from_a_ledger_on_given_axes(ledger) -> None:
+    _, given = plt.subplots()
+    ax = plots.plot_stuck(ledger, ax=given, factor=1000)
+    assert ax is given
+    assert len(ax.collections) == 0
+    assert any(t.get_text() == "no data" for t in ax.texts)
+
+
+def test_fast_share(ledger) -> None:
+    ax = plots.plot_fast_share(v2_analysis.fast_share(ledger), value="volume")
+    bars = _bars(ax)
+    assert len(bars) == 4  # fast and standard, two routes
+    # ethereum->base (top): 100 of 407 USDC fast; base->solana all fast
+    fast = sorted(round(b.get_width(), 4) for b in bars if b.get_x() == 0)
+    assert fast == [round(100 / 407, 4), 1.0]
+    assert "share of V2 volume" in ax.get_title()
+
+
+def test_empty_draws_no_data() -> None:
+    empty = schema.empty("ledger")
+    for plot in (plots.plot_latency, plots.plot_stuck, plots.plot_fast_share):
+        ax = plot(empty)
+        assert any(t.get_text() == "no data" for t in ax.texts), plot.__name__
+
+
+def test_bad_input(ledger) -> None:
+    with pytest.raises(TypeError, match="plot_latency expects"):
+        plots.plot_latency(42)
+    with pytest.raises(ValueError, match="plot_stuck expects"):
+        plots.plot_stuck(pd.DataFrame({"x": [1]}))
+    with pytest.raises(ValueError, match="value"):
+        plots.plot_fast_share(ledger, value="fees")
+    with pytest.raises(TypeError, match="reference"):
+        plots.plot_latency(ledger, reference=[1064])
+    with pytest.raises(ValueError, match="reference keys"):
+        plots.plot_latency(ledger, reference={"ethereum": 1064})
+    transfers = schema.empty("transfers")
+    for plot in (plots.plot_latency, plots.plot_stuck, plots.plot_fast_share):
+        with pytest.raises(DataError, match="burn time"):
+            plot(transfers)
+
+
+def test_a_new_figure_grows_with_the_routes() -> None:
+    import cctx_research as cctx
+
+    ledger = cctx.load_sample(as_of="2026-11-01", days=1)
+    share = v2_analysis.fast_share(ledger)
+    assert len(share) > 20
+    ax = plots.plot_fast_share(share)
+    assert len(_bars(ax)) == 2 * len(share)
+    assert ax.figure.get_size_inches()[1] == pytest.approx(0.3 * len(share) + 1.5)
