@@ -115,3 +115,34 @@ def test_unknown_objects_still_get_the_pandas_message():
     with pytest.raises(TypeError, match="expected a pandas DataFrame"):
         flows.matrix([1, 2, 3])
     assert not engines.recognised({"a": [1]})
+
+
+@pytest.fixture(scope="module")
+def sample_ledger():
+    from cctx_research import load_sample
+
+    return load_sample(as_of="2026-11-20", days=2)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ledger_analyses_equal_pandas(sample_ledger, engine, con):
+    from cctx_research.analysis import latency, pending, v2
+
+    native = as_engine(sample_ledger, engine, con)
+    as_of = "2026-11-19 12:00"
+    for fn in (
+        lambda t: latency.by_route(t),
+        lambda t: latency.by_route(t, by="finality"),
+        lambda t: pending.stuck(t, as_of=as_of),
+        lambda t: pending.in_flight(t, as_of=as_of),
+    ):
+        assert_same_frame(fn(native), fn(sample_ledger))
+    for fn in (v2.fast_share, v2.fees, v2.fee_caps, v2.hooks, latency.timeseries):
+        assert_same_frame(fn(native), fn(sample_ledger))
+
+
+def test_ledger_analyses_say_a_transfers_frame_has_no_burn_times(rand):
+    from cctx_research.analysis import latency
+
+    with pytest.raises(DataError, match="needs the burn time"):
+        latency.by_route(pl.from_pandas(rand).lazy())
