@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -371,7 +372,12 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
         "bad ones next to the output (report)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--out", required=True, metavar="FILE", help="output .parquet or .csv")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE|DIR/",
+        help="output .parquet or .csv; or DIR/ for a partitioned dataset",
+    )
     p.set_defaults(func=_run_import)
 
 
@@ -395,8 +401,12 @@ def _run_import(args: argparse.Namespace) -> int:
     from .ingest.output import summary, write_atomically
 
     out = Path(args.out)
-    if out.suffix.lower() not in (".parquet", ".csv"):
-        raise ValueError(f"--out must end in .parquet or .csv, got {args.out!r}")
+    to_dataset = args.out.endswith(("/", os.sep)) or out.is_dir()
+    if not to_dataset and out.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(
+            f"--out must end in .parquet or .csv, or be a directory (DIR/) for a partitioned "
+            f"dataset, got {args.out!r}"
+        )
     bar = None
     if not args.no_progress:
         from tqdm.auto import tqdm
@@ -423,7 +433,12 @@ def _run_import(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    write_atomically(ledger, out)
+    if to_dataset:
+        from . import datasets
+
+        datasets.write(ledger, out)
+    else:
+        write_atomically(ledger, out)
     bad = bad_rows(ledger)
     if len(bad):
         write_atomically(bad, out.with_name(out.name + ".bad.csv"))
@@ -466,7 +481,12 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not use the on-disk cache")
     p.add_argument("--offline", action="store_true", help="answer from the cache alone")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--out", required=True, metavar="FILE", help="output .parquet, .csv or .json")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE|DIR/",
+        help="output .parquet, .csv or .json; or DIR/ for a partitioned dataset (mints)",
+    )
     _add_service_options(p)
     p.set_defaults(func=_run_fetch)
 
@@ -482,8 +502,17 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     suffix = out.suffix.lower()
-    if suffix not in (".parquet", ".csv", ".json"):
-        raise ValueError(f"--out must end in .parquet, .csv or .json, got {args.out!r}")
+    to_dataset = args.out.endswith(("/", os.sep)) or out.is_dir()
+    if to_dataset and args.what != "mints":
+        raise ValueError(
+            f"--out {args.out!r} is a directory: a partitioned dataset holds mints; "
+            "for this frame pass a .parquet, .csv or .json file"
+        )
+    if not to_dataset and suffix not in (".parquet", ".csv", ".json"):
+        raise ValueError(
+            f"--out must end in .parquet, .csv or .json, or be a directory (DIR/) for a "
+            f"partitioned dataset, got {args.out!r}"
+        )
     needs = {"received": "address", "transaction": "tx_hash"}
     if args.what in needs and not getattr(args, needs[args.what]):
         raise ValueError(f"fetch {args.what} needs --{needs[args.what].replace('_', '-')}")
@@ -517,6 +546,15 @@ def _run_fetch(args: argparse.Namespace) -> int:
             kind = "volume" if args.what == "volume" else "transaction"
             frame = coerce(pd.DataFrame([row.to_dict()]), kind)
             frame.attrs = dict(row.attrs)
+    if to_dataset:
+        from . import datasets
+
+        written = datasets.write(frame, out)
+        logger.info(
+            "dataset %s: %d rows over %d days (%d replaced)",
+            out, written.rows, len(written.days), written.replaced_rows,
+        )
+        return 0
     write(frame, out)
     logger.info("wrote %d rows to %s", len(frame), out)
     return 0

@@ -12,14 +12,55 @@ import pyarrow.compute as pc
 from pandas.tseries.frequencies import to_offset
 
 from .. import addressing, arguments, chains, schema
+from . import engines
 
 WINDOW_ATTR = "window"
 """Key in ``frame.attrs`` (or ``graph.graph``) holding the ``(start, end)`` of the data."""
 
 
-def transfers_frame(frame: Any) -> pd.DataFrame:
-    """Validate a transfers frame (raises TypeError / DataError)."""
-    return schema.validate(frame, "transfers")
+
+def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Validate a transfers frame (raises TypeError / DataError).
+
+    A frame of another engine (Polars, DuckDB, Dask: see :mod:`.engines`) is
+    checked for the columns of the kind, and only ``columns`` (default: all)
+    are collected into pandas, typed as the schema says.
+    """
+    if engines.is_pandas(frame) or not engines.recognised(frame):
+        return schema.validate(frame, "transfers")
+    lf = engines.lazy(frame, "transfers")
+    wanted = list(columns) if columns is not None else schema.columns("transfers")
+    return typed(engines.collect(lf.select(wanted)), "transfers")
+
+
+def source(frame: Any) -> tuple[Any, tuple[Any, Any] | None]:
+    """The data and its window: a validated pandas frame, or a lazy frame of another engine.
+
+    Functions that can reduce in the engine (group-by sums and counts) take
+    the lazy frame, and the window from the aggregate's ``attrs["window"]``
+    (``None`` here); see :mod:`.engines`.
+    """
+    if engines.is_pandas(frame) or not engines.recognised(frame):
+        data = schema.validate(frame, "transfers")
+        return data, window(data["timestamp"])
+    # the window of another engine's data comes with its aggregate (engines.grouped)
+    return engines.lazy(frame, "transfers"), None
+
+
+def typed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """Cast the columns ``frame`` has to the dtypes of ``kind`` (chains as categoricals)."""
+    spec = schema.dtypes(kind)
+    for col in frame.columns:
+        dtype = spec.get(col)
+        if dtype is None:
+            continue
+        if isinstance(dtype, pd.CategoricalDtype):
+            frame[col] = schema.chain_categorical(frame[col].astype(object))
+        elif isinstance(dtype, pd.DatetimeTZDtype):
+            frame[col] = pd.to_datetime(frame[col], utc=True).astype(schema.TIMESTAMP)
+        else:
+            frame[col] = frame[col].astype(dtype)
+    return frame
 
 
 def choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:

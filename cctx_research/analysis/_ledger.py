@@ -17,7 +17,7 @@ import pandas as pd
 from .. import chains, schema, times
 from ..errors import DataError
 from ..provenance import provenance
-from . import _common
+from . import _common, engines
 
 FAST_THRESHOLD = 1000
 """A ``min_finality_threshold`` at or below this asks for a fast transfer."""
@@ -52,6 +52,8 @@ def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame
     ``what`` names the analysis in the error messages. The caller's frame is
     never modified.
     """
+    if not isinstance(frame, pd.DataFrame) and engines.recognised(frame):
+        frame = _collect(frame, what)
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(
             f"{name} must be a pandas DataFrame of kind 'ledger' "
@@ -65,6 +67,31 @@ def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame
     if len(frame) and not burn_known(frame).any():
         raise no_burn_times(what)
     return frame
+
+
+_UNUSED = ("burn_token", "destination_caller", "destination_token_messenger")
+"""Ledger columns no ledger analysis reads: left behind in the engine."""
+
+
+def _collect(data: Any, what: str) -> pd.DataFrame:
+    """The ledger columns the analyses read, from a Polars, DuckDB or Dask frame.
+
+    Latency quantiles and the stuck list need per-transfer rows, so these
+    analyses collect rather than aggregate in the engine; they take only
+    the columns they use.
+    """
+    names = engines.lazy(data, "ledger", columns=()).collect_schema().names()
+    if "burn_timestamp" not in names and "timestamp" in names:
+        raise no_burn_times(what)
+    required = [c for c in schema.columns("ledger") if c not in schema.LEDGER_V2]
+    lf = engines.lazy(data, "ledger", columns=required)
+    names = set(lf.collect_schema().names())
+    wanted = [c for c in schema.columns("ledger") if c in names and c not in _UNUSED]
+    frame = engines.collect(lf.select(wanted))
+    for col in _UNUSED:
+        frame[col] = pd.Series(pd.NA, index=frame.index, dtype=schema.STRING)
+    frame = _common.typed(schema.complete(frame, "ledger"), "ledger")
+    return frame[schema.columns("ledger")]
 
 
 def burn_known(ledger: pd.DataFrame) -> np.ndarray:

@@ -13,12 +13,13 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import networkx as nx
 import numpy as np
 import pandas as pd
 
 from .. import addressing, schema, times
-from . import _common
+from . import _common, engines
 
 __all__ = [
     "AddressProfile",
@@ -69,14 +70,20 @@ def top(
     --------
     >>> top(transfers, role="sender", by="count", n=5)  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers, win = _common.source(transfers)
     _common.choice("role", role, list(_ROLE_COLUMN))
     _common.choice("by", by, ["volume", "count"])
     n = _common.positive_int("n", n, allow_none=True)
     column = _ROLE_COLUMN[role]
-    agg = transfers.groupby(column, sort=False)[["amount", "amount_raw"]].agg(
-        {"amount": ["sum", "count"], "amount_raw": "sum"}
-    )
+    if engines.is_pandas(transfers):
+        agg = transfers.groupby(column, sort=False)[["amount", "amount_raw"]].agg(
+            {"amount": ["sum", "count"], "amount_raw": "sum"}
+        )
+    else:
+        # one row per distinct address: what ranking and respelling need
+        agg = engines.grouped(transfers, [column], raw=True)
+        win = agg.attrs["window"]
+        agg = agg[["sum", "count", "sum_raw"]]
     agg.columns = ["volume", "transaction_count", "volume_raw"]
     agg = _common.fold_addresses(agg)
     key = "volume" if by == "volume" else "transaction_count"
@@ -103,7 +110,7 @@ def top(
     out["share"] = out["share"].astype("float64")
     out.attrs["role"] = role
     out.attrs["by"] = by
-    return _common.with_window(out, _common.window(transfers["timestamp"]))
+    return _common.with_window(out, win)
 
 
 @dataclass(frozen=True, repr=False)
@@ -478,7 +485,14 @@ def profile(
         frame = schema.validate(client.received(addr, start=start, end=end), "received")
         source = "client"
     else:
-        frame = _common.transfers_frame(transfers)
+        if engines.is_pandas(transfers) or not engines.recognised(transfers):
+            frame = _common.transfers_frame(transfers)
+        else:
+            # only this address's rows leave the engine
+            spellings = [addr, "0x" + "00" * 12 + addr[2:]] if len(addr) == 42 else [addr]
+            lf = engines.lazy(transfers, "transfers")
+            lf = lf.filter(nw.col("mint_recipient").str.to_lowercase().is_in(spellings))
+            frame = _common.typed(engines.collect(lf), "transfers")
         frame = frame[_common.canonical_addresses(frame["mint_recipient"]) == addr]
         source = "transfers"
     mask = pd.Series(True, index=frame.index)
@@ -556,19 +570,24 @@ def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.
     >>> g = counterparty_graph(transfers, min_volume=1_000)  # doctest: +SKIP
     >>> hubs(g, n=5)  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers, win = _common.source(transfers)
     if isinstance(min_volume, bool) or not isinstance(min_volume, (int, float, np.number)):
         raise TypeError(f"min_volume must be a number of USDC, got {type(min_volume).__name__}")
     if not np.isfinite(min_volume) or min_volume < 0:
         raise ValueError(f"min_volume must be a non-negative number of USDC, got {min_volume}")
-    pairs = transfers.groupby(["message_sender", "mint_recipient"], sort=False)["amount"].agg(
-        ["sum", "count"]
-    )
+    if engines.is_pandas(transfers):
+        pairs = transfers.groupby(["message_sender", "mint_recipient"], sort=False)[
+            "amount"
+        ].agg(["sum", "count"])
+    else:
+        pairs = engines.grouped(transfers, ["message_sender", "mint_recipient"])
+        win = pairs.attrs["window"]
+        pairs = pairs[["sum", "count"]]
     pairs = _common.fold_addresses(pairs)
     if min_volume > 0:
         pairs = pairs[pairs["sum"] >= min_volume]
     pairs = pairs.reset_index()
-    g = nx.DiGraph(window=_common.window(transfers["timestamp"]), min_volume=float(min_volume))
+    g = nx.DiGraph(window=win, min_volume=float(min_volume))
     if pairs.empty:
         return g
     senders = pairs.groupby("message_sender")[["sum", "count"]].sum()

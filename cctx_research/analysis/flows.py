@@ -21,25 +21,32 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from . import _common
+from . import _common, engines
 
 __all__ = ["centrality", "corridors", "graph", "matrix", "net"]
 
 _EDGE_COLUMNS = ["volume", "count", "mean", "median", "share"]
 
 
-def _corridor_table(transfers: pd.DataFrame) -> pd.DataFrame:
+def _corridor_table(transfers: Any) -> pd.DataFrame:
     """Volume, count, mean and median per observed corridor (one groupby)."""
     # sort=False would make pandas recode the categoricals by first appearance (slower);
     # the mean is sum / count rather than a third pass over the data.
-    table = transfers.groupby(["source_chain", "destination_chain"], observed=True)["amount"].agg(
-        ["sum", "count", "median"]
-    )
+    if engines.is_pandas(transfers):
+        table = transfers.groupby(["source_chain", "destination_chain"], observed=True)[
+            "amount"
+        ].agg(["sum", "count", "median"])
+    else:
+        grouped = engines.grouped(transfers, ["source_chain", "destination_chain"], median=True)
+        table = grouped[["sum", "count", "median"]]
+        table.attrs["window"] = grouped.attrs["window"]
+    window = table.attrs.get("window")
     table.columns = ["volume", "count", "median"]
     table.insert(2, "mean", table["volume"] / table["count"])
     table["count"] = table["count"].astype("int64")
     total = table["volume"].sum()
     table["share"] = table["volume"] / total if total > 0 else 0.0
+    table.attrs["window"] = window
     return table
 
 
@@ -79,15 +86,17 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     >>> g.edges["ethereum", "base"]["volume"]  # doctest: +SKIP
     1250.0
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers, win = _common.source(transfers)
     _common.choice("weight", weight, ["volume", "count"])
     table = _corridor_table(transfers)
+    win = table.attrs["window"] if win is None else win
     g = nx.DiGraph(
         weight=weight,
         total_volume=float(table["volume"].sum()),
         total_count=int(table["count"].sum()),
-        window=_common.window(transfers["timestamp"]),
+        window=win,
     )
+    frame = transfers if engines.is_pandas(transfers) else None
     if table.empty:
         return g
     flat = table.reset_index()
@@ -101,7 +110,7 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
         i, o = float(inflow.get(name, 0.0)), float(outflow.get(name, 0.0))
         g.add_node(
             name,
-            domain=_common.chain_domain(name, transfers),
+            domain=_common.chain_domain(name, frame),
             inflow=i,
             outflow=o,
             net=i - o,
@@ -146,10 +155,15 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
     >>> matrix(transfers).loc["ethereum", "base"]  # doctest: +SKIP
     1250.0
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers, win = _common.source(transfers)
     _common.choice("values", values, ["volume", "count"])
-    grouped = transfers.groupby(["source_chain", "destination_chain"], observed=True)["amount"]
-    cells = grouped.sum() if values == "volume" else grouped.size().astype("int64")
+    if engines.is_pandas(transfers):
+        grouped = transfers.groupby(["source_chain", "destination_chain"], observed=True)["amount"]
+        cells = grouped.sum() if values == "volume" else grouped.size().astype("int64")
+    else:
+        table = engines.grouped(transfers, ["source_chain", "destination_chain"])
+        cells = table["sum"] if values == "volume" else table["count"]
+        win = table.attrs["window"]
     src = cells.index.get_level_values(0).astype(str)
     dst = cells.index.get_level_values(1).astype(str)
     order = _common.chain_order(list(src) + list(dst))
@@ -165,7 +179,7 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
         arr[[pos[s] for s in src], [pos[d] for d in dst]] = cells.to_numpy()
         out = pd.DataFrame(arr, index=out.index, columns=out.columns)
     out.attrs["values"] = values
-    return _common.with_window(out, _common.window(transfers["timestamp"]))
+    return _common.with_window(out, win)
 
 
 def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
@@ -202,17 +216,22 @@ def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
     >>> net(transfers).set_index("chain").loc["base", "net"]  # doctest: +SKIP
     1250.0
     """
-    transfers = _common.transfers_frame(transfers)
     if freq is not None:
         _common.frequency(freq)
-    win = _common.window(transfers["timestamp"])
-    keys: list[Any] = [] if freq is None else [_common.time_grouper(freq)]
-    out_g = transfers.groupby([*keys, "source_chain"], observed=True)["amount"].agg(
-        ["sum", "count"]
-    )
-    in_g = transfers.groupby([*keys, "destination_chain"], observed=True)["amount"].agg(
-        ["sum", "count"]
-    )
+    transfers, win = _common.source(transfers)
+    if engines.is_pandas(transfers):
+        keys: list[Any] = [] if freq is None else [_common.time_grouper(freq)]
+        out_g = transfers.groupby([*keys, "source_chain"], observed=True)["amount"].agg(
+            ["sum", "count"]
+        )
+        in_g = transfers.groupby([*keys, "destination_chain"], observed=True)["amount"].agg(
+            ["sum", "count"]
+        )
+    else:
+        out_g = engines.grouped(transfers, ["source_chain"], freq=freq)
+        win = out_g.attrs["window"]
+        out_g = out_g[["sum", "count"]]
+        in_g = engines.grouped(transfers, ["destination_chain"], freq=freq)[["sum", "count"]]
     out_g.index = out_g.index.set_names([*(["timestamp"] if freq else []), "chain"])
     in_g.index = in_g.index.set_names([*(["timestamp"] if freq else []), "chain"])
     if freq is None:
@@ -289,9 +308,11 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
     --------
     >>> corridors(transfers, n=3)[["corridor", "volume_share"]]  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers, win = _common.source(transfers)
     n = _common.positive_int("n", n, allow_none=True)
-    table = _corridor_table(transfers).reset_index()
+    table = _corridor_table(transfers)
+    win = table.attrs["window"] if win is None else win
+    table = table.reset_index()
     total_count = table["count"].sum()
     out = pd.DataFrame(
         {
@@ -313,7 +334,7 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
         out = out.head(n)
     out.insert(0, "rank", np.arange(1, len(out) + 1, dtype="int64"))
     out = out.reset_index(drop=True)
-    return _common.with_window(out, _common.window(transfers["timestamp"]))
+    return _common.with_window(out, win)
 
 
 def _pagerank(g: nx.DiGraph, weight: str, alpha: float = 0.85) -> dict[Any, float]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 
 from .. import schema, times
 from ..provenance import provenance
-from . import _common
+from . import _common, engines
 
 __all__ = [
     "SIZE_CLASSES",
@@ -85,21 +86,22 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     --------
     >>> timeseries(transfers, freq="1D", by="source_chain").head()  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
     _common.frequency(freq)
     _common.choice("by", by, _BY)
-    win = _common.window(transfers["timestamp"])
-    grouper = _common.time_grouper(freq)
+    transfers, win = _common.source(transfers)
     if by is None:
-        keys: list[Any] = [grouper]
         group_cols: list[str] = []
     elif by == "corridor":
         group_cols = ["source_chain", "destination_chain"]
-        keys = [grouper, *group_cols]
     else:
         group_cols = [by]
-        keys = [grouper, by]
-    agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
+    if engines.is_pandas(transfers):
+        keys = [_common.time_grouper(freq), *group_cols]
+        agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
+    else:
+        agg = engines.grouped(transfers, group_cols, freq=freq)
+        win = agg.attrs["window"]
+        agg = agg[["sum", "count"]]
     agg.columns = ["volume", "count"]
     if by is None:
         if len(agg):
@@ -205,6 +207,9 @@ class SizeDistribution:
 def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     """Counts and volume per ticket-size class, and amount quantiles.
 
+    Exact quantiles need every amount: given a Polars, DuckDB or Dask frame,
+    this collects the ``amount`` and ``timestamp`` columns only.
+
     The classes (USDC, ``lower <= amount < upper``) are:
 
     ======  ==========  ==========
@@ -239,7 +244,7 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     --------
     >>> size_buckets(transfers).classes  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers = _common.transfers_frame(transfers, columns=["timestamp", "amount"])
     amount = transfers["amount"].to_numpy(dtype="float64", na_value=np.nan)
     amount = amount[~np.isnan(amount)]
     uppers = np.array([c[2] for c in SIZE_CLASSES[:-1]])
@@ -297,11 +302,32 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     >>> s = seasonality(transfers)  # doctest: +SKIP
     >>> s.pivot(index="weekday", columns="hour", values="count")  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
-    ts = transfers["timestamp"].dt
-    slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
-    amount = transfers["amount"].to_numpy(dtype="float64", na_value=0.0)
-    counts = np.bincount(slot, minlength=168).astype("int64")
+    transfers, win = _common.source(transfers)
+    if engines.is_pandas(transfers):
+        ts = transfers["timestamp"].dt
+        slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
+        amount = transfers["amount"].to_numpy(dtype="float64", na_value=0.0)
+        ones = None
+    else:
+        # weekday is 1 (Monday) to 7 in every engine narwhals speaks to
+        # (small integer types in some engines: widen before multiplying)
+        day = nw.col("timestamp").dt.weekday().cast(nw.Int64) - 1
+        slot_expr = day * 24 + nw.col("timestamp").dt.hour().cast(nw.Int64)
+        cells = engines.collect(
+            transfers.with_columns(slot_expr.cast(nw.Int64).alias("slot"))
+            .group_by("slot")
+            .agg(
+                sum=nw.col("amount").sum(),
+                count=nw.len(),
+                first=nw.col("timestamp").min(),
+                last=nw.col("timestamp").max(),
+            )
+        )
+        win = (None, None) if cells.empty else (cells["first"].min(), cells["last"].max())
+        slot = cells["slot"].to_numpy(dtype="int64")
+        amount = cells["sum"].to_numpy(dtype="float64")
+        ones = cells["count"].to_numpy(dtype="float64")
+    counts = np.bincount(slot, weights=ones, minlength=168).astype("int64")
     vols = np.bincount(slot, weights=amount, minlength=168).astype("float64")
     weekday = np.repeat(np.arange(7, dtype="int64"), 24)
     out = pd.DataFrame(
@@ -315,7 +341,7 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
             "volume": vols,
         }
     )
-    return _common.with_window(out, _common.window(transfers["timestamp"]))
+    return _common.with_window(out, win)
 
 
 def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.DataFrame:
@@ -324,6 +350,9 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     Each period is the half-open window ``[now - period, now)``, compared
     with the previous window of the same length ``[now - 2 period, now -
     period)``.
+
+    Distinct senders and recipients need the addresses: given a Polars,
+    DuckDB or Dask frame, this collects the four columns it uses only.
 
     Parameters
     ----------
@@ -363,7 +392,9 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     --------
     >>> kpis(transfers).loc[("24h", "volume"), "current"]  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(transfers)
+    transfers = _common.transfers_frame(
+        transfers, columns=["timestamp", "amount", "message_sender", "mint_recipient"]
+    )
     if now is not None:
         end = times.to_timestamp(now, name="now")
     elif len(transfers) and not pd.isna(transfers["timestamp"].max()):

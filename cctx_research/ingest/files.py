@@ -155,6 +155,13 @@ def read_table(path: Path) -> Table:
     DataError
         If the file cannot be read, naming it and the cause.
     """
+    if path.is_dir() and (path / "_cctx.json").is_file():
+        # a dataset cctx-research wrote (fetch/import --out DIR/): its own reader
+        from .. import datasets
+        from ..provenance import provenance
+
+        frame = datasets.read(path)
+        return Table(str(path), frame, "parquet", 0, provenance(frame))
     kind = "parquet" if path.is_dir() else suffix_kind(path)
     if kind is None:
         raise DataError(

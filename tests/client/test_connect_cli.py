@@ -125,6 +125,24 @@ def test_fetch_writes_by_extension(credentials, service, ledger, tmp_path, capsy
     assert sorted(df["transfer_id"].astype(str)) == ids(truth)
 
 
+def test_fetch_into_a_partitioned_dataset_twice_without_duplicates(
+    credentials, service, ledger, tmp_path, capsys
+):
+    from cctx_research import datasets
+
+    out = str(tmp_path / "mints") + "/"
+    argv = ["fetch", "mints", "--start", START, "--end", END, "--no-progress", "--out", out]
+    for _ in range(2):  # the rerun replaces the window's partitions
+        code, _, err = run(argv, capsys)
+        assert code == 0, err
+    back = datasets.read(out)
+    assert sorted(back["transfer_id"].astype(str)) == ids(mints_in(ledger, START, END))
+    assert any(p.name.startswith("day=") for p in (tmp_path / "mints").iterdir())
+    code, _, err = run(["fetch", "volume", "--start", START, "--end", END, "--out", out], capsys)
+    assert code != 0
+    assert "a partitioned dataset holds mints" in err
+
+
 @pytest.mark.parametrize(
     "what",
     [["volume"], ["volume-history", "--freq", "6h"], ["top-senders", "--limit", "3"]],

@@ -1,0 +1,416 @@
+"""Partitioned Parquet datasets on disk: the shape data takes past one machine's memory.
+
+A dataset is a directory of Parquet files partitioned hive-style by UTC day
+and source chain::
+
+    transfers/
+      _cctx.json                      what was written, and whether it is synthetic
+      day=2026-11-20/source_chain=base/part-....parquet
+      day=2026-11-20/source_chain=ethereum/part-....parquet
+      ...
+
+Every engine reads it as it is: ``pandas.read_parquet(dir)``,
+``polars.scan_parquet(dir + "/**/*.parquet", hive_partitioning=True)``,
+``duckdb.read_parquet(dir + "/**/*.parquet", hive_partitioning=true)``,
+``dask.dataframe.read_parquet(dir)``; :func:`read` gives back the canonical
+frame.
+
+Writing a window that overlaps what is there replaces it: for each day the
+window touches, the rows already stored inside the window are dropped, the
+rows outside it (the rest of a partly covered day) are kept, and the new
+rows are added; the day is rewritten in a temporary directory and swapped
+in, so a failed write leaves the old day in place. A rerun never duplicates
+rows.
+
+Examples
+--------
+>>> import tempfile
+>>> from cctx_research import schema
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     summary = write(schema.empty("transfers"), tmp)
+...     read(tmp).shape
+(0, 14)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from . import chains, schema
+from .errors import DataError
+from .provenance import Provenance, attach, provenance
+
+__all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "write"]
+
+logger = logging.getLogger(__name__)
+
+TIME_COLUMNS: dict[str, str] = {"transfers": "timestamp", "ledger": "burn_timestamp"}
+"""The kinds a dataset holds, and the time column each is partitioned by."""
+
+_META = "_cctx.json"
+
+ENGINES = ("polars", "duckdb", "dask")
+"""The engines :func:`scan` points at a dataset."""
+_PARTITIONS = pa.schema([("day", pa.string()), ("source_chain", pa.string())])
+
+
+@dataclass(frozen=True)
+class DatasetWrite:
+    """What :func:`write` did."""
+
+    directory: str
+    kind: str
+    rows: int
+    days: tuple[str, ...]
+    replaced_rows: int
+
+
+def kind_of(frame: pd.DataFrame) -> str:
+    """``"ledger"`` or ``"transfers"``: the kind a frame follows (raises DataError otherwise)."""
+    for kind in ("ledger", "transfers"):
+        try:
+            schema.validate(frame, kind)
+        except DataError:
+            continue
+        return kind
+    raise DataError(
+        "a dataset holds 'transfers' frames (Client.mints, load(...).pipe(to_transfers)) or "
+        "'ledger' frames (load, load_sample); this frame follows neither",
+        hint="see cctx_research.schema.columns('transfers') and columns('ledger')",
+    )
+
+
+def _directory(directory: Any, *, create: bool) -> Path:
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a str or Path, got {type(directory).__name__}")
+    path = Path(directory).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{str(path)!r} is a file; a dataset is a directory")
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    elif not path.is_dir():
+        raise DataError(f"no dataset directory at {str(path)!r}")
+    return path
+
+
+def _window(frame: pd.DataFrame, column: str) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    record = provenance(frame)
+    if record is not None and record.window is not None:
+        return record.window
+    times = frame[column].dropna()
+    if times.empty:
+        return None
+    return times.min(), times.max() + pd.Timedelta(1, "ns")
+
+
+def _read_day(path: Path) -> pd.DataFrame | None:
+    if not path.is_dir():
+        return None
+    dataset = ds.dataset(
+        path,
+        format="parquet",
+        partitioning=ds.partitioning(pa.schema([("source_chain", pa.string())]), flavor="hive"),
+    )
+    return dataset.to_table().to_pandas()
+
+
+_WHEN = "__when"
+
+
+def _keyed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """``frame`` with its partition keys: the time of each row, and its source chain.
+
+    A ledger row is filed by its burn, or by its mint when the burn is not in
+    the data; its ``source_chain`` comes from ``source_domain``.
+    """
+    out = frame.copy(deep=False)
+    if kind == "ledger":
+        out[_WHEN] = out["burn_timestamp"].fillna(out["mint_timestamp"])
+        out["source_chain"] = schema.chain_categorical(
+            [chains.chain_name(int(d)) for d in out["source_domain"]]
+        )
+    else:
+        out[_WHEN] = out["timestamp"]
+    missing = out[_WHEN].isna()
+    if missing.any():
+        raise DataError(
+            f"{int(missing.sum())} transfer(s) have no time; a dataset is partitioned by day",
+            hint="load event logs with their block times (blocks=), or write such rows to a "
+            "Parquet file instead of a dataset directory",
+        )
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+def _to_table(frame: pd.DataFrame, kind: str, column: str) -> pa.Table:
+    out = frame.drop(columns=[_WHEN], errors="ignore")
+    out.attrs = {}
+    out["day"] = frame[column].dt.strftime("%Y-%m-%d")
+    out["source_chain"] = out["source_chain"].astype(str)
+    # Microseconds on disk: every engine reads them fully (DuckDB's support of
+    # nanosecond zoned timestamps is partial), and the data has no finer times.
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+            out[col] = out[col].astype("datetime64[us, UTC]")
+    return pa.Table.from_pandas(out, preserve_index=False)
+
+
+def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrite:
+    """Write ``frame`` into the dataset at ``directory``, replacing the window it covers.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A ``"transfers"`` or a ``"ledger"`` frame. Its window is its
+        provenance's (what was asked for, so days with no rows are replaced
+        too), else the span of its times.
+    directory : str or Path
+        Created when missing. A dataset holds one kind.
+
+    Returns
+    -------
+    DatasetWrite
+
+    Raises
+    ------
+    DataError
+        If the frame follows neither kind, or the directory holds the other kind.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    kind = kind_of(frame)
+    frame = _keyed(frame, kind)
+    column = _WHEN
+    root = _directory(directory, create=True)
+    meta_path = root / _META
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {"kind": kind}
+    if meta.get("kind") != kind:
+        raise DataError(
+            f"{str(root)!r} holds {meta.get('kind')!r} frames, not {kind!r}; "
+            "write this one to another directory"
+        )
+    win = _window(frame, column)
+    if win is None:
+        days: list[pd.Timestamp] = []
+    else:
+        last = (win[1] - pd.Timedelta(1, "ns")).floor("D")
+        days = list(pd.date_range(win[0].floor("D"), last, freq="D"))
+    new_day = frame[column].dt.floor("D")
+    replaced = 0
+    for day in days:
+        label = day.strftime("%Y-%m-%d")
+        part = root / f"day={label}"
+        old = _read_day(part)
+        fresh = frame[new_day == day]
+        if old is not None and len(old):
+            old = _keyed(_typed(old, kind), kind)
+            old_times = pd.to_datetime(old[column], utc=True)
+            inside = (old_times >= win[0]) & (old_times < win[1])
+            replaced += int(inside.sum())
+            keep = old.loc[~inside.to_numpy()]
+            keep = keep[~keep["transfer_id"].isin(fresh["transfer_id"])]
+            fresh = pd.concat([_typed(keep, kind), fresh], ignore_index=True)
+        _swap_day(root, part, fresh, kind, column)
+    meta.setdefault("writes", []).append(
+        (provenance(frame) or Provenance(source="unknown")).to_dict()
+    )
+    tmp = meta_path.with_name(f".{_META}.{uuid.uuid4().hex}")
+    tmp.write_text(json.dumps(meta, indent=1, default=str))
+    os.replace(tmp, meta_path)
+    summary = DatasetWrite(
+        str(root), kind, len(frame), tuple(d.strftime("%Y-%m-%d") for d in days), replaced
+    )
+    logger.info(
+        "dataset %s: wrote %d rows over %d days, replaced %d", root, len(frame), len(days), replaced
+    )
+    return summary
+
+
+def _swap_day(root: Path, part: Path, rows: pd.DataFrame, kind: str, column: str) -> None:
+    staging = root / f".staging-{uuid.uuid4().hex}"
+    try:
+        if len(rows):
+            ds.write_dataset(
+                _to_table(rows, kind, column).drop_columns(["day"]),
+                staging,
+                format="parquet",
+                partitioning=ds.partitioning(
+                    pa.schema([("source_chain", pa.string())]), flavor="hive"
+                ),
+                basename_template=f"part-{uuid.uuid4().hex[:8]}-{{i}}.parquet",
+            )
+        retired = root / f".retired-{uuid.uuid4().hex}"
+        if part.exists():
+            os.replace(part, retired)
+        if len(rows):
+            os.replace(staging, part)
+        shutil.rmtree(retired, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _typed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    out = frame.drop(columns=[c for c in ("day",) if c in frame.columns])
+    spec = schema.dtypes(kind)
+    for col, dtype in spec.items():
+        if col not in out.columns:
+            continue
+        if isinstance(dtype, pd.CategoricalDtype):
+            out[col] = schema.chain_categorical(out[col].astype(str).astype(object))
+        elif isinstance(dtype, pd.DatetimeTZDtype):
+            out[col] = pd.to_datetime(out[col], utc=True).astype(schema.TIMESTAMP)
+        else:
+            out[col] = out[col].astype(dtype)
+    ordered = [c for c in spec if c in out.columns]
+    return out[ordered + [c for c in out.columns if c not in spec]]
+
+
+def read(
+    directory: str | os.PathLike[str], *, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Read a dataset back as one canonical frame (for data that fits in memory).
+
+    For data that does not, point an engine at the directory instead (see
+    the module docstring); the analysis functions take its frames as they are.
+
+    Parameters
+    ----------
+    directory : str or Path
+    columns : sequence of str, optional
+        Read only these.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Of the dataset's kind, sorted by time, with provenance naming the
+        directory (synthetic when any write was).
+    """
+    root = _directory(directory, create=False)
+    meta_path = root / _META
+    if not meta_path.is_file():
+        raise DataError(f"{str(root)!r} is not a cctx_research dataset (no {_META})")
+    meta = json.loads(meta_path.read_text())
+    kind = meta["kind"]
+    files = sorted(p for p in root.glob("day=*/**/*.parquet") if p.is_file())
+    if files:
+        dataset = ds.dataset(
+            [str(p) for p in files],
+            format="parquet",
+            partitioning=ds.partitioning(_PARTITIONS, flavor="hive"),
+            partition_base_dir=str(root),
+        )
+        table = dataset.to_table(columns=list(columns) if columns is not None else None)
+        frame = _typed(table.to_pandas(), kind)
+    else:
+        frame = schema.empty(kind)
+        if columns is not None:
+            frame = frame[list(columns)]
+    if kind == "ledger":  # a partition key only: the ledger has source_domain
+        frame = frame.drop(columns=["source_chain"], errors="ignore")
+    time_column = TIME_COLUMNS[kind]
+    if time_column in frame.columns:
+        frame = frame.sort_values(time_column, kind="stable").reset_index(drop=True)
+    writes = meta.get("writes", [])
+    attach(
+        frame,
+        Provenance(
+            source=f"dataset {root}",
+            synthetic=any(bool(w.get("synthetic")) for w in writes),
+            operation="read",
+            files=(str(root),),
+            format="cctx-dataset",
+            counts={"files": len(files), "rows": len(frame)},
+        ),
+    )
+    return frame
+
+
+def _day_files(root: Path) -> list[list[str]]:
+    return [
+        sorted(str(p) for p in day.glob("source_chain=*/*.parquet"))
+        for day in sorted(root.glob("day=*"))
+        if day.is_dir()
+    ]
+
+
+def _read_day_files(
+    files: list[str], *, kind: str, root: str, columns: list[str] | None = None
+) -> pd.DataFrame:
+    # ``columns``: Dask pushes the analysis's column selection down to here
+    dataset = ds.dataset(
+        files,
+        format="parquet",
+        partitioning=ds.partitioning(_PARTITIONS, flavor="hive"),
+        partition_base_dir=root,
+    )
+    frame = _typed(dataset.to_table(columns=columns).to_pandas(), kind)
+    # Chains as plain strings: a Dask categorical whose categories differ by
+    # partition is "unknown", and grouping by it computes everything first.
+    for col in ("source_chain", "destination_chain"):
+        if col in frame.columns:
+            frame[col] = frame[col].astype(str).astype(schema.STRING)
+    return frame
+
+
+def scan(directory: str | os.PathLike[str], *, engine: str, connection: Any = None) -> Any:
+    """A lazy frame of ``engine`` over the dataset, for the analysis functions.
+
+    Parameters
+    ----------
+    directory : str or Path
+    engine : {"polars", "duckdb", "dask"}
+        ``"polars"``: a ``LazyFrame`` (``scan_parquet``); ``"duckdb"``: a
+        relation of ``connection`` (default: DuckDB's default connection);
+        ``"dask"``: a ``DataFrame`` with one partition per day, computed on
+        the active ``dask.distributed`` client if there is one.
+
+    Returns
+    -------
+    The engine's lazy frame; nothing is read until the analysis asks.
+
+    Examples
+    --------
+    >>> lazy = scan("transfers/", engine="polars")  # doctest: +SKIP
+    >>> flows.matrix(lazy)  # doctest: +SKIP
+    """
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    root = _directory(directory, create=False)
+    meta_path = root / _META
+    if not meta_path.is_file():
+        raise DataError(f"{str(root)!r} is not a cctx_research dataset (no {_META})")
+    kind = json.loads(meta_path.read_text())["kind"]
+    pattern = str(root / "day=*" / "source_chain=*" / "*.parquet")
+    try:
+        if engine == "polars":
+            import polars as pl
+
+            return pl.scan_parquet(pattern, hive_partitioning=True).drop("day")
+        if engine == "duckdb":
+            import duckdb
+
+            con = connection if connection is not None else duckdb.default_connection()
+            return con.read_parquet(pattern, hive_partitioning=True)
+        import dask.dataframe as dd
+    except ImportError as exc:
+        raise ImportError(
+            f"scan(engine={engine!r}) needs {engine}: pip install 'cctx-research[engines]'"
+        ) from exc
+    groups = _day_files(root)
+    meta = schema.empty(kind) if not groups else _read_day_files(groups[0], kind=kind,
+                                                                 root=str(root)).iloc[:0]
+    if not groups:
+        return dd.from_pandas(meta, npartitions=1)
+    return dd.from_map(_read_day_files, groups, kind=kind, root=str(root), meta=meta)

@@ -1,0 +1,202 @@
+"""Partitioned datasets: written by day and source chain, rewritten without duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from analysis.frames import random_transfers
+
+from cctx_research import datasets, schema
+from cctx_research.errors import DataError
+from cctx_research.provenance import Provenance, attach, provenance
+
+
+def _window(frame: pd.DataFrame, start: str, end: str) -> pd.DataFrame:
+    lo, hi = pd.Timestamp(start, tz="UTC"), pd.Timestamp(end, tz="UTC")
+    out = frame[(frame["timestamp"] >= lo) & (frame["timestamp"] < hi)].copy()
+    return attach(out, Provenance(source="test", window=(lo, hi), synthetic=True))
+
+
+def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("transfer_id").reset_index(drop=True)
+
+
+@pytest.fixture
+def transfers() -> pd.DataFrame:
+    return random_transfers(3_000, days=6)
+
+
+def test_layout_round_trip_and_provenance(tmp_path, transfers):
+    part = _window(transfers, "2024-06-01", "2024-06-04")
+    summary = datasets.write(part, tmp_path / "ds")
+    assert summary.days == ("2024-06-01", "2024-06-02", "2024-06-03")
+    assert (summary.rows, summary.replaced_rows) == (len(part), 0)
+    chains = {p.name for p in (tmp_path / "ds" / "day=2024-06-02").iterdir()}
+    assert chains == {f"source_chain={c}" for c in part["source_chain"].astype(str).unique()}
+    back = datasets.read(tmp_path / "ds")
+    schema.validate(back, "transfers")
+    pd.testing.assert_frame_equal(_canonical(back), _canonical(part), check_like=False)
+    record = provenance(back)
+    assert record.synthetic
+    assert record.format == "cctx-dataset"
+
+
+def test_overlapping_rewrite_replaces_and_never_duplicates(tmp_path, transfers):
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-04"), root)
+    # a rerun over a window that starts mid-day: the morning of June 3 stays
+    second = _window(transfers, "2024-06-03 12:00", "2024-06-06")
+    summary = datasets.write(second, root)
+    overlap = len(_window(transfers, "2024-06-03 12:00", "2024-06-04"))
+    assert overlap > 0
+    assert summary.replaced_rows == overlap
+    assert summary.days == ("2024-06-03", "2024-06-04", "2024-06-05")
+    again = datasets.write(second, root)  # the same again: replaced, not added
+    assert again.replaced_rows == len(second)
+    back = datasets.read(root)
+    want = _window(transfers, "2024-06-01", "2024-06-06")
+    assert back["transfer_id"].is_unique
+    pd.testing.assert_frame_equal(_canonical(back), _canonical(want))
+
+
+def test_a_window_with_no_rows_clears_its_days(tmp_path, transfers):
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-03"), root)
+    empty = attach(
+        schema.empty("transfers"),
+        Provenance(
+            source="test",
+            window=(pd.Timestamp("2024-06-02", tz="UTC"), pd.Timestamp("2024-06-03", tz="UTC")),
+        ),
+    )
+    datasets.write(empty, root)
+    back = datasets.read(root)
+    assert back["timestamp"].max() < pd.Timestamp("2024-06-02", tz="UTC")
+
+
+def test_other_engines_read_the_directory(tmp_path, transfers):
+    pl = pytest.importorskip("polars")
+    dd = pytest.importorskip("dask.dataframe")
+    from cctx_research.analysis import flows
+
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-07"), root)
+    want = flows.matrix(datasets.read(root))
+    lazy = pl.scan_parquet(str(root / "**" / "*.parquet"), hive_partitioning=True)
+    pd.testing.assert_frame_equal(flows.matrix(lazy), want, check_exact=False, rtol=1e-9)
+    pd.testing.assert_frame_equal(
+        flows.matrix(dd.read_parquet(str(root / "day=*" / "*" / "*.parquet"))),
+        want,
+        check_exact=False,
+        rtol=1e-9,
+    )
+
+
+def test_bad_input(tmp_path, transfers):
+    with pytest.raises(DataError, match="follows neither"):
+        datasets.write(pd.DataFrame({"x": [1]}), tmp_path / "ds")
+    with pytest.raises(TypeError, match="directory must be a str or Path"):
+        datasets.write(transfers, 42)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        datasets.write(transfers, tmp_path / "file")
+    with pytest.raises(DataError, match="not a cctx_research dataset"):
+        datasets.read(tmp_path)
+    root = tmp_path / "ds"
+    datasets.write(transfers, root)
+    meta = json.loads((root / "_cctx.json").read_text())
+    assert meta["kind"] == "transfers"
+    ledger = schema.complete(schema.empty("ledger"), "ledger")
+    with pytest.raises(DataError, match="holds 'transfers' frames"):
+        datasets.write(ledger, root)
+
+
+def test_scan_gives_each_engine_a_lazy_frame_with_the_same_results(tmp_path, transfers):
+    pytest.importorskip("polars")
+    pytest.importorskip("duckdb")
+    pytest.importorskip("dask.dataframe")
+    import duckdb
+
+    from cctx_research.analysis import addresses, volumes
+
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-07"), root)
+    frame = datasets.read(root)
+    want = volumes.timeseries(frame, freq="1D", by="corridor")
+    top_want = addresses.top(frame, role="sender", n=5)["address"].tolist()
+    con = duckdb.connect()
+    for engine in datasets.ENGINES:
+        lazy = datasets.scan(root, engine=engine, connection=con if engine == "duckdb" else None)
+        got = volumes.timeseries(lazy, freq="1D", by="corridor")
+        assert got["count"].tolist() == want["count"].tolist(), engine
+        assert got.attrs["window"] == want.attrs["window"], engine
+        top = addresses.top(lazy, role="sender", n=5)
+        assert top["address"].tolist() == top_want, engine
+    with pytest.raises(ValueError, match="engine must be one of"):
+        datasets.scan(root, engine="spark")
+
+
+@pytest.mark.slow
+def test_dask_on_a_local_cluster_with_its_real_scheduler(tmp_path, transfers):
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("dask.distributed")
+    from cctx_research.analysis import addresses, flows, volumes
+
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-07"), root)
+    frame = datasets.read(root)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, memory_limit="512MiB", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        lazy = datasets.scan(root, engine="dask")
+        with distributed.get_task_stream(client) as stream:
+            matrix = flows.matrix(lazy)
+        pd.testing.assert_frame_equal(matrix, flows.matrix(frame), check_exact=False, rtol=1e-9)
+        # the work ran as tasks on the cluster's two workers, not in this process
+        workers = set(client.scheduler_info()["workers"])
+        assert len(workers) == 2
+        assert stream.data
+        assert {task["worker"] for task in stream.data} <= workers
+        assert (
+            volumes.timeseries(lazy, freq="1D")["count"].tolist()
+            == volumes.timeseries(frame, freq="1D")["count"].tolist()
+        )
+        assert (
+            addresses.top(lazy, n=10)["address"].tolist()
+            == addresses.top(frame, n=10)["address"].tolist()
+        )
+
+
+def test_a_ledger_dataset_round_trips_and_load_reads_it(tmp_path):
+    import cctx_research as cctx
+
+    ledger = cctx.load_sample(as_of="2026-11-20", days=2)
+    root = tmp_path / "ledger"
+    datasets.write(ledger, root)
+    datasets.write(ledger, root)  # again: replaced, not added
+    back = datasets.read(root)
+    key = ["transfer_id"]
+    pd.testing.assert_frame_equal(
+        back.sort_values(key).reset_index(drop=True)[ledger.columns],
+        ledger.sort_values(key).reset_index(drop=True),
+    )
+    loaded = cctx.load(root)
+    assert sorted(loaded["transfer_id"]) == sorted(ledger["transfer_id"])
+    assert provenance(loaded).synthetic
+
+
+def test_import_writes_a_dataset_directory(tmp_path, capsys):
+    import cctx_research as cctx
+    from cctx_research.cli import main
+
+    source = tmp_path / "ledger.parquet"
+    cctx.load_sample(as_of="2026-11-20", days=1).to_parquet(source)
+    out = str(tmp_path / "ds") + "/"
+    assert main(["import", str(source), "--no-progress", "--out", out]) == 0
+    assert (tmp_path / "ds" / "_cctx.json").is_file()
+    assert len(cctx.load(out)) == len(pd.read_parquet(source))
