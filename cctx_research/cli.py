@@ -27,6 +27,7 @@ Examples
     cctx-research import eth.json base.json --chain eth.json=ethereum \\
         --chain base.json=base --out ledger.parquet
     cctx-research report --data ledger.parquet --out report.html
+    cctx-research dashboard                   # the widgets as a web app, on the sample
 """
 
 from __future__ import annotations
@@ -561,6 +562,58 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------
+# dashboard
+
+
+def _add_dashboard(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "dashboard",
+        help="serve the dashboard, address explorer and transaction lookup as a web app",
+        description=(
+            "Serve the widget panels as a web app (Voila) at http://HOST:PORT/ until "
+            "Ctrl-C. Data: --data FILE, else the service named by CCTX_BASE_URL when "
+            "CCTX_API_KEY and CCTX_PROJECT_ID are set, else the embedded synthetic sample."
+        ),
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8866, help="port to listen on (8866)")
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="PATH",
+        help="Parquet or CSV file of kind 'ledger' or 'transfers' to show instead",
+    )
+    p.add_argument(
+        "--sample",
+        action="store_true",
+        help="use the embedded synthetic sample even with credentials",
+    )
+    p.set_defaults(func=_run_dashboard)
+
+
+def _run_dashboard(args: argparse.Namespace) -> int:
+    from .webapp.server import run
+
+    if args.data and args.sample:
+        raise ValueError("pass --data or --sample, not both")
+
+    def ready(url: str) -> None:
+        print(f"dashboard running at {url} (Ctrl-C to stop)", flush=True)
+
+    # Voila logs every kernel it starts at INFO; keep it for --log-level DEBUG
+    voila_level = "DEBUG" if args.log_level == "DEBUG" else "WARN"
+    run(
+        data=args.data,
+        sample=args.sample,
+        host=args.host,
+        port=args.port,
+        log_level=voila_level,
+        on_ready=ready,
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------
 # the command
 
 _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
@@ -568,6 +621,7 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_report,
     _add_fetch,
     _add_import,
+    _add_dashboard,
 ]
 
 

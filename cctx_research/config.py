@@ -8,6 +8,13 @@ CCTX_BASE_URL      base URL of the service (default ``http://127.0.0.1:8000``,
 CCTX_PROJECT_ID    project id (UUID-shaped path segment)
 CCTX_API_KEY       API key, sent as the ``x-api-key`` header
 CCTX_CACHE_DIR     cache directory (default: the platform user cache dir)
+CCTX_SOURCE        a name for the configured service, shown in provenance and
+                   part of every cache key (default: the base URL)
+CCTX_SYNTHETIC     ``1``/``true`` when the configured service serves
+                   synthetic data (e.g. ``cctx-research serve`` of the
+                   sample): outputs are then marked synthetic (default ``0``)
+CCTX_PAGE_SIZE     rows per request to the configured service (default 100,
+                   the interface's default ``limit``)
 =================  ==========================================================
 
 With both ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set, :func:`connect`
@@ -93,6 +100,26 @@ def validate_base_url(value: object) -> str:
     return value.rstrip("/")
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _flag(value: str | None, name: str) -> bool:
+    if value is None:
+        return False
+    if value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise ConfigError(f"{name} must be 1/true/yes or 0/false/no, got {value!r}")
+
+
+def _positive(value: str | None, name: str) -> int | None:
+    if value is None:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where the service is and how to reach it."""
@@ -101,6 +128,9 @@ class Settings:
     project_id: str | None = None
     api_key: Secret | None = field(default=None, repr=True)
     cache_dir: Path | None = None
+    source: str | None = None
+    synthetic: bool = False
+    page_size: int | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -118,6 +148,9 @@ class Settings:
             project_id=get("CCTX_PROJECT_ID"),
             api_key=Secret(key) if key else None,
             cache_dir=Path(cache_dir).expanduser() if cache_dir else None,
+            source=get("CCTX_SOURCE"),
+            synthetic=_flag(get("CCTX_SYNTHETIC"), "CCTX_SYNTHETIC"),
+            page_size=_positive(get("CCTX_PAGE_SIZE"), "CCTX_PAGE_SIZE"),
         )
 
     @property

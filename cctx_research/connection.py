@@ -3,7 +3,8 @@
 With ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set (or ``api_key=`` and
 ``project_id=`` passed), :func:`connect` talks to ``CCTX_BASE_URL``
 (default :data:`~cctx_research.config.DEFAULT_BASE_URL`,
-``http://127.0.0.1:8000``, where ``cctx-research serve`` listens).
+``http://127.0.0.1:8000``, where ``cctx-research serve`` listens), naming it
+``CCTX_SOURCE`` and marking its data synthetic when ``CCTX_SYNTHETIC`` says so.
 Otherwise it starts the bundled synthetic sample in-process, on a free
 loopback port with the demo credentials, and says so with a
 :class:`~cctx_research.errors.SyntheticDataWarning` (shown by notebooks
@@ -88,6 +89,12 @@ def connect(
                 hint="connect(sample=True) uses the embedded synthetic sample instead",
             )
         overrides.setdefault("cache_dir", settings.cache_dir)
+        if settings.source is not None:
+            overrides.setdefault("source", settings.source)
+        if settings.synthetic:
+            overrides.setdefault("synthetic", True)
+        if settings.page_size is not None:
+            overrides.setdefault("page_size", settings.page_size)
         return Client(base_url, project_id, api_key, **overrides)
 
     for name in ("base_url", "project_id", "api_key"):

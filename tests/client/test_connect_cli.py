@@ -23,7 +23,15 @@ START, END = "2024-06-29", "2024-06-30T06:00Z"
 
 @pytest.fixture
 def env(monkeypatch, tmp_path):
-    for name in ("CCTX_API_KEY", "CCTX_PROJECT_ID", "CCTX_BASE_URL", "CI"):
+    for name in (
+        "CCTX_API_KEY",
+        "CCTX_PROJECT_ID",
+        "CCTX_BASE_URL",
+        "CCTX_SOURCE",
+        "CCTX_SYNTHETIC",
+        "CCTX_PAGE_SIZE",
+        "CI",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CCTX_CACHE_DIR", str(tmp_path / "envcache"))
     return monkeypatch
@@ -51,6 +59,29 @@ def test_connect_overrides_win(credentials, service, tmp_path):
         assert client.page_size == 7
     with pytest.raises(ValueError, match="sample"):
         connect(as_of="2024-07-01")
+
+
+def test_connect_names_and_marks_the_configured_service(credentials, service):
+    from cctx_research.provenance import is_synthetic
+
+    credentials.setenv("CCTX_SOURCE", "sample served on loopback")
+    credentials.setenv("CCTX_SYNTHETIC", "true")
+    credentials.setenv("CCTX_PAGE_SIZE", "250")
+    with connect(progress=False) as client:
+        assert client.source == "sample served on loopback"
+        assert client.page_size == 250
+        frame = client.mints(START, END)
+    assert is_synthetic(frame)
+    assert frame.attrs["cctx"]["source"] == "sample served on loopback"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("CCTX_SYNTHETIC", "maybe"), ("CCTX_PAGE_SIZE", "0")]
+)
+def test_bad_service_settings_say_what_to_set(credentials, name, value):
+    credentials.setenv(name, value)
+    with pytest.raises(ConfigError, match=name):
+        connect(progress=False)
 
 
 def test_connect_without_credentials_starts_the_sample(env, caplog):

@@ -1,0 +1,261 @@
+"""Serving the app: pick the data, start its service, run Voila until Ctrl-C.
+
+:func:`run` is what ``cctx-research dashboard`` does:
+
+1. **The data** (:func:`data_source`). ``data=PATH``: a ledger or transfers
+   file (what ``cctx-research serve --data`` accepts), served on a free
+   loopback port with a key made for this run. Otherwise, with
+   ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set: that service, as
+   configured. Otherwise: the bundled synthetic sample, built once and
+   served on loopback like a file.
+2. **The kernels' environment.** Each browser page runs ``app.ipynb`` in its
+   own kernel, which calls :func:`cctx_research.connect`; the ``CCTX_*``
+   variables set for the kernels point it at the service of step 1, name
+   the source (``CCTX_SOURCE``) and mark a synthetic one (``CCTX_SYNTHETIC``).
+   The key made for a run lives in the environment of this process and its
+   kernels only, never in a file or a log line.
+3. **Voila** serves the notebook at ``http://HOST:PORT/``, in this process.
+   The URL is announced once the port is bound. Ctrl-C (SIGINT) or SIGTERM
+   stops the server, shuts the kernels down and stops the service.
+
+Examples
+--------
+>>> from cctx_research.webapp.server import run
+>>> run(port=8866, on_ready=print)  # doctest: +SKIP
+http://127.0.0.1:8866/
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import DEMO_PROJECT_ID, Settings
+
+__all__ = ["NOTEBOOK", "DataSource", "check_port", "data_source", "run", "url"]
+
+logger = logging.getLogger(__name__)
+
+NOTEBOOK = Path(__file__).with_name("app.ipynb")
+"""The notebook Voila runs for each page."""
+
+_SAMPLE_SOURCE = "embedded synthetic sample (live)"
+# the local service answers pages of up to 1,000 rows (the interface's default is 100)
+_LOCAL_PAGE_SIZE = "1000"
+
+
+@dataclass
+class DataSource:
+    """Where the kernels get their data, and what to stop afterwards.
+
+    Attributes
+    ----------
+    description : str
+        For the log: what is served.
+    env : dict of str
+        ``CCTX_*`` variables for the kernels (empty: the configured service).
+    handle : ServerHandle or None
+        The loopback service started for the run, if any.
+    """
+
+    description: str
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    handle: Any = None
+
+    def close(self) -> None:
+        """Stop the loopback service, if one was started (idempotent)."""
+        if self.handle is not None:
+            self.handle.close()
+
+
+def _local(store: Any, *, source: str, synthetic: bool) -> DataSource:
+    from ..service.app import make_app
+    from ..service.server import start_in_background
+
+    key = secrets.token_urlsafe(24)
+    app = make_app(store, api_key=key, project_id=DEMO_PROJECT_ID, log_level=logging.DEBUG)
+    handle = start_in_background(app)
+    env = {
+        "CCTX_BASE_URL": handle.url,
+        "CCTX_PROJECT_ID": DEMO_PROJECT_ID,
+        "CCTX_API_KEY": key,
+        "CCTX_SOURCE": source,
+        "CCTX_SYNTHETIC": "1" if synthetic else "0",
+        "CCTX_PAGE_SIZE": _LOCAL_PAGE_SIZE,
+    }
+    return DataSource(f"{source}: {len(store):,} transfers at {handle.url}", env, handle)
+
+
+def data_source(data: str | Path | None = None, *, sample: bool = False) -> DataSource:
+    """Resolve what the app shows and start its loopback service when it needs one.
+
+    Parameters
+    ----------
+    data : path, optional
+        A Parquet or CSV file of kind ``"ledger"`` or ``"transfers"``.
+    sample : bool, default False
+        The bundled synthetic sample even when credentials are configured.
+
+    Returns
+    -------
+    DataSource
+        ``close()`` it when done.
+
+    Raises
+    ------
+    DataError
+        If ``data`` is missing or does not fit either kind.
+    ValueError
+        If both ``data`` and ``sample`` are given.
+    """
+    from ..provenance import is_synthetic
+    from ..service.loading import load_ledger
+    from ..service.store import Store
+
+    if data is not None:
+        if sample:
+            raise ValueError("pass either a data file or sample=True, not both")
+        path = Path(data).expanduser().resolve()
+        ledger = load_ledger(path)
+        stat = path.stat()
+        # size and modification time in the name: every cache key includes
+        # it, so an edited file is never answered from an older one's cache
+        source = f"data file {path} ({stat.st_size} bytes, modified {stat.st_mtime_ns})"
+        return _local(Store(ledger), source=source, synthetic=is_synthetic(ledger))
+    if not sample and Settings.from_env().has_credentials:
+        return DataSource(f"the configured service at {Settings.from_env().base_url}")
+    from ..service.sample import generate
+
+    # the same name as connect()'s live sample: the two share cached days
+    return _local(Store(generate()), source=_SAMPLE_SOURCE, synthetic=True)
+
+
+@contextlib.contextmanager
+def _environment(changes: Mapping[str, str]) -> Iterator[None]:
+    """Set variables for the kernels this process starts; restore them afterwards."""
+    saved = {name: os.environ.get(name) for name in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail early, with what to do, when ``host:port`` cannot be bound.
+
+    Raises
+    ------
+    ValueError
+        If ``port`` is not in 1..65535.
+    OSError
+        If the address is in use or cannot be bound.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port must be 1..65535, got {port!r}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise OSError(
+                exc.errno, f"cannot listen on {host}:{port} ({exc.strerror}); pass another --port"
+            ) from exc
+
+
+def _voila_app(on_ready: Callable[[str], None]) -> Any:
+    try:
+        import tornado.ioloop
+        from voila.app import Voila
+    except ImportError as exc:
+        raise ImportError(
+            "the dashboard app needs voila: pip install 'cctx-research[notebooks]'"
+        ) from exc
+
+    class _Voila(Voila):
+        def listen(self) -> None:
+            # Voila binds the port, then runs the loop until stopped; a
+            # callback queued now runs only once the port is bound.
+            tornado.ioloop.IOLoop.current().add_callback(lambda: on_ready(self.display_url))
+            super().listen()
+
+    return _Voila()
+
+
+def url(host: str, port: int) -> str:
+    """The app's address."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def run(
+    *,
+    data: str | Path | None = None,
+    sample: bool = False,
+    host: str = "127.0.0.1",
+    port: int = 8866,
+    log_level: str = "WARN",
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the app until Ctrl-C (SIGINT) or SIGTERM, then stop everything it started.
+
+    Parameters
+    ----------
+    data : path, optional
+        A ledger or transfers file to show (see :func:`data_source`).
+    sample : bool, default False
+        The synthetic sample even when credentials are configured.
+    host : str, default "127.0.0.1"
+    port : int, default 8866
+    log_level : str, default "WARN"
+        Voila's own log level.
+    on_ready : callable, optional
+        Called with the app's URL once it accepts connections.
+
+    Raises
+    ------
+    OSError
+        If the port cannot be bound.
+    DataError
+        If ``data`` cannot be read.
+    ImportError
+        Without the ``notebooks`` extra.
+    """
+    check_port(host, port)
+    if log_level != "DEBUG":
+        # one line per page request would bury what matters
+        logging.getLogger("tornado.access").setLevel(logging.WARNING)
+    address = url(host, port)
+    voila = _voila_app(lambda _shown: (on_ready or (lambda _u: None))(address))
+    source = data_source(data, sample=sample)
+    try:
+        logger.info("dashboard data: %s", source.description)
+        with _environment(source.env):
+            voila.initialize(
+                [
+                    str(NOTEBOOK),
+                    f"--Voila.ip={host}",
+                    f"--Voila.port={port}",
+                    "--Voila.port_retries=0",
+                    "--Voila.open_browser=False",
+                    f"--Voila.log_level={log_level}",
+                    # the page, not the notebook's code, is the app
+                    "--VoilaConfiguration.strip_sources=True",
+                ]
+            )
+            voila.start()  # returns after Ctrl-C/SIGTERM, with the kernels shut down
+    finally:
+        source.close()
+    logger.info("dashboard stopped")

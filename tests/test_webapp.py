@@ -1,0 +1,73 @@
+"""`cctx-research dashboard`: bad options, and a real run stopped with Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from cctx_research import cli
+
+pytest.importorskip("voila")
+psutil = pytest.importorskip("psutil")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_data_and_sample_together_are_refused(capsys):
+    assert cli.main(["dashboard", "--data", "x.parquet", "--sample"]) == 1
+    assert "--data or --sample" in capsys.readouterr().err
+
+
+def test_a_busy_port_says_pass_another(capsys):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert cli.main(["dashboard", "--port", str(port)]) == 1
+    assert "pass another --port" in capsys.readouterr().err
+
+
+def test_a_missing_data_file_is_a_one_line_error(tmp_path, capsys):
+    port = _free_port()
+    assert cli.main(["dashboard", "--port", str(port), "--data", str(tmp_path / "no.parquet")]) == 1
+    assert "no.parquet" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_serves_the_panels_and_stops_on_ctrl_c(tmp_path):
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
+    env["CCTX_CACHE_DIR"] = str(tmp_path / "cache")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=180).read().decode()
+        assert "application/vnd.jupyter.widget-view+json" in page
+        kernels = psutil.Process(proc.pid).children(recursive=True)
+        assert kernels, "the page should have started a kernel"
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        assert proc.wait(60) in (0, 130)
+        _gone, alive = psutil.wait_procs(kernels, timeout=10)
+        assert not alive, f"left running: {alive}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
