@@ -114,6 +114,21 @@ def _service(args: argparse.Namespace) -> dict[str, Any]:
 # serve
 
 
+def _add_listen_options(p: argparse.ArgumentParser, *, port: int) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=port, help=f"port to listen on ({port})")
+
+
+def _add_data_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="PATH",
+        help=f"files to {what}: anything `import` reads (an imported ledger, transfers, "
+        "event logs, Dune or XChainDataGen exports, a dataset directory; format detected)",
+    )
+
+
 def _add_serve(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "serve",
@@ -124,8 +139,7 @@ def _add_serve(subparsers: argparse._SubParsersAction) -> None:
             "the bundled synthetic sample."
         ),
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (8000)")
+    _add_listen_options(p, port=8000)
     p.add_argument(
         "--api-key",
         default=None,
@@ -136,13 +150,7 @@ def _add_serve(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="the project path segment (default: CCTX_PROJECT_ID, else the demo project id)",
     )
-    p.add_argument(
-        "--data",
-        default=None,
-        metavar="PATH",
-        help="files to serve instead of the sample: anything `import` reads (an imported "
-        "ledger, transfers, event logs, Dune or XChainDataGen exports; format detected)",
-    )
+    _add_data_option(p, "serve instead of the sample")
     p.add_argument(
         "--floor-times",
         action="store_true",
@@ -575,14 +583,8 @@ def _add_dashboard(subparsers: argparse._SubParsersAction) -> None:
             "CCTX_API_KEY and CCTX_PROJECT_ID are set, else the embedded synthetic sample."
         ),
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument("--port", type=int, default=8866, help="port to listen on (8866)")
-    p.add_argument(
-        "--data",
-        default=None,
-        metavar="PATH",
-        help="Parquet or CSV file of kind 'ledger' or 'transfers' to show instead",
-    )
+    _add_listen_options(p, port=8866)
+    _add_data_option(p, "show instead of the sample")
     p.add_argument(
         "--sample",
         action="store_true",

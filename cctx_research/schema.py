@@ -48,6 +48,7 @@ from .errors import DataError
 from .provenance import Provenance
 
 __all__ = [
+    "ADDRESS_COLUMNS",
     "KINDS",
     "LEDGER_PAIRING",
     "LEDGER_V2",
@@ -181,6 +182,15 @@ file). A ``mint_only`` row has a null burn side: ``burn_timestamp`` NaT,
 """
 
 _OPTIONAL: dict[str, tuple[str, ...]] = {"ledger": (*LEDGER_V2, "pairing")}
+
+ADDRESS_COLUMNS: tuple[str, ...] = (
+    "message_sender",
+    "mint_recipient",
+    "burn_token",
+    "destination_caller",
+    "destination_token_messenger",
+)
+"""The address columns of the ``transfers`` and ``ledger`` kinds."""
 
 KINDS: dict[str, dict[str, Any]] = {
     "transfers": _TRANSFERS,

@@ -48,13 +48,7 @@ TRANSFERS_NEEDS: tuple[str, ...] = (
 )
 """Columns a ``"transfers"`` table must have (``amount`` may stand in for ``amount_raw``)."""
 
-_ADDRESSES = (
-    "message_sender",
-    "mint_recipient",
-    "burn_token",
-    "destination_caller",
-    "destination_token_messenger",
-)
+_ADDRESSES = schema.ADDRESS_COLUMNS
 
 
 def missing(columns: pd.Index) -> dict[str, list[str]]:

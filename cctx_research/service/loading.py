@@ -31,13 +31,7 @@ __all__ = ["for_service", "load_ledger", "to_ledger"]
 logger = logging.getLogger(__name__)
 
 ZERO_ADDRESS = "0x" + "0" * 40
-_ADDRESSES = (
-    "message_sender",
-    "mint_recipient",
-    "burn_token",
-    "destination_caller",
-    "destination_token_messenger",
-)
+_ADDRESSES = schema.ADDRESS_COLUMNS
 
 
 def to_ledger(frame: pd.DataFrame) -> pd.DataFrame:
