@@ -31,7 +31,6 @@ import json
 import logging
 import math
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -59,8 +58,6 @@ __all__ = ["Client"]
 
 logger = logging.getLogger(__name__)
 
-_HEX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
-_BASE58 = re.compile(r"^[1-9A-HJ-NP-Za-km-z]{32,128}$")
 
 
 class _Cancelled(Exception):
@@ -626,7 +623,9 @@ class Client:
         Parameters
         ----------
         address : str
-            An EVM address, 20-byte or bytes32-padded ``0x`` hex, any case.
+            An address in its chain's own format (EVM ``0x`` hex, Solana
+            base58, Noble ``noble1...``, Sui/Aptos ``0x`` + 64 hex) or the
+            interface's bytes32 form; it goes on the wire as bytes32.
         start, end : time-like, optional
             The half-open window. Default: the last day.
 
@@ -640,6 +639,7 @@ class Client:
         >>> client.received("0x" + "ab" * 20, "2024-06-01", "2024-06-08")  # doctest: +SKIP
         """
         norm = addressing.normalize_address(address)
+        wire = addressing.to_bytes32(norm)
         start_ts, end_ts = self._window(start, end)
         fetched_at = pd.Timestamp.now(tz="UTC")
         decimals = self.decimals
@@ -647,7 +647,7 @@ class Client:
             operation="transactions-address-recipient",
             kind="received",
             id_column="transfer_id",
-            body={"address": norm},
+            body={"address": wire},
             records=lambda body: body["transactions"],
             check=parse.check_received,
             parse=lambda recs: parse.received(recs, address=norm, decimals=decimals),
@@ -672,7 +672,8 @@ class Client:
         Parameters
         ----------
         tx_hash : str
-            ``0x`` followed by 64 hex digits (any case), or a base58 signature.
+            ``0x`` followed by 64 hex digits (any case), a Solana signature
+            (base58) or a Noble hash (64 hex digits).
 
         Returns
         -------
@@ -685,14 +686,7 @@ class Client:
             No transaction has this hash.
         """
         _check_type(tx_hash, str, "tx_hash", "a str such as '0x' followed by 64 hex digits")
-        text = tx_hash.strip()
-        if _HEX_HASH.match(text):
-            text = text.lower()
-        elif not _BASE58.match(text):
-            raise ValueError(
-                f"tx_hash must be '0x' followed by 64 hex digits (or a base58 signature), "
-                f"got {tx_hash!r}"
-            )
+        text = addressing.normalize_hash(tx_hash, name="tx_hash")
         fetched_at = pd.Timestamp.now(tz="UTC")
         stats = RequestStats()
         answer = self._post(
