@@ -44,6 +44,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -336,8 +337,8 @@ def _row_formats(values: Any, n: int) -> pd.Series:
     if len(column) != n:
         raise ValueError(f"chains has {len(column)} rows for {n} addresses; pass one per row")
     codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
-    table = [None if pd.isna(u) else _safe_format(u) for u in uniques] + [None]
-    return pd.Series([table[c] for c in codes], dtype=object)
+    table = np.array([None if pd.isna(u) else _safe_format(u) for u in uniques] + [None])
+    return pd.Series(table[codes], dtype=object)
 
 
 def _safe_format(chain: Any) -> str | None:

@@ -481,7 +481,12 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--destination", nargs="+", default=None, metavar="CHAIN", help="mints: destination chains"
     )
-    p.add_argument("--address", default=None, help="received: the recipient address")
+    p.add_argument(
+        "--address",
+        default=None,
+        help="received: the recipient address, in its chain's own format "
+        "(0x hex, Solana base58, noble1...)",
+    )
     p.add_argument("--tx-hash", default=None, help="transaction: the transaction hash")
     p.add_argument("--freq", default="1D", help="volume-history: bucket length (1D)")
     p.add_argument("--limit", type=int, default=100, help="top-senders: how many (100)")

@@ -440,7 +440,9 @@ class AddressExplorer(_Panel):
     Attributes
     ----------
     address : ipywidgets.Text
-        ``0x`` + 40 hex digits (or bytes32-padded 64); acts on Enter.
+        An address in its chain's own format (EVM ``0x`` + 40 hex digits,
+        Solana base58, Noble ``noble1...``, Sui/Aptos ``0x`` + 64) or the
+        bytes32 form; acts on Enter.
     start, end : ipywidgets.DatePicker
     profile : AddressProfile or None
         The last profile shown.
@@ -459,7 +461,7 @@ class AddressExplorer(_Panel):
         d_start, d_end = _default_dates(days)
         self.address = w.Text(
             value="",
-            placeholder="0x followed by 40 hex digits",
+            placeholder="0x… (EVM, Sui, Aptos), base58 (Solana) or noble1…",
             description="Address",
             continuous_update=False,
             layout=w.Layout(width="36em"),

@@ -246,6 +246,19 @@ def test_address_explorer_shows_profile_and_activity(client: Any, example: dict)
     assert "base58" in ex.status.value  # every accepted format is named
 
 
+@pytest.mark.parametrize("chain", ["solana", "noble"])
+def test_address_explorer_takes_a_non_evm_chains_own_format(client: Any, chain: str) -> None:
+    start, end = pd.Timestamp(DAY1, tz="UTC"), pd.Timestamp(DAY3, tz="UTC")
+    frame = client.mints(start, end, destination=chain)
+    address = frame["mint_recipient"].iloc[0]
+    assert not address.startswith("0x")  # base58 / noble1...
+    ex = widgets.address_explorer(client, start=DAY1, end=DAY3)
+    ex.address.value = address
+    assert ex.error is None, ex.status.value
+    assert ex.profile.address == address
+    assert ex.profile.transfers >= 1
+
+
 def test_address_explorer_unknown_address(client: Any) -> None:
     ex = widgets.address_explorer(client, address="0x" + "00" * 19 + "01", start=DAY1, end=DAY2)
     assert ex.error is None, ex.status.value

@@ -432,8 +432,9 @@ def profile(
     Parameters
     ----------
     address : str
-        ``0x`` + 40 hex digits, or a bytes32-padded ``0x`` + 64 hex digits,
-        in any case.
+        In its chain's own format (EVM ``0x`` + 40 hex digits, Solana
+        base58, Noble ``noble1...``, Sui/Aptos ``0x`` + 64 hex) or the
+        interface's bytes32 form; hex in any case.
     transfers : pandas.DataFrame, optional
         A canonical ``"transfers"`` frame.
     client : cctx_research Client, optional

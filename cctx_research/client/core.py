@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -46,8 +45,6 @@ __all__ = ["Client"]
 
 logger = logging.getLogger(__name__)
 
-_HEX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
-_BASE58 = re.compile(r"^[1-9A-HJ-NP-Za-km-z]{32,128}$")
 
 _Result = TypeVar("_Result", pd.DataFrame, pd.Series)
 
@@ -386,7 +383,9 @@ class Client:
         Parameters
         ----------
         address : str
-            An EVM address, 20-byte or bytes32-padded ``0x`` hex, any case.
+            An address in its chain's own format (EVM ``0x`` hex, Solana
+            base58, Noble ``noble1...``, Sui/Aptos ``0x`` + 64 hex) or the
+            interface's bytes32 form; it goes on the wire as bytes32.
         start, end : time-like, optional
             The half-open window. Default: the last day.
 
@@ -400,13 +399,14 @@ class Client:
         >>> client.received("0x" + "ab" * 20, "2024-06-01", "2024-06-08")  # doctest: +SKIP
         """
         norm = addressing.normalize_address(address)
+        wire = addressing.to_bytes32(norm)
         start_ts, end_ts = self._window(start, end)
         decimals = self.decimals
         spec = Listing(
             operation="transactions-address-recipient",
             kind="received",
             id_column="transfer_id",
-            body={"address": norm},
+            body={"address": wire},
             records=lambda body: body["transactions"],
             check=parse.check_received,
             parse=lambda recs: parse.received(recs, address=norm, decimals=decimals),
@@ -426,7 +426,8 @@ class Client:
         Parameters
         ----------
         tx_hash : str
-            ``0x`` followed by 64 hex digits (any case), or a base58 signature.
+            ``0x`` followed by 64 hex digits (any case), a Solana signature
+            (base58) or a Noble hash (64 hex digits).
 
         Returns
         -------
@@ -439,14 +440,7 @@ class Client:
             No transaction has this hash.
         """
         check_type(tx_hash, str, "tx_hash", "a str such as '0x' followed by 64 hex digits")
-        text = tx_hash.strip()
-        if _HEX_HASH.match(text):
-            text = text.lower()
-        elif not _BASE58.match(text):
-            raise ValueError(
-                f"tx_hash must be '0x' followed by 64 hex digits (or a base58 signature), "
-                f"got {tx_hash!r}"
-            )
+        text = addressing.normalize_hash(tx_hash, name="tx_hash")
 
         def fetch(call: Call) -> pd.Series:
             answer = self._post(

@@ -196,9 +196,20 @@ def timestamps(values: Sequence[Any], *, name: str = "timestamp") -> pd.Datetime
     return pd.DatetimeIndex(ns.astype("datetime64[ns]")).tz_localize("UTC")
 
 
-def addresses(values: Sequence[Any]) -> pd.Series:
-    """Addresses in their canonical spelling (see :mod:`cctx_research.addressing`)."""
-    return canonical_addresses(values)
+def addresses(values: Sequence[Any], chains: Any = None) -> pd.Series:
+    """Addresses in their chain's own spelling (see :mod:`cctx_research.addressing`).
+
+    ``chains`` gives each row's chain (domain ids); without it, hex is only
+    made canonical.
+    """
+    return canonical_addresses(values, chains)
+
+
+def tx_hashes(values: Sequence[Any]) -> pd.Series:
+    """Transaction hashes: ``0x`` hex in lower case; others (base58, Cosmos) as given."""
+    text = _strings(values)
+    is_hex = text.str.startswith("0x").fillna(False)
+    return text.where(~is_hex, text.str.lower())
 
 
 def _ints(values: Sequence[Any], *, name: str) -> np.ndarray:
@@ -303,12 +314,13 @@ def _summary_columns(records: Sequence[dict[str, Any]], decimals: int) -> dict[s
         "destination_domain": dst,
         "source_chain": chain_names_from_domains(src),
         "destination_chain": chain_names_from_domains(dst),
-        "mint_recipient": addresses(_column(records, "mintRecipient")).array,
-        "message_sender": addresses(_column(records, "messageSender")).array,
-        "burn_token": addresses(_column(records, "burnToken")).array,
-        "destination_caller": addresses(_column(records, "destinationCaller")).array,
+        # bytes32 on the wire -> the format of the chain each address lives on
+        "mint_recipient": addresses(_column(records, "mintRecipient"), dst).array,
+        "message_sender": addresses(_column(records, "messageSender"), src).array,
+        "burn_token": addresses(_column(records, "burnToken"), src).array,
+        "destination_caller": addresses(_column(records, "destinationCaller"), dst).array,
         "destination_token_messenger": addresses(
-            _column(records, "detinationTokenMessenger", "destinationTokenMessenger")
+            _column(records, "detinationTokenMessenger", "destinationTokenMessenger"), dst
         ).array,
     }
 
@@ -333,7 +345,7 @@ def transaction(body: dict[str, Any], *, decimals: int = 6) -> pd.DataFrame:
     block = tx.get("blockNumber")
     frame = pd.DataFrame(
         {
-            "tx_hash": _strings([tx.get("transactionHash")]).str.lower().array,
+            "tx_hash": tx_hashes([tx.get("transactionHash")]).array,
             "transaction_type": _strings([body.get("transactionType")]).array,
             **{k: _plain(v) for k, v in cols.items()},
             "block_number": _ints([block if block is not None else -1], name="blockNumber"),
@@ -354,7 +366,7 @@ def received(items: Sequence[dict[str, Any]], *, address: str, decimals: int = 6
     frame = pd.DataFrame(
         {
             "transfer_id": _strings(_column(items, "id", required=True)).array,
-            "tx_hash": _strings(_column(items, "transactionHash")).str.lower().array,
+            "tx_hash": tx_hashes(_column(items, "transactionHash")).array,
             "transaction_type": _strings(_column(items, "transactionType")).array,
             "timestamp": timestamps(_column(items, "timestamp", required=True)),
             "amount": _scale(raw, decimals),

@@ -16,7 +16,7 @@ from cctx_research.client.progress import wanted
 from cctx_research.config import DEMO_PROJECT_ID
 from cctx_research.errors import ConfigError, SyntheticDataWarning
 
-from .conftest import API_KEY, PROJECT_ID, ids, mints_in
+from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
 
 START, END = "2024-06-29", "2024-06-30T06:00Z"
 
@@ -211,6 +211,20 @@ def test_fetch_transaction_and_received(credentials, ledger, tmp_path, capsys):
         capsys,
     )
     assert code == 0, err
+
+
+@pytest.mark.parametrize("domain", [5, 4])
+def test_fetch_received_takes_a_non_evm_address(credentials, ledger, tmp_path, capsys, domain):
+    rows = ledger[(ledger["destination_domain"] == domain) & (ledger["mint_timestamp"] <= AS_OF)]
+    address = rows["mint_recipient"].iloc[0]  # Solana base58 / Noble bech32
+    out = tmp_path / "r.csv"
+    argv = ["fetch", "received", "--address", address, "--start", "2024-06-20", "--end", END]
+    code, _, err = run([*argv, "--out", str(out)], capsys)
+    assert code == 0, err
+    got = pd.read_csv(out)
+    want = ledger[(ledger["mint_recipient"] == address) & (ledger["burn_timestamp"] <= AS_OF)]
+    assert sorted(got["transfer_id"]) == sorted(want["transfer_id"])
+    assert (got["address"] == address).all()
 
 
 @pytest.mark.parametrize(

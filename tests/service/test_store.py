@@ -316,3 +316,58 @@ def test_ties_in_time_are_ordered_by_id_not_by_burn_order():
     assert [i["transactionType"] for i in items] == ["burn"] * 3 + ["mint"] * 3
     mints = flatten(store.mints(t0, CLOCK_S))
     assert [t["id"] for t in mints] == ["1_1_8453", "2_1_8453", "3_1_8453"]
+
+
+# --------------------------------------------------------------------------
+# non-EVM chains: addresses in any chain's format, hashes that are not 0x hex
+
+
+@pytest.fixture(scope="module")
+def mixed_store():
+    from cctx_research.service.sample import generate
+
+    ledger = generate("2024-07-01", days=3, per_day=400, seed=5)
+    return ledger, Store(ledger, clock="2024-07-01")
+
+
+def test_recipients_in_their_chains_format_or_bytes32(mixed_store):
+    from cctx_research import addressing
+    from cctx_research.service.fields import parse_request
+
+    ledger, store = mixed_store
+    for domain in (5, 4):
+        address = ledger.loc[ledger["destination_domain"] == domain, "mint_recipient"].iloc[0]
+        want = ledger[ledger["mint_recipient"] == address]
+        got = store.received(address, 0, 2**40, limit=1000)
+        assert got["totalTransactions"] == len(want) > 0
+        assert got["address"] == addressing.from_bytes32(addressing.to_bytes32(address), None)
+        assert store.received(addressing.to_bytes32(address), 0, 2**40, limit=1000) == got
+        # the interface's field check accepts the chain's own format too
+        assert parse_request("transactions-address-recipient", {"address": address})
+    with pytest.raises(ValueError, match="noble: bech32"):
+        store.received("noble1qqqq", 0, 2**40)
+
+
+def test_hashes_that_are_not_hex_are_found(mixed_store):
+    ledger, store = mixed_store
+    sol = ledger[(ledger["source_domain"] == 5) & ledger["mint_timestamp"].notna()].iloc[0]
+    found = store.transaction(sol["burn_tx_hash"])
+    assert found["transactionType"] == "burn"
+    assert found["transaction"]["transactionHash"] == sol["burn_tx_hash"]
+    assert found["transaction"]["id"] == sol["transfer_id"]
+    noble = ledger[(ledger["destination_domain"] == 4) & ledger["mint_timestamp"].notna()]
+    row = noble[noble["mint_timestamp"] <= pd.Timestamp("2024-07-01", tz="UTC")].iloc[0]
+    for spelling in (row["mint_tx_hash"], row["mint_tx_hash"].lower()):
+        found = store.transaction(spelling)
+        assert found["transactionType"] == "mint"
+        assert found["transaction"]["transactionHash"] == row["mint_tx_hash"]
+    with pytest.raises(NotFoundError):
+        store.transaction(sol["burn_tx_hash"][:-2] + "11")
+
+
+def test_a_ledger_with_a_malformed_hash_is_refused(mixed_store):
+    ledger, _ = mixed_store
+    bad = ledger.copy()
+    bad.loc[bad.index[0], "burn_tx_hash"] = "not-a-hash"
+    with pytest.raises(DataError, match="not a transaction hash"):
+        Store(bad)
