@@ -623,12 +623,40 @@ def _run_dashboard(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------
 # the command
 
+# --------------------------------------------------------------------------
+# export-notebook
+
+
+def _add_export_notebook(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "export-notebook",
+        help="run a notebook and write it as one HTML file whose widgets work offline",
+        description=(
+            "Execute NOTEBOOK in a Jupyter kernel and write it as one self-contained HTML "
+            "file: figures embedded, the widget manager inline, nothing fetched when it "
+            "is opened."
+        ),
+    )
+    p.add_argument("notebook", metavar="NOTEBOOK", help="the .ipynb file")
+    p.add_argument("--out", required=True, metavar="FILE", help="the .html file to write")
+    p.add_argument("--no-execute", action="store_true", help="export the notebook as stored")
+    p.set_defaults(func=_run_export_notebook)
+
+
+def _run_export_notebook(args: argparse.Namespace) -> int:
+    from .notebook_export import export_notebook
+
+    print(export_notebook(args.notebook, args.out, execute=not args.no_execute))
+    return 0
+
+
 _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_serve,
     _add_report,
     _add_fetch,
     _add_import,
     _add_dashboard,
+    _add_export_notebook,
 ]
 
 
