@@ -78,12 +78,16 @@ class Inputs:
         rcpt_codes, rcpt_uniques = pd.factorize(ledger["mint_recipient"].iloc[order], sort=True)
         self.rcpt_rows = np.argsort(rcpt_codes, kind="stable")
         self.rcpt_off = np.concatenate([[0], np.cumsum(np.bincount(rcpt_codes))])
-        hashes = ledger["burn_tx_hash"].to_numpy(dtype=object)
+        # the raw baseline indexes 0x hex hashes; the sample's Solana and Noble
+        # hashes (not hex) take the store's dictionary path and are left out here
+        burns = ledger["burn_tx_hash"]
+        hashes = burns[burns.str.startswith("0x")].to_numpy(dtype=object)
         self.p_sorted = np.sort(np.array([int(h[2:18], 16) for h in hashes], dtype=np.uint64))
 
         n_hash = 2000
-        pick = rng.integers(0, len(ledger), n_hash)
-        mints = ledger["mint_tx_hash"].dropna().to_numpy(dtype=object)
+        pick = rng.integers(0, len(hashes), n_hash)
+        mints = ledger["mint_tx_hash"].dropna()
+        mints = mints[mints.str.startswith("0x")].to_numpy(dtype=object)
         self.hashes = [hashes[k] if i % 2 else mints[k % len(mints)] for i, k in enumerate(pick)]
         self.hash_prefix = np.array([int(h[2:18], 16) for h in self.hashes], dtype=np.uint64)
         self.recipients = ledger["mint_recipient"].to_numpy(dtype=object)[
