@@ -328,11 +328,12 @@ def synthetic_banner(
     >>> "Synthetic data" in synthetic_banner()
     True
     """
-    what = escape(source or "the bundled synthetic sample")
+    what = escape(source or "bundled synthetic sample")
     ident = f' id="{escape(element_id)}"' if element_id else ""
     return (
         f'<div class="banner" role="note"{ident} style="{_BANNER_STYLE}">'
-        f"Synthetic data: {escape(subject)} built on the {what}, not on real CCTP transfers. "
+        f"Synthetic data: {escape(subject)} built on the {what.removeprefix('the ')}, "
+        "not on real CCTP transfers. "
         "Set CCTX_API_KEY and CCTX_PROJECT_ID to use the real service.</div>"
     )
 
