@@ -28,6 +28,7 @@ http://127.0.0.1:8866/
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import os
 import secrets
@@ -127,7 +128,11 @@ def data_source(data: str | Path | None = None, *, sample: bool = False) -> Data
         stat = path.stat()
         # size and modification time in the name: every cache key includes
         # it, so an edited file is never answered from an older one's cache
-        source = f"data file {path} ({stat.st_size} bytes, modified {stat.st_mtime_ns})"
+        modified = dt.datetime.fromtimestamp(stat.st_mtime_ns / 1e9, dt.timezone.utc)
+        source = (
+            f"data file {path} ({stat.st_size} bytes, "
+            f"modified {modified:%Y-%m-%d %H:%M:%S.%f} UTC)"
+        )
         return _local(Store(ledger), source=source, synthetic=is_synthetic(ledger))
     if not sample and Settings.from_env().has_credentials:
         return DataSource(f"the configured service at {Settings.from_env().base_url}")
