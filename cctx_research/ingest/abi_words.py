@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from cctx_research.ingest.hexcodec import bytes_to_hex
 
-__all__ = ["address_word", "be_uint", "hex_words", "uint256_text", "uint_word"]
+__all__ = ["address_word", "be_uint", "bytes32_address", "hex_words", "uint256_text", "uint_word"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -62,6 +62,30 @@ def address_word(words: np.ndarray) -> tuple[pa.Array, np.ndarray]:
 def hex_words(words: np.ndarray) -> pa.Array:
     """Each row as ``0x`` + lowercase hex (``bytes32`` values: 64 digits)."""
     return bytes_to_hex(np.ascontiguousarray(words))
+
+
+def bytes32_address(words: np.ndarray) -> pa.Array:
+    """Bytes32 address words spelled canonically: EVM-padded rows as 20 bytes, others all 32.
+
+    The spelling of :func:`cctx_research.addressing.canonical_addresses` with
+    no chain (``0x`` + lowercase hex), decided on the bytes, so no text is
+    made only to be cut.
+
+    >>> w = np.zeros((2, 32), dtype=np.uint8); w[:, 31] = 1; w[1, 0] = 2
+    >>> [len(s) for s in bytes32_address(w).to_pylist()]
+    [42, 66]
+    """
+    padded = ~words[:, :12].any(axis=1)
+    if padded.all():
+        return bytes_to_hex(np.ascontiguousarray(words[:, 12:]))
+    if not padded.any():
+        return hex_words(words)
+    short = bytes_to_hex(np.ascontiguousarray(words[padded, 12:]))
+    full = bytes_to_hex(np.ascontiguousarray(words[~padded]))
+    order = np.empty(len(words), dtype=np.int64)
+    order[padded] = np.arange(len(short))
+    order[~padded] = len(short) + np.arange(len(full))
+    return pa.concat_arrays([short, full]).take(pa.array(order))
 
 
 def uint256_text(word: np.ndarray) -> str:

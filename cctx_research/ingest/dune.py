@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 
 from .. import chains, schema
-from ..addressing import canonical_addresses
 from ..errors import DataError
 from .formats import Parts
 from .values import Rows
@@ -257,11 +256,7 @@ def _bodies(text: pd.Series, version: int) -> pd.DataFrame:
     decoded = decode_message(
         column.buffer, column.text, column.starts, column.lengths, reasons, body_version=version
     )
-    out = pd.DataFrame({k: pd.Series(v).reset_index(drop=True) for k, v in decoded.items()})
-    for name in ("burn_token", "mint_recipient", "message_sender"):
-        if name in out.columns:
-            out[name] = canonical_addresses(out[name].array).array
-    return out
+    return pd.DataFrame({k: pd.Series(v).reset_index(drop=True) for k, v in decoded.items()})
 
 
 _READERS: dict[str, Callable[..., Rows]] = {

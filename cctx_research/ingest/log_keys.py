@@ -27,10 +27,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from cctx_research import chains, schema
-from cctx_research.ingest.rows import column
+from cctx_research.ingest.hexcodec import _strings, take_rows
+from cctx_research.ingest.rows import column, string_column
 
 __all__ = ["chain_columns", "duplicates", "resolve_chain", "timestamps"]
 
@@ -50,31 +52,45 @@ def resolve_chain(value: Any) -> tuple[str | None, int | None]:
     return known.get(domain), domain
 
 
+def _codes(values: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Dictionary codes of a string column (-1 for missing) and its distinct values."""
+    encoded = pc.dictionary_encode(column(values))
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
+
+
 def chain_columns(frame: pd.DataFrame, chain: Any) -> tuple[pd.Series, pd.Series]:
     """Per row: EVM chain id (string or <NA>) and CCTP domain (Int64 or <NA>).
 
     A row's own ``chain_id`` (cryo) wins; else ``chain``: a name, ``"domain-N"``,
     an EVM chain id, or a mapping from ``source_file`` to one of those.
+    Decided once per distinct (chain id, file) pair, then spread over the rows.
     """
-    chain_id = frame["chain_id"].astype(schema.STRING)
-    if chain is not None:
-        if isinstance(chain, Mapping):
-            given = {str(k): resolve_chain(v)[0] for k, v in chain.items()}
-            domains = {str(k): resolve_chain(v)[1] for k, v in chain.items()}
-            fill = frame["source_file"].map(given)
-            fill_domain = frame["source_file"].map(domains)
-        else:
-            cid, dom = resolve_chain(chain)
-            fill = pd.Series(cid, index=frame.index, dtype=object)
-            fill_domain = pd.Series(dom, index=frame.index, dtype=object)
-        missing = chain_id.isna()
-        chain_id = chain_id.where(~missing, fill.astype(schema.STRING))
+    own, own_values = _codes(frame["chain_id"])
+    files, file_values = _codes(frame["source_file"])
+    if chain is None:
+        given: dict[Any, tuple[str | None, int | None]] = {}
+    elif isinstance(chain, Mapping):
+        given = {str(k): resolve_chain(v) for k, v in chain.items()}
     else:
-        fill_domain = pd.Series(None, index=frame.index, dtype=object)
-    lookup = {v: chains.domain_from_chain_id(v) for v in chain_id.dropna().unique()}
-    domain = chain_id.map(lookup).astype(object)
-    domain = domain.where(domain.notna(), fill_domain)
-    return chain_id, domain.astype(schema.NULLABLE_INT)
+        given = dict.fromkeys(file_values, resolve_chain(chain))
+        given[None] = given.get(None, resolve_chain(chain))
+    pair = (own + 1) * (len(file_values) + 1) + (files + 1)
+    used, rows = np.unique(pair, return_inverse=True)
+    ids: list[str | None] = []
+    domains: list[int | None] = []
+    for key in used.tolist():
+        o, f = divmod(key, len(file_values) + 1)
+        fill_id, fill_domain = given.get(file_values[f - 1] if f else None, (None, None))
+        chain_id = own_values[o - 1] if o else fill_id
+        found = chains.domain_from_chain_id(chain_id) if chain_id is not None else None
+        ids.append(chain_id)
+        domains.append(found if found is not None else fill_domain)
+    chain_id = string_column(pa.array(ids, pa.large_string()).take(pa.array(rows)))
+    domain = pd.array(domains, dtype=schema.NULLABLE_INT).take(rows)
+    return chain_id.set_axis(frame.index), pd.Series(domain, index=frame.index)
 
 
 def timestamps(frame: pd.DataFrame, chain_id: pd.Series, blocks: pd.DataFrame | None) -> pd.Series:
@@ -108,18 +124,41 @@ def timestamps(frame: pd.DataFrame, chain_id: pd.Series, blocks: pd.DataFrame | 
 
 
 def duplicates(frame: pd.DataFrame, chain_id: pd.Series) -> np.ndarray:
-    """Rows whose (chain, tx hash, log index) an earlier row already had."""
-    if frame.empty:
+    """Rows whose (chain, tx hash, log index) an earlier row already had.
+
+    A 64-bit key folded from the hash's 64 digits (case folded), the chain
+    and the log index finds the few rows that might repeat; only those (and
+    hashes that are not 0x + 64 digits) are compared exactly, on the whole
+    lowercased hash.
+    """
+    n = len(frame)
+    if n == 0:
         return np.zeros(0, dtype=bool)
-    tx = pc.dictionary_encode(pc.ascii_lower(column(frame["tx_hash"]))).indices
-    chain = pc.dictionary_encode(column(chain_id)).indices
-    codes = [
-        pc.fill_null(tx, -1).to_numpy(zero_copy_only=False).astype(np.int64),
-        pc.fill_null(chain, -1).to_numpy(zero_copy_only=False).astype(np.int64),
-        frame["log_index"].fillna(-1).to_numpy(dtype=np.int64),
-    ]
-    spans = [int(c.max()) + 2 for c in codes]
-    if np.prod([float(x) for x in spans]) < 2**62:
-        key = (codes[0] + 1) * spans[1] * spans[2] + (codes[1] + 1) * spans[2] + codes[2] + 1
-        return pd.Series(key).duplicated().to_numpy()
-    return pd.DataFrame(codes).T.duplicated().to_numpy()
+    tx = _strings(column(frame["tx_hash"]))
+    offsets = np.frombuffer(tx.buffers()[1], dtype=np.int64)[tx.offset : tx.offset + n + 1]
+    hashes = (np.diff(offsets) == 66) & np.asarray(tx.is_valid(), dtype=bool)
+    key = np.zeros(n, dtype=np.uint64)
+    if hashes.any():
+        chars = np.frombuffer(tx.buffers()[2], dtype=np.uint8)
+        words = (take_rows(chars, offsets[:-1][hashes] + 2, 64) | np.uint8(0x20)).view("<u8")
+        folded = np.zeros(len(words), dtype=np.uint64)
+        for j in range(words.shape[1]):
+            folded = (folded ^ words[:, j]) * np.uint64(0x9E3779B97F4A7C15)
+        key[hashes] = folded
+    chain, _ = _codes(chain_id)
+    index = frame["log_index"].fillna(-1).to_numpy(dtype=np.int64)
+    key ^= (chain.astype(np.uint64) + np.uint64(1)) * np.uint64(0xC2B2AE3D27D4EB4F)
+    key ^= index.astype(np.uint64) * np.uint64(0x165667B19E3779F9)
+    maybe = pd.Series(key).duplicated(keep=False).to_numpy() | ~hashes
+    out = np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(maybe)
+    if len(rows):
+        exact = pd.DataFrame(
+            {
+                "tx": pc.ascii_lower(tx.take(pa.array(rows))).to_numpy(zero_copy_only=False),
+                "chain": chain[rows],
+                "index": index[rows],
+            }
+        )
+        out[rows] = exact.duplicated().to_numpy()
+    return out

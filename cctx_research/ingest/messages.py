@@ -31,7 +31,13 @@ import pandas as pd
 
 from cctx_research import schema
 from cctx_research.ingest import events as ev
-from cctx_research.ingest.abi_words import be_uint, hex_words, uint256_text, uint_word
+from cctx_research.ingest.abi_words import (
+    be_uint,
+    bytes32_address,
+    hex_words,
+    uint256_text,
+    uint_word,
+)
 from cctx_research.ingest.hexcodec import hex_slices, take_rows
 from cctx_research.ingest.rows import Reasons, nullable, string_column
 
@@ -67,14 +73,16 @@ def _take(buffer: np.ndarray, starts: np.ndarray, offset: int, width: int) -> np
 def _fields(
     buffer: np.ndarray, starts: np.ndarray, layout: ev.Layout, rows: np.ndarray, m: int
 ) -> dict[str, np.ndarray]:
-    """Each field of ``layout`` as an ``(m, length)`` matrix, filled for ``rows`` only."""
-    out = {}
-    for f in layout.fields:
-        matrix = np.zeros((m, f.length), dtype=np.uint8)
-        if len(rows):
-            matrix[rows] = _take(buffer, starts[rows], f.offset, f.length)
-        out[f.name] = matrix
-    return out
+    """Each field of ``layout`` as an ``(m, length)`` matrix, filled for ``rows`` only.
+
+    The fixed part is gathered once, whole, and the fields are views of it.
+    """
+    fixed = np.zeros((m, layout.body_offset), dtype=np.uint8)
+    if len(rows) == m:
+        fixed = _take(buffer, starts, 0, layout.body_offset)
+    elif len(rows):
+        fixed[rows] = _take(buffer, starts[rows], 0, layout.body_offset)
+    return {f.name: fixed[:, f.offset : f.offset + f.length] for f in layout.fields}
 
 
 def _body(
@@ -99,7 +107,7 @@ def _body(
     burn = v1 | v2
     cols: dict[str, Any] = {}
     for name in ("burnToken", "mintRecipient", "messageSender"):
-        cols[_BODY_NAMES[name]] = string_column(hex_words(words[name])).where(burn)
+        cols[_BODY_NAMES[name]] = string_column(bytes32_address(words[name])).where(burn)
     for name in ("amount", "maxFee", "feeExecuted", "expirationBlock"):
         present = burn if name == "amount" else v2
         values, fits = uint_word(words[name], 256)
@@ -176,7 +184,7 @@ def decode_message(
         ("recipient", "recipient"),
         ("destinationCaller", "destination_caller"),
     ):
-        cols[out] = string_column(hex_words(np.where(v2[:, None], h2[name], h1[name])))
+        cols[out] = string_column(bytes32_address(np.where(v2[:, None], h2[name], h1[name])))
     for name, out in (
         ("minFinalityThreshold", "min_finality_threshold"),
         ("finalityThresholdExecuted", "finality_threshold_executed"),

@@ -12,17 +12,13 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from cctx_research import schema
 
-from ..addressing import canonical_addresses
-
-__all__ = ["Reasons", "canonical", "column", "int_column", "nullable", "string_column"]
+__all__ = ["Reasons", "column", "int_column", "nullable", "string_column"]
 
 
 class Reasons:
@@ -65,8 +61,3 @@ def int_column(series: pd.Series) -> np.ndarray:
 def nullable(values: np.ndarray, present: np.ndarray) -> pd.arrays.IntegerArray:
     """Int64 values, <NA> where ``present`` is False."""
     return pd.arrays.IntegerArray(values.astype(np.int64), ~np.asarray(present, dtype=bool))
-
-
-def canonical(values: Any) -> pd.Series:
-    """The canonical spelling of address columns: the one call into the address codec."""
-    return canonical_addresses(values)
