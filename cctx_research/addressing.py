@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import chains
+from ._textarrays import from_char_matrix, interleave
 
 __all__ = [
     "FORMATS",
@@ -274,6 +275,9 @@ def _string_array(values: Sequence[Any]) -> pa.Array:
 
 def _hex_canonical(raw: pa.Array) -> pa.Array:
     """Lowercase ``0x`` hex, EVM-padded bytes32 cut to 20 bytes; others kept."""
+    fast = _bytes32_canonical(raw)
+    if fast is not None:
+        return fast
     is_hex = pc.fill_null(pc.starts_with(pc.utf8_lower(raw), "0x"), False)
     lower = pc.if_else(is_hex, pc.utf8_lower(raw), raw)
     padded = pc.fill_null(
@@ -283,6 +287,34 @@ def _hex_canonical(raw: pa.Array) -> pa.Array:
         _PREFIX, pc.utf8_slice_codeunits(lower, len(_PAD_HEX)), _EMPTY
     )
     return pc.if_else(padded, cut, lower)
+
+
+def _bytes32_canonical(raw: pa.Array) -> pa.Array | None:
+    """:func:`_hex_canonical` of a column of ``0x`` + 64 ASCII characters, as numpy.
+
+    The common case (every value of a page is a bytes32 wire value), done on
+    the character buffer as one ``(rows, 66)`` matrix; ``None`` for any
+    other column, which takes the general path.
+    """
+    if isinstance(raw, pa.ChunkedArray):
+        raw = raw.combine_chunks()
+    n = len(raw)
+    if n == 0 or raw.null_count or not pa.types.is_large_string(raw.type):
+        return None
+    offsets = np.frombuffer(raw.buffers()[1], dtype=np.int64)[raw.offset : raw.offset + n + 1]
+    if not (np.diff(offsets) == 66).all():
+        return None
+    chars = np.frombuffer(raw.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    chars = chars.reshape(n, 66)
+    if (chars >= 0x80).any() or (chars[:, 0] != ord("0")).any():
+        return None
+    lower = np.where((chars >= ord("A")) & (chars <= ord("Z")), chars | 0x20, chars)
+    if (lower[:, 1] != ord("x")).any():
+        return None
+    padded = (lower[:, 2:26] == ord("0")).all(axis=1)
+    short = lower[padded, 24:]
+    short[:, :2] = (ord("0"), ord("x"))
+    return interleave(padded, from_char_matrix(short), from_char_matrix(lower[~padded]))
 
 
 def _respell(value: str, fmt: str) -> str:
@@ -320,25 +352,37 @@ def canonical_addresses(values: Sequence[Any], chains: Any = None) -> pd.Series:
     series = pd.Series(pd.array(out, dtype=pd.StringDtype("pyarrow")))
     if chains is None or len(series) == 0:
         return series
-    formats = _row_formats(chains, len(series))
-    other = formats.notna() & (formats != "evm") & series.str.startswith("0x").fillna(False)
+    codes, formats = _format_codes(chains, len(series))
+    respelled = [i for i, f in enumerate(formats) if f not in (None, "evm")]
+    if not respelled:  # EVM rows only: the hex is their spelling
+        return series
+    other = np.isin(codes, respelled)
+    other &= pc.fill_null(pc.starts_with(out, "0x"), False).to_numpy(zero_copy_only=False)
     if other.any():
-        pairs = pd.DataFrame({"v": series[other], "f": formats[other]})
+        rows = np.flatnonzero(other)
+        pairs = pd.DataFrame({"v": series.iloc[rows].to_numpy(), "f": codes[rows]})
         uniques = pairs.drop_duplicates()
-        spelled = {(v, f): _respell(v, f) for v, f in zip(uniques["v"], uniques["f"], strict=True)}
-        series.loc[other] = [spelled[(v, f)] for v, f in zip(pairs["v"], pairs["f"], strict=True)]
+        spelled = {
+            (v, f): _respell(v, formats[f]) for v, f in zip(uniques["v"], uniques["f"], strict=True)
+        }
+        series.iloc[rows] = [spelled[(v, f)] for v, f in zip(pairs["v"], pairs["f"], strict=True)]
     return series
 
 
-def _row_formats(values: Any, n: int) -> pd.Series:
+def _format_codes(values: Any, n: int) -> tuple[np.ndarray, list[str | None]]:
+    """Each row's address format, as codes into a list of formats (``None``: unknown)."""
     if isinstance(values, (str, int)) and not isinstance(values, bool):
-        return pd.Series([_format_of(values)] * n, dtype=object)
-    column = pd.Series(list(values) if not isinstance(values, pd.Series) else values.array)
-    if len(column) != n:
-        raise ValueError(f"chains has {len(column)} rows for {n} addresses; pass one per row")
-    codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
-    table = np.array([None if pd.isna(u) else _safe_format(u) for u in uniques] + [None])
-    return pd.Series(table[codes], dtype=object)
+        return np.zeros(n, dtype=np.int64), [_format_of(values)]
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        uniques, codes = np.unique(values, return_inverse=True)  # domain ids: no objects
+        uniques = list(uniques)
+    else:
+        column = pd.Series(list(values) if not isinstance(values, pd.Series) else values.array)
+        codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
+    if len(codes) != n:
+        raise ValueError(f"chains has {len(codes)} rows for {n} addresses; pass one per row")
+    formats = [None if pd.isna(u) else _safe_format(u) for u in uniques]
+    return np.where(codes < 0, len(formats), codes), [*formats, None]
 
 
 def _safe_format(chain: Any) -> str | None:

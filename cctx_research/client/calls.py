@@ -28,6 +28,7 @@ __all__ = ["Call", "record"]
 logger = logging.getLogger(__name__)
 
 _Result = TypeVar("_Result", pd.DataFrame, pd.Series)
+_BESIDE = object()  # the tag of the side task
 
 
 class Call:
@@ -43,8 +44,9 @@ class Call:
         The client's progress option.
     max_workers : int
         The concurrency cap.
-    abort : callable
-        Abandons the requests in flight (the transport's ``abort``).
+    abort, resume : callable
+        Abandon the requests in flight, and end that (the transport's
+        ``abort`` and ``resume``).
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class Call:
         progress: bool | None,
         max_workers: int,
         abort: Callable[[], Any],
+        resume: Callable[[], Any] | None = None,
     ) -> None:
         self.operation = operation
         self.stats = RequestStats()
@@ -65,6 +68,27 @@ class Call:
         self._progress = progress
         self._max_workers = max_workers
         self._abort = abort
+        self._resume = resume
+        self._beside: Callable[[RequestStats], Any] | None = None
+        self._beside_value: Any = None
+
+    def beside(self, fn: Callable[[RequestStats], Any]) -> None:
+        """Work that runs alongside the call's tasks, in one of its worker slots.
+
+        The coverage check is a few sequential requests; run beside a pull,
+        its round trips hide under the pull's instead of following them.
+        Its result is :meth:`beside_result`.
+        """
+        self._beside = fn
+
+    def beside_result(self) -> Any:
+        """The side work's result; run here, on the calling thread, if no runner took it."""
+        if self._beside is not None:
+            fn, self._beside = self._beside, None
+            stats = RequestStats()
+            self._beside_value = fn(stats)
+            self.stats.merge(stats)
+        return self._beside_value
 
     def progress(self, total: int, desc: str) -> Progress:
         """A progress bar over ``total`` units (chunks, buckets)."""
@@ -79,6 +103,17 @@ class Call:
         """Run tasks on worker threads (see :func:`.runner.run`)."""
         cap = self._max_workers
         concurrency = Concurrency(cap, start=min(cap, 4))
+        if self._beside is not None and cap > 1 and tasks:
+            side, self._beside = Task(_BESIDE, self._beside, paced=False), None
+            tasks = [side, *tasks]
+            handle = on_result
+
+            def on_result(task: Task, value: Any) -> list[Task]:
+                if task.tag is _BESIDE:
+                    self._beside_value = value
+                    return []
+                return handle(task, value)
+
         try:
             run(
                 tasks,
@@ -87,6 +122,7 @@ class Call:
                 concurrency=concurrency,
                 cancel=self.cancel,
                 abort=self._abort,
+                resume=self._resume,
                 bar=bar,
             )
         finally:

@@ -253,13 +253,20 @@ class Client:
             progress=self.progress,
             max_workers=self.max_workers,
             abort=self._transport.abort,
+            resume=self._transport.resume,
         )
+        start, end = params.get("start"), params.get("end")
+        windowed = isinstance(start, pd.Timestamp) and isinstance(end, pd.Timestamp)
+        if windowed:
+            # what the data covers of the window, asked beside the call's own requests
+            call.beside(
+                lambda stats: self._coverage.check(start, end, stats=stats, cancel=call.cancel)
+            )
         result = fetch(call)
         covered = None
-        start, end = params.get("start"), params.get("end")
-        if isinstance(start, pd.Timestamp) and isinstance(end, pd.Timestamp):
-            # what the data covers of the window; warns once when not all of it
-            covered = self._coverage.covered(start, end, stats=call.stats)
+        if windowed:
+            # warns once (here, on the calling thread) when the data does not cover it all
+            covered = self._coverage.covered(start, end, call.beside_result())
         return record(
             call, result, params, source=self.source, synthetic=self.synthetic,
             project_id=self.project_id, coverage=covered,

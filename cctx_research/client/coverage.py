@@ -249,9 +249,9 @@ class Probe:
     Parameters
     ----------
     count : callable
-        ``count(a, b, stats)``: records in ``[a, b)``, from the volume operation.
+        ``count(a, b, stats, cancel)``: records in ``[a, b)``, from the volume operation.
     clock : callable
-        ``clock(stats) -> int``: the service's "now" in Unix seconds (asked once).
+        ``clock(stats, cancel) -> int``: the service's "now" in Unix seconds (asked once).
     now : callable
         The client's "now" (a tz-aware Timestamp).
     online : bool
@@ -260,8 +260,8 @@ class Probe:
 
     def __init__(
         self,
-        count: Callable[[int, int, Any], int],
-        clock: Callable[[Any], int],
+        count: Callable[[int, int, Any, threading.Event | None], int],
+        clock: Callable[[Any, threading.Event | None], int],
         now: Callable[[], pd.Timestamp],
         *,
         online: bool = True,
@@ -279,12 +279,12 @@ class Probe:
     def _client_now(self) -> int:
         return int(self._now().value // 1_000_000_000)
 
-    def horizon(self, stats: Any = None) -> int:
+    def horizon(self, stats: Any = None, cancel: threading.Event | None = None) -> int:
         """The earlier of the two clocks, Unix seconds."""
         if not self.online:
             return self._client_now()
         if self.skew is None:
-            served = self._clock(stats)
+            served = self._clock(stats, cancel)
             self.skew = served - self._client_now()
             if abs(self.skew) > CLOCK_TOLERANCE:
                 logger.warning(
@@ -294,42 +294,55 @@ class Probe:
                 )
         return self._client_now() + min(0, self.skew)
 
-    def check(self, start: pd.Timestamp, end: pd.Timestamp, *, stats: Any = None) -> Verdict | None:
-        """Assess ``[start, end)`` and warn once if the data does not cover it.
+    def check(
+        self,
+        start: pd.Timestamp,
+        end: pd.Timestamp,
+        *,
+        stats: Any = None,
+        cancel: threading.Event | None = None,
+    ) -> Verdict | None:
+        """Assess ``[start, end)``: the requests only, safe on a worker thread.
 
         Returns the verdict, or ``None`` when the service could not be asked
         (the failure is logged; a pull never fails because of this check).
+        ``cancel`` stops the check at its next request.
         """
         s = int(start.value // 1_000_000_000)
         e = int(-((-end.value) // 1_000_000_000))
         try:
             with self._lock:
-                verdict = self._assess(s, e, stats)
+                return self._assess(s, e, stats, cancel)
         except CctxError as exc:
             logger.info("could not check the window against the data held: %s", exc)
+            return None
+
+    def covered(
+        self,
+        start: pd.Timestamp,
+        end: pd.Timestamp,
+        verdict: Verdict | None,
+        *,
+        stacklevel: int = 3,
+    ) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+        """Warn once if ``verdict`` (from :meth:`check`) says the data does not cover the window.
+
+        Returns the covered span for provenance: the window itself when the
+        data covers it (within the tolerances), ``(start, start)`` when it
+        covers none of it, ``None`` when unknown. Call it on the calling
+        thread, so that the warning points at the user's line
+        (``stacklevel`` counts from the caller of this method).
+        """
+        if verdict is None:
             return None
         message = describe(
             verdict,
             clock_label="the service's clock" if self.online else "this machine's clock",
         )
-        if message is not None:
-            logger.debug("coverage: %s", message)
-            warnings.warn(CoverageWarning(message), stacklevel=5)
-        return verdict
-
-    def covered(
-        self, start: pd.Timestamp, end: pd.Timestamp, *, stats: Any = None
-    ) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-        """Check ``[start, end)`` (warning if needed); the covered span for provenance.
-
-        The window itself when the data covers it (within the tolerances),
-        ``(start, start)`` when it covers none of it, ``None`` when unknown.
-        """
-        verdict = self.check(start, end, stats=stats)
-        if verdict is None:
-            return None
-        if describe(verdict) is None:
+        if message is None:
             return (start, end)
+        logger.debug("coverage: %s", message)
+        warnings.warn(CoverageWarning(message), stacklevel=stacklevel + 1)
         span = verdict.covered
         if span is None:
             return (start, start)
@@ -337,8 +350,8 @@ class Probe:
         hi = min(end, pd.Timestamp(span[1], unit="s", tz="UTC"))
         return (lo, hi) if lo < hi else (start, start)
 
-    def _assess(self, s: int, e: int, stats: Any) -> Verdict:
-        horizon = self.horizon(stats)
+    def _assess(self, s: int, e: int, stats: Any, cancel: threading.Event | None) -> Verdict:
+        horizon = self.horizon(stats, cancel)
         if not self.online:
             return Verdict(s, e, horizon)
         w_end = min(e, horizon)
@@ -352,7 +365,7 @@ class Probe:
         try:
             window = next(gen)
             while True:
-                n = self._count(window[0], window[1], stats)
+                n = self._count(window[0], window[1], stats, cancel)
                 if n > 0 and window[0] == 0:
                     self._before_from = min(self._before_from or window[1], window[1])
                 if n > 0 and window[1] == horizon and window[0] < horizon:
@@ -372,21 +385,22 @@ def for_client(client: Any) -> Probe:
     """
     from . import parse
 
-    def count(a: int, b: int, stats: Any) -> int:
+    def count(a: int, b: int, stats: Any, cancel: threading.Event | None) -> int:
         answer = client._post(
             "transactions-volume",
             {"startDate": str(a), "endDate": str(max(a, b - 1))},
             stats=stats,
             check=parse.check_volume,
             forever=client._settled(pd.Timestamp(b, unit="s", tz="UTC")),
+            cancel=cancel,
         )
         body = answer.body
         return int(body["mintCount"]) + int(body["burnCount"])
 
-    def clock(stats: Any) -> int:
+    def clock(stats: Any, cancel: threading.Event | None) -> int:
         answer = client._post(
             "transactions-volume", {}, stats=stats, check=parse.check_volume,
-            forever=False, store=False,
+            forever=False, store=False, cancel=cancel,
         )
         return int(answer.body["endDate"])
 

@@ -227,8 +227,16 @@ class Transport:
             self._sessions.put(sess)
 
     def abort(self) -> int:
-        """Abandon the requests in flight: shut their sockets down; returns how many."""
+        """Abandon the requests in flight: shut their sockets down; returns how many.
+
+        Connections that finish connecting afterwards are shut down too,
+        until :meth:`resume`.
+        """
         return self._socket_registry.shutdown()
+
+    def resume(self) -> None:
+        """End an :meth:`abort`: new connections are kept again."""
+        self._socket_registry.release()
 
     def close(self) -> None:
         """Close every pooled session."""

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import chains, schema
 from ..addressing import canonical_addresses
@@ -215,6 +217,9 @@ def tx_hashes(values: Sequence[Any]) -> pd.Series:
 def _ints(values: Sequence[Any], *, name: str) -> np.ndarray:
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64)
+    fast = _plain_ints(values)
+    if fast is not None:
+        return fast
     numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
     if numbers.isna().any() or (numbers != np.round(numbers)).any():
         bad = next(v for v, n in zip(values, numbers, strict=True) if pd.isna(n) or n != round(n))
@@ -222,13 +227,29 @@ def _ints(values: Sequence[Any], *, name: str) -> np.ndarray:
     return numbers.to_numpy().astype(np.int64)
 
 
+def _plain_ints(values: Sequence[Any]) -> np.ndarray | None:
+    """Integers or digit strings (no nulls, no booleans) as int64 through Arrow; else None."""
+    try:
+        arr = pa.array(values)
+        if not (pa.types.is_integer(arr.type) or pa.types.is_string(arr.type)):
+            return None
+        arr = pc.cast(arr, pa.int64())
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    return None if arr.null_count else arr.to_numpy()
+
+
 def _chains_by_unique(
     values: Sequence[Any] | pd.Series, name_of: Callable[[Any], str]
 ) -> pd.Categorical:
     """A chain categorical, naming each distinct value once (registry names first)."""
-    if not isinstance(values, pd.Series):
-        values = pd.Series(values, dtype=object)
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        uniques, codes = np.unique(values, return_inverse=True)  # domain ids: no objects
+        uniques = uniques.tolist()
+    else:
+        if not isinstance(values, pd.Series):
+            values = pd.Series(values, dtype=object)
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
     names = [name_of(u) for u in uniques]
     known = chains.known_names()
     categories = known + sorted(set(names) - set(known))
@@ -239,7 +260,7 @@ def _chains_by_unique(
 
 def chain_names_from_domains(domains: np.ndarray) -> pd.Categorical:
     """Chain names of domain ids (unknown: ``"domain-<id>"``)."""
-    return _chains_by_unique(list(domains), lambda d: chains.chain_name(int(d)))
+    return _chains_by_unique(np.asarray(domains), lambda d: chains.chain_name(int(d)))
 
 
 def chain_names_from_ids(values: Sequence[Any]) -> pd.Categorical:

@@ -51,6 +51,8 @@ class Task:
 
     tag: Any
     fn: Callable[[RequestStats], Any]
+    paced: bool = True
+    """Whether its time feeds the adaptive concurrency (False for a long side task)."""
 
 
 class Concurrency:
@@ -114,6 +116,7 @@ def run(
     concurrency: Concurrency,
     cancel: threading.Event,
     abort: Callable[[], Any],
+    resume: Callable[[], Any] | None = None,
     bar: Progress | None = None,
 ) -> None:
     """Run ``tasks`` and their follow-ups until none is left.
@@ -135,7 +138,10 @@ def run(
     cancel : threading.Event
         Set when the call stops early; tasks pass it to the transport.
     abort : callable
-        Abandons the requests in flight (on ``KeyboardInterrupt``).
+        Abandons the requests in flight (on ``KeyboardInterrupt``), and the
+        connections still being made, until ``resume``.
+    resume : callable, optional
+        Ends ``abort`` once the worker threads are gone.
     bar : Progress, optional
         Counts requests.
 
@@ -152,7 +158,8 @@ def run(
         stats.merge(task_stats)
         if bar is not None and task_stats.requests:
             bar.page(task_stats.requests)
-        concurrency.record(seconds, throttled=task_stats.throttled > 0)
+        if task.paced or task_stats.throttled:
+            concurrency.record(seconds, throttled=task_stats.throttled > 0)
         # follow-ups first: a chunk under way is finished before another
         # starts, so only about `current` chunks hold their pages at once
         queue.extendleft(reversed(list(on_result(task, value))))
@@ -183,12 +190,17 @@ def run(
         queue.clear()
         for future in running:
             future.cancel()
-        if not isinstance(exc, Exception):
+        aborted = not isinstance(exc, Exception)
+        if aborted:
             abandoned = abort()
             logger.debug("interrupted: %s requests abandoned", abandoned)
         # the tasks still running stop at their next request (their errors,
         # Cancelled mostly, are dropped: the first error is the one raised)
-        pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            if aborted and resume is not None:
+                resume()
         raise
     finally:
         pool.shutdown(wait=True)

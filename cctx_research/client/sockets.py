@@ -29,21 +29,40 @@ class Sockets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._open: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._holding = 0
 
     def add(self, sock: socket.socket | None) -> None:
-        if sock is not None:
-            with self._lock:
+        """Register a connected socket; shut it down at once while a shutdown holds."""
+        if sock is None:
+            return
+        with self._lock:
+            if not self._holding:
                 self._open.add(sock)
+                return
+        # a connection that was still being made when the call was abandoned
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
     def shutdown(self) -> int:
-        """Shut every known socket down (a blocked read returns at once)."""
+        """Shut every known socket down (a blocked read returns at once) and hold.
+
+        Until :meth:`release`, sockets that finish connecting are shut down
+        too: a request that was connecting at the moment of the shutdown
+        would otherwise register afterwards and block its thread.
+        """
         with self._lock:
             socks = list(self._open)
             self._open = weakref.WeakSet()
+            self._holding += 1
         for sock in socks:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
         return len(socks)
+
+    def release(self) -> None:
+        """End the hold of one :meth:`shutdown` (once its call's threads are gone)."""
+        with self._lock:
+            self._holding = max(0, self._holding - 1)
 
 
 def _tracked(pool: type[HTTPConnectionPool], conn: type[HTTPConnection], sockets: Sockets) -> type:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from cctx_research._textarrays import interleave
 from cctx_research.ingest.hexcodec import bytes_to_hex
 
 __all__ = ["address_word", "be_uint", "bytes32_address", "hex_words", "uint256_text", "uint_word"]
@@ -76,16 +77,8 @@ def bytes32_address(words: np.ndarray) -> pa.Array:
     [42, 66]
     """
     padded = ~words[:, :12].any(axis=1)
-    if padded.all():
-        return bytes_to_hex(np.ascontiguousarray(words[:, 12:]))
-    if not padded.any():
-        return hex_words(words)
     short = bytes_to_hex(np.ascontiguousarray(words[padded, 12:]))
-    full = bytes_to_hex(np.ascontiguousarray(words[~padded]))
-    order = np.empty(len(words), dtype=np.int64)
-    order[padded] = np.arange(len(short))
-    order[~padded] = len(short) + np.arange(len(full))
-    return pa.concat_arrays([short, full]).take(pa.array(order))
+    return interleave(padded, short, bytes_to_hex(np.ascontiguousarray(words[~padded])))
 
 
 def uint256_text(word: np.ndarray) -> str:

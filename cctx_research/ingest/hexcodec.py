@@ -29,6 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cctx_research._textarrays import from_char_matrix
+
 __all__ = [
     "HexColumn",
     "binary_to_hex",
@@ -220,8 +222,7 @@ def bytes_to_hex(matrix: np.ndarray) -> pa.LargeStringArray:
     out[:, 0] = ord("0")
     out[:, 1] = ord("x")
     out[:, 2:] = _PAIRS16[matrix].view(np.uint8).reshape(m, 2 * k)
-    offsets = np.arange(0, (m + 1) * (2 + 2 * k), 2 + 2 * k, dtype=np.int64)
-    return pa.LargeStringArray.from_buffers(m, pa.py_buffer(offsets), pa.py_buffer(out))
+    return from_char_matrix(out)
 
 
 def segments_to_hex(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:

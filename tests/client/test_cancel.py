@@ -133,3 +133,26 @@ def test_ctrl_c_stops_the_fetch_command(app, serve, ledger, tmp_path):
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert ids(pd.read_parquet(out)) == ids(mints_in(ledger, START, END))
+
+
+def test_a_connection_made_during_an_abort_is_shut_down_too():
+    import socket
+
+    from cctx_research.client.sockets import Sockets
+
+    registry = Sockets()
+    before, late, after = (socket.socketpair() for _ in range(3))
+    for pair in (before, late, after):
+        pair[0].settimeout(5)  # a socket left open fails the test rather than hang it
+    registry.add(before[0])
+    assert registry.shutdown() == 1
+    registry.add(late[0])  # finished connecting while the call was being abandoned
+    registry.release()
+    registry.add(after[0])
+    assert before[0].recv(1) == b""  # shut down: a blocked read would return at once
+    assert late[0].recv(1) == b""
+    after[1].sendall(b"x")
+    assert after[0].recv(1) == b"x"  # a later call's connection is kept
+    for pair in (before, late, after):
+        for s in pair:
+            s.close()

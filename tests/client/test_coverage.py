@@ -35,6 +35,7 @@ def test_a_covered_window_is_silent_and_recorded_as_complete(client):
 def test_a_window_past_the_clock_warns_once_with_what_is_covered(client, ledger):
     frame, caught = _pull(lambda: client.mints("2024-06-30", "2024-07-02"))
     assert len(caught) == 1
+    assert caught[0].filename == __file__  # points at the caller's line, not the client's
     message = str(caught[0].message)
     assert "past the service's clock (2024-07-01 12:00 UTC)" in message
     assert "the data covers 2024-06-30 00:00 UTC to 2024-07-01 12:00 UTC" in message
