@@ -21,6 +21,7 @@ so a malformed reply is retried like a truncated one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -221,8 +222,15 @@ def _ints(values: Sequence[Any], *, name: str) -> np.ndarray:
     if fast is not None:
         return fast
     numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
-    if numbers.isna().any() or (numbers != np.round(numbers)).any():
-        bad = next(v for v, n in zip(values, numbers, strict=True) if pd.isna(n) or n != round(n))
+    # past 2**53 a JSON number has lost digits (read as a float): never cast it
+    if numbers.isna().any() or (numbers != np.round(numbers)).any() or (
+        numbers.abs() >= _EXACT
+    ).any():
+        bad = next(
+            v
+            for v, n in zip(values, numbers, strict=True)
+            if pd.isna(n) or n != round(n) or abs(n) >= _EXACT
+        )
         raise _schema_error(f"{name} holds a value that is not an integer: {bad!r}")
     return numbers.to_numpy().astype(np.int64)
 
@@ -255,7 +263,13 @@ def _chains_by_unique(
     categories = known + sorted(set(names) - set(known))
     position = {name: i for i, name in enumerate(categories)}
     mapping = np.array([position[n] for n in names] + [-1], dtype=np.int64)
-    return pd.Categorical.from_codes(mapping[codes], categories=categories)
+    return pd.Categorical.from_codes(mapping[codes], dtype=_chain_dtype(tuple(categories)))
+
+
+@functools.lru_cache(maxsize=64)
+def _chain_dtype(categories: tuple[str, ...]) -> pd.CategoricalDtype:
+    # built once per set of names: a dtype validates its categories when made
+    return pd.CategoricalDtype(list(categories))
 
 
 def chain_names_from_domains(domains: np.ndarray) -> pd.Categorical:

@@ -69,3 +69,22 @@ def test_status_maps_to_typed_errors(status, cls):
 )
 def test_only_good_envelopes_are_cacheable(content, ok):
     assert envelope_ok(content) is ok
+
+
+def test_numbers_past_64_bits_in_a_reply_are_an_error_never_a_wrong_value():
+    import pandas as pd
+
+    from cctx_research.client import parse
+    from cctx_research.client.http import _UNREADABLE, _Decoded
+    from cctx_research.errors import ResponseSchemaError
+
+    when = pd.Timestamp("2024-06-01", tz="UTC")
+    for field in ("mintVolume", "mintCount"):
+        body = {"mintVolume": "1", "burnVolume": "2", "mintCount": 1, "burnCount": 2}
+        text = str(body).replace("'", '"').replace(f'"{field}": ', f'"{field}": 1{"0" * 29}, "x": ')
+        decoded = _Decoded._decode(text.encode())
+        with pytest.raises(ResponseSchemaError):
+            parse.volume(decoded, start=when, end=when)
+    assert _Decoded._decode(b'{"x": NaN}')["x"] != _Decoded._decode(b'{"x": NaN}')["x"]
+    assert _Decoded._decode(b'{"status": 200, "bo') is _UNREADABLE
+    assert _Decoded._decode(b"\xff\xfe") is _UNREADABLE
