@@ -268,7 +268,7 @@ class ListingRun:
         def finish(stats: RequestStats) -> pa.Table:
             return self._finish(chunk, records)
 
-        return Task(("finish", chunk.index), finish)
+        return Task(("finish", chunk.index), finish, cpu=True)
 
     # ---------------------------------------------------------------- results
 

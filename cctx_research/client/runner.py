@@ -37,6 +37,9 @@ from .progress import Progress
 
 __all__ = ["Concurrency", "Task", "run"]
 
+_PARSE_BACKLOG = 1
+"""Chunks waiting to be parsed (beyond the one being parsed) before requests pause."""
+
 logger = logging.getLogger(__name__)
 
 
@@ -53,6 +56,10 @@ class Task:
     fn: Callable[[RequestStats], Any]
     paced: bool = True
     """Whether its time feeds the adaptive concurrency (False for a long side task)."""
+    cpu: bool = False
+    """Work with no request (parsing a chunk): it runs on the call's parsing
+    thread, outside the request slots, so the requests in flight stay at the
+    concurrency while pages are parsed."""
 
 
 class Concurrency:
@@ -158,7 +165,7 @@ def run(
         stats.merge(task_stats)
         if bar is not None and task_stats.requests:
             bar.page(task_stats.requests)
-        if task.paced or task_stats.throttled:
+        if (task.paced and not task.cpu) or task_stats.throttled:
             concurrency.record(seconds, throttled=task_stats.throttled > 0)
         # follow-ups first: a chunk under way is finished before another
         # starts, so only about `current` chunks hold their pages at once
@@ -173,17 +180,38 @@ def run(
 
     running: dict[cf.Future[Any], Task] = {}
     pool = cf.ThreadPoolExecutor(max_workers=concurrency.cap, thread_name_prefix="cctx-client")
+    parser = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cctx-client-parse")
+    requests_running = 0
+
+    def start_what_may_start() -> None:
+        nonlocal requests_running
+        parsing = sum(1 for t in running.values() if t.cpu)
+        held: list[Task] = []
+        while queue:
+            task = queue.popleft()
+            if task.cpu:
+                running[parser.submit(_timed, task)] = task
+                parsing += 1
+            # while chunks wait to be parsed, no new request: their pages
+            # are held in memory until then
+            elif requests_running < concurrency.current and parsing <= _PARSE_BACKLOG:
+                running[pool.submit(_timed, task)] = task
+                requests_running += 1
+            else:
+                held.append(task)
+        queue.extend(held)
+
     try:
         while queue or running:
-            while queue and len(running) < concurrency.current:
-                task = queue.popleft()
-                running[pool.submit(_timed, task)] = task
+            start_what_may_start()
             # a timeout, so that a signal handled late (delivered to another
             # thread) still surfaces here promptly
             done, _ = cf.wait(running, timeout=0.2, return_when=cf.FIRST_COMPLETED)
             # futures in submission order, so that results are handled in a stable order
             for future in [f for f in running if f in done]:
                 task = running.pop(future)
+                if not task.cpu:
+                    requests_running -= 1
                 settle(task, *future.result())
     except BaseException as exc:
         cancel.set()
@@ -198,9 +226,11 @@ def run(
         # Cancelled mostly, are dropped: the first error is the one raised)
         try:
             pool.shutdown(wait=True, cancel_futures=True)
+            parser.shutdown(wait=True, cancel_futures=True)
         finally:
             if aborted and resume is not None:
                 resume()
         raise
     finally:
         pool.shutdown(wait=True)
+        parser.shutdown(wait=True)
