@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import chains
+from ._codes import unique_ints
 from ._textarrays import from_char_matrix, interleave
 
 __all__ = [
@@ -290,11 +291,11 @@ def _hex_canonical(raw: pa.Array) -> pa.Array:
 
 
 def _bytes32_canonical(raw: pa.Array) -> pa.Array | None:
-    """:func:`_hex_canonical` of a column of ``0x`` + 64 ASCII characters, as numpy.
+    """:func:`_hex_canonical` of a column of ``0x`` + 40 or 64 ASCII characters, as numpy.
 
-    The common case (every value of a page is a bytes32 wire value), done on
-    the character buffer as one ``(rows, 66)`` matrix; ``None`` for any
-    other column, which takes the general path.
+    The common case (the address fields of a page: bytes32 wire values and
+    20-byte addresses), done on the character buffer; ``None`` for any other
+    column, which takes the general path.
     """
     if isinstance(raw, pa.ChunkedArray):
         raw = raw.combine_chunks()
@@ -302,19 +303,29 @@ def _bytes32_canonical(raw: pa.Array) -> pa.Array | None:
     if n == 0 or raw.null_count or not pa.types.is_large_string(raw.type):
         return None
     offsets = np.frombuffer(raw.buffers()[1], dtype=np.int64)[raw.offset : raw.offset + n + 1]
-    if not (np.diff(offsets) == 66).all():
+    sizes = np.diff(offsets)
+    wide = sizes == 66
+    if not (wide | (sizes == 42)).all():
         return None
     chars = np.frombuffer(raw.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-    chars = chars.reshape(n, 66)
-    if (chars >= 0x80).any() or (chars[:, 0] != ord("0")).any():
+    starts = offsets[:-1] - offsets[0]
+    if (chars >= 0x80).any() or (chars[starts] != ord("0")).any():
         return None
     lower = np.where((chars >= ord("A")) & (chars <= ord("Z")), chars | 0x20, chars)
-    if (lower[:, 1] != ord("x")).any():
+    if (lower[starts + 1] != ord("x")).any():
         return None
-    padded = (lower[:, 2:26] == ord("0")).all(axis=1)
-    short = lower[padded, 24:]
-    short[:, :2] = (ord("0"), ord("x"))
-    return interleave(padded, from_char_matrix(short), from_char_matrix(lower[~padded]))
+    # a wide row padded with 24 zero digits is an EVM address: "0x" + its last 40
+    padded = np.zeros(n, dtype=bool)
+    padded[wide] = (lower[starts[wide, None] + np.arange(2, 26)] == ord("0")).all(axis=1)
+    lower[starts[padded] + 24] = ord("0")
+    lower[starts[padded] + 25] = ord("x")
+    short = ~wide | padded
+    begin = np.where(padded, starts + 24, starts)
+    return interleave(
+        short,
+        from_char_matrix(lower[begin[short, None] + np.arange(42)]),
+        from_char_matrix(lower[begin[~short, None] + np.arange(66)]),
+    )
 
 
 def _respell(value: str, fmt: str) -> str:
@@ -374,7 +385,7 @@ def _format_codes(values: Any, n: int) -> tuple[np.ndarray, list[str | None]]:
     if isinstance(values, (str, int)) and not isinstance(values, bool):
         return np.zeros(n, dtype=np.int64), [_format_of(values)]
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        uniques, codes = np.unique(values, return_inverse=True)  # domain ids: no objects
+        uniques, codes = unique_ints(values)  # domain ids: no objects
         uniques = list(uniques)
     else:
         column = pd.Series(list(values) if not isinstance(values, pd.Series) else values.array)

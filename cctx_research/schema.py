@@ -36,6 +36,7 @@ provenance record is :mod:`cctx_research.provenance`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "NULLABLE_INT",
     "STRING",
     "chain_categorical",
+    "chain_dtype",
     "columns",
     "complete",
     "dtypes",
@@ -232,10 +234,14 @@ def chain_categorical(values: Iterable[str]) -> pd.Categorical:
 
 def dtypes(kind: str) -> dict[str, Any]:
     """Column -> dtype of a kind (chain columns as a categorical of known names)."""
-    return {
-        col: (pd.CategoricalDtype(chains.known_names()) if dt is CHAIN else dt)
-        for col, dt in _spec(kind).items()
-    }
+    chain = chain_dtype(tuple(chains.known_names()))
+    return {col: (chain if dt is CHAIN else dt) for col, dt in _spec(kind).items()}
+
+
+@functools.lru_cache(maxsize=64)
+def chain_dtype(names: tuple[str, ...]) -> pd.CategoricalDtype:
+    """The categorical dtype of these chain names, built once (a dtype checks its names)."""
+    return pd.CategoricalDtype(list(names))
 
 
 def empty(kind: str) -> pd.DataFrame:

@@ -225,3 +225,32 @@ def test_a_changed_bech32_character_is_caught(raw, position, char):
     changed = text[:i] + char + text[i + 1 :]
     if changed != text:
         assert addressing.bech32_decode(changed, "noble") is None
+
+
+def test_the_fast_spelling_of_wire_columns_equals_the_rule():
+    """Columns of 0x + 40 or 64 characters take a numpy path; it must spell as the rule."""
+    import random
+
+    import pyarrow as pa
+
+    from cctx_research.addressing import _bytes32_canonical, canonical_addresses
+
+    rng = random.Random(3)
+
+    def value() -> str:
+        digits = "".join(rng.choice("0123456789abcdefABCDEF") for _ in range(40))
+        kind = rng.randrange(4)
+        body = digits if kind == 0 else ("0" * 24 + digits if kind < 3 else digits + "00" * 12)
+        return rng.choice(["0x", "0X"]) + body
+
+    def rule(v: str) -> str:
+        v = v.lower()
+        return "0x" + v[26:] if len(v) == 66 and v.startswith("0x" + "0" * 24) else v
+
+    values = [value() for _ in range(500)]
+    fast = _bytes32_canonical(pa.array(values, pa.large_string()))
+    assert fast is not None
+    assert fast.to_pylist() == [rule(v) for v in values]
+    assert canonical_addresses(values).tolist() == [rule(v) for v in values]
+    # anything else takes the general path
+    assert _bytes32_canonical(pa.array([*values, "0x12"], pa.large_string())) is None

@@ -133,6 +133,14 @@ def assemble(spec: Listing, tables: list[pa.Table]) -> pd.DataFrame:
     return parse.coerce(frame, spec.kind)
 
 
+def _order(frame: pd.DataFrame, id_column: str) -> np.ndarray:
+    """The positions that sort the rows by ``(timestamp, id)`` (ids ranked by Arrow)."""
+    ids = pa.array(frame[id_column].astype(schema.STRING).array, type=pa.large_string())
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.asarray(pc.array_sort_indices(ids))] = np.arange(len(ids))
+    return np.lexsort((rank, frame["timestamp"].array.asi8))
+
+
 def _in_order(frame: pd.DataFrame, id_column: str) -> bool:
     """Whether the rows are sorted by ``(timestamp, id)`` already (ties compared by id)."""
     if len(frame) < 2:
@@ -308,8 +316,8 @@ class ListingRun:
             keep &= spec.keep(frame)
         frame = frame.loc[keep.to_numpy()]
         frame = frame.drop_duplicates(spec.id_column, keep="first")
-        if not _in_order(frame, spec.id_column):  # a service usually sends them in order
-            frame = frame.sort_values(["timestamp", spec.id_column], kind="stable")
+        if not _in_order(frame, spec.id_column):
+            frame = frame.take(_order(frame, spec.id_column))
         table = to_arrow(frame, spec.kind)
         # a settled chunk is kept forever, so only if none of its rows can
         # still change (a pending transfer listed by its burn will be minted)
