@@ -192,14 +192,17 @@ def corridor_columns(source: pd.Series, destination: pd.Series) -> dict[str, Any
 def canonical_addresses(values: Any) -> np.ndarray:
     """:func:`cctx_research.addressing.canonical_addresses` of a column, on its distinct values."""
     codes, uniques = pd.factorize(pd.Index(values), use_na_sentinel=True)
-    canon = addressing.canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
+    canon = addressing.canonical_addresses(uniques).to_numpy(dtype=object, na_value=None)
     return np.append(canon, None)[codes]
 
 
 def _all_canonical(values: pd.Index) -> bool:
     """True when no value needs respelling (the usual case: frames from the client)."""
     arr = pa.array(values.astype(str), type=pa.large_string())
-    respell = pc.or_(pc.equal(pc.utf8_length(arr), 66), pc.not_equal(arr, pc.utf8_lower(arr)))
+    # what the codec changes with no chain given: case, and EVM-padded bytes32
+    # (a 32-byte address of another chain is canonical as it is)
+    padded = pc.and_(pc.equal(pc.utf8_length(arr), 66), pc.starts_with(arr, "0x" + "00" * 12))
+    respell = pc.or_(padded, pc.not_equal(arr, pc.utf8_lower(arr)))
     return not pc.any(respell).as_py()
 
 
