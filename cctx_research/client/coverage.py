@@ -32,6 +32,11 @@ How the client learns what the service holds, through the interface only
 Offline, nothing can be asked: the check compares the window with the
 client's clock only.
 
+The check runs beside the pull, in one of the call's worker slots
+(:meth:`~.calls.Call.beside`), so over a real link its round trips hide
+under the pull's; :meth:`Probe.check` makes the requests and
+:meth:`Probe.covered` warns, on the calling thread.
+
 The pure part is :func:`assess`, a generator that yields the windows it
 wants counted and returns a :class:`Verdict`; :class:`Probe` runs it with
 a counting function the client supplies, so the logic is tested without
