@@ -544,7 +544,7 @@ class _Decoded:
             return orjson.loads(content)  # a third faster than json on a page of mints
         except ValueError:
             pass
-        try:  # what orjson refuses and json reads: integers past 64 bits, NaN
+        try:  # what orjson refuses and json reads: NaN, Infinity
             return json.loads(content)
         except (ValueError, UnicodeDecodeError):
             return _UNREADABLE

@@ -5,7 +5,10 @@ A call (a 30-day ``mints()``, a ``volume_history()``) is a set of
 worker thread and *returns* its result; the calling thread alone keeps the
 call's state: it hands each result to ``on_result``, which may give back
 follow-up tasks (the next page of a chunk, the parse of a finished chunk).
-So no state is written from worker threads.
+So no state is written from worker threads. Requests run on the request
+workers; parsing (``Task.cpu``) runs on one parsing thread beside them, so
+the requests in flight stay at the concurrency while chunks are parsed, and
+new requests wait while more than one chunk waits to be parsed.
 
 Concurrency is adaptive (:class:`Concurrency`): it starts low, grows by one
 while the latency of tasks stays flat, halves when the service asks the
