@@ -199,10 +199,13 @@ def canonical_addresses(values: Any) -> np.ndarray:
 def _all_canonical(values: pd.Index) -> bool:
     """True when no value needs respelling (the usual case: frames from the client)."""
     arr = pa.array(values.astype(str), type=pa.large_string())
-    # what the codec changes with no chain given: case, and EVM-padded bytes32
-    # (a 32-byte address of another chain is canonical as it is)
-    padded = pc.and_(pc.equal(pc.utf8_length(arr), 66), pc.starts_with(arr, "0x" + "00" * 12))
-    respell = pc.or_(padded, pc.not_equal(arr, pc.utf8_lower(arr)))
+    # what the codec changes with no chain given: the case of hex, and
+    # EVM-padded bytes32 (a 32-byte address of another chain, a base58 one,
+    # is canonical as it is)
+    lower = pc.utf8_lower(arr)
+    padded = pc.and_(pc.equal(pc.utf8_length(arr), 66), pc.starts_with(lower, "0x" + "00" * 12))
+    recased = pc.and_(pc.starts_with(lower, "0x"), pc.not_equal(arr, lower))
+    respell = pc.or_(padded, recased)
     return not pc.any(respell).as_py()
 
 
