@@ -38,6 +38,7 @@ __all__ = [
     "gather",
     "hex_slices",
     "hex_to_bytes",
+    "large_strings",
     "segments_to_hex",
     "take_rows",
 ]
@@ -75,7 +76,8 @@ class HexColumn:
     """The hex text decoded: byte ``k`` of :attr:`buffer` is ``text[2k : 2k + 2]``."""
 
 
-def _strings(values: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
+def large_strings(values: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
+    """One contiguous ``large_string`` array (chunks combined), whose buffers numpy can read."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks else pa.array([], pa.large_string())
     if not pa.types.is_large_string(values.type):
@@ -105,13 +107,13 @@ def hex_to_bytes(values: pa.Array | pa.ChunkedArray) -> HexColumn:
     Rows that are not valid hex come back with ``ok`` False and length 0;
     nothing raises, so the caller can name every bad row.
     """
-    arr = _strings(values)
+    arr = large_strings(values)
     n = len(arr)
     shape_ok = _shape_ok(arr)
     if not shape_ok.all():
         # Bad rows become "0x" so every row keeps an even number of characters
         # and the pairs of digits stay aligned across the whole buffer.
-        arr = _strings(pc.if_else(pa.array(shape_ok), arr, pa.scalar("0x", pa.large_string())))
+        arr = large_strings(pc.if_else(pa.array(shape_ok), arr, pa.scalar("0x", pa.large_string())))
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
     base = int(offsets[0]) if n else 0
     if n:

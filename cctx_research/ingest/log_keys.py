@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cctx_research import chains, schema
-from cctx_research.ingest.hexcodec import _strings, take_rows
+from cctx_research.ingest.hexcodec import large_strings, take_rows
 from cctx_research.ingest.rows import column, string_column
 
 __all__ = ["chain_columns", "duplicates", "resolve_chain", "timestamps"]
@@ -75,8 +75,7 @@ def chain_columns(frame: pd.DataFrame, chain: Any) -> tuple[pd.Series, pd.Series
     elif isinstance(chain, Mapping):
         given = {str(k): resolve_chain(v) for k, v in chain.items()}
     else:
-        given = dict.fromkeys(file_values, resolve_chain(chain))
-        given[None] = given.get(None, resolve_chain(chain))
+        given = dict.fromkeys([*file_values, None], resolve_chain(chain))
     pair = (own + 1) * (len(file_values) + 1) + (files + 1)
     used, rows = np.unique(pair, return_inverse=True)
     ids: list[str | None] = []
@@ -134,7 +133,7 @@ def duplicates(frame: pd.DataFrame, chain_id: pd.Series) -> np.ndarray:
     n = len(frame)
     if n == 0:
         return np.zeros(0, dtype=bool)
-    tx = _strings(column(frame["tx_hash"]))
+    tx = large_strings(column(frame["tx_hash"]))
     offsets = np.frombuffer(tx.buffers()[1], dtype=np.int64)[tx.offset : tx.offset + n + 1]
     hashes = (np.diff(offsets) == 66) & np.asarray(tx.is_valid(), dtype=bool)
     key = np.zeros(n, dtype=np.uint64)
