@@ -10,40 +10,25 @@ the README's picture of the app.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser_support import free_port, launch, needs_chromium
 
 pytest.importorskip("voila")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = [pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     proc = subprocess.Popen(
@@ -63,7 +48,7 @@ def app(tmp_path_factory):
 def page(app, tmp_path_factory):
     shots = tmp_path_factory.mktemp("screenshots")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(app, timeout=180_000)
         page.locator(".widget-dropdown").first.wait_for(timeout=180_000)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,32 +12,19 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_support import free_port, launch, needs_chromium
 
 pytest.importorskip("jupyterlab")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 TOKEN = "cctx-browser-test"
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = [pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     root = tmp_path_factory.mktemp("lab")
     shutil.copy(NOTEBOOKS / "02_chain_flows.ipynb", root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
@@ -66,7 +52,7 @@ def lab(tmp_path_factory):
 
 def test_notebook_02_runs_in_jupyterlab_and_its_dashboard_renders(lab, tmp_path):
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{lab}/lab/tree/02_chain_flows.ipynb?token={TOKEN}", timeout=120_000)

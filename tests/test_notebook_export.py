@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from browser_support import launch, needs_chromium
 
 from cctx_research.cli import main
 from cctx_research.notebook_export import export_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def test_bad_arguments_say_what_to_pass(tmp_path, capsys):
@@ -46,9 +45,8 @@ def test_the_file_loads_nothing_from_the_network(exported):
 
 
 @pytest.mark.slow
+@needs_chromium
 def test_widgets_render_with_the_network_blocked(exported, tmp_path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
     sync_api = pytest.importorskip("playwright.sync_api")
     requested: list[str] = []
     errors: list[str] = []
@@ -61,12 +59,7 @@ def test_widgets_render_with_the_network_blocked(exported, tmp_path):
             route.abort()
 
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
-        )  # fmt: skip
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.route("**/*", only_files)

@@ -10,17 +10,12 @@ import sys
 import urllib.request
 
 import pytest
+from browser_support import free_port
 
 from cctx_research import cli
 
 pytest.importorskip("voila")
 psutil = pytest.importorskip("psutil")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_data_and_sample_together_are_refused(capsys):
@@ -38,14 +33,14 @@ def test_a_busy_port_says_pass_another(capsys):
 
 
 def test_a_missing_data_file_is_a_one_line_error(tmp_path, capsys):
-    port = _free_port()
+    port = free_port()
     assert cli.main(["dashboard", "--port", str(port), "--data", str(tmp_path / "no.parquet")]) == 1
     assert "no.parquet" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_serves_the_panels_and_stops_on_ctrl_c(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(tmp_path / "cache")
     proc = subprocess.Popen(

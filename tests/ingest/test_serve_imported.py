@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from browser_support import free_port
 
 import cctx_research as cctx
 from cctx_research.cli import main
@@ -71,15 +71,9 @@ def test_import_writes_the_ledger_and_says_what_it_did(imported, capsys):
                                                                   "ledger.parquet"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(imported):
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "cctx_research.cli", "serve", "--port", str(port), "--data",
@@ -106,7 +100,7 @@ def served(imported):
 
 
 def test_serve_refuses_sub_second_times_unless_told_to_floor_them(imported, capsys):
-    code = main(["serve", "--data", str(imported), "--port", str(_free_port())])
+    code = main(["serve", "--data", str(imported), "--port", str(free_port())])
     assert code != 0
     err = capsys.readouterr().err
     assert "fraction of a second" in err

@@ -1,0 +1,32 @@
+"""What the browser tests share: Debian's Chromium, how to launch it, a free port."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+"""Debian's Chromium (`make test` installs it; browsers cannot be downloaded)."""
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+needs_chromium = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"
+)
+
+
+def launch(playwright: Any) -> Any:
+    """A headless Chromium browser, launched through Playwright from Debian's binary."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
