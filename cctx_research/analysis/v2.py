@@ -49,6 +49,32 @@ def _share(part: pd.Series, whole: pd.Series) -> pd.Series:
     return (part / whole.where(whole > 0)).astype("float64")
 
 
+def _flag_shares(
+    table: pd.DataFrame, flag: np.ndarray, win: tuple, *, count: str, share: str, volume: str
+) -> pd.DataFrame:
+    """Per route: transfers and volume, the flagged ones' (columns ``count`` and
+    ``volume``) and their shares (``share``, ``<volume>_share``)."""
+    table = table.assign(
+        flagged=flag.astype("int64"), flagged_amount=np.where(flag, table["amount"], 0.0)
+    )
+    out = (
+        table.groupby(list(_ledger.ROUTE), observed=True, sort=True)
+        .agg(
+            count=("flagged", "size"),
+            flagged_count=("flagged", "sum"),
+            volume=("amount", "sum"),
+            flagged_volume=("flagged_amount", "sum"),
+        )
+        .reset_index()
+        .astype({"count": "int64", "flagged_count": "int64"})
+        .astype({"volume": "float64", "flagged_volume": "float64"})
+    )
+    out.insert(4, share, _share(out["flagged_count"], out["count"]))
+    out[f"{volume}_share"] = _share(out["flagged_volume"], out["volume"])
+    out = out.rename(columns={"flagged_count": count, "flagged_volume": volume})
+    return _finish(out, list(_ledger.ROUTE), win)
+
+
 def fast_share(ledger: pd.DataFrame) -> pd.DataFrame:
     """Share of fast transfers per route, by count and by volume.
 
@@ -85,26 +111,9 @@ def fast_share(ledger: pd.DataFrame) -> pd.DataFrame:
     table, win = _v2(ledger, what="v2.fast_share", columns=[])
     table = table.loc[(table["finality"] != "unknown").to_numpy()]
     fast = (table["finality"] == "fast").to_numpy()
-    table = table.assign(
-        is_fast=fast.astype("int64"), fast_amount=np.where(fast, table["amount"], 0.0)
+    return _flag_shares(
+        table, fast, win, count="fast_count", share="fast_count_share", volume="fast_volume"
     )
-    out = (
-        table.groupby(list(_ledger.ROUTE), observed=True, sort=True)
-        .agg(
-            count=("is_fast", "size"),
-            fast_count=("is_fast", "sum"),
-            volume=("amount", "sum"),
-            fast_volume=("fast_amount", "sum"),
-        )
-        .reset_index()
-    )
-    out["count"] = out["count"].astype("int64")
-    out["fast_count"] = out["fast_count"].astype("int64")
-    out["volume"] = out["volume"].astype("float64")
-    out["fast_volume"] = out["fast_volume"].astype("float64")
-    out.insert(4, "fast_count_share", _share(out["fast_count"], out["count"]))
-    out["fast_volume_share"] = _share(out["fast_volume"], out["volume"])
-    return _finish(out, list(_ledger.ROUTE), win)
 
 
 def fees(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.DataFrame:
@@ -267,23 +276,6 @@ def hooks(ledger: pd.DataFrame) -> pd.DataFrame:
     table = table.loc[table["hook_data"].notna().to_numpy()]
     data = table["hook_data"].astype(str).str.strip().str.lower()
     has = (~data.isin(["", "0x"])).to_numpy()
-    table = table.assign(
-        has_hook=has.astype("int64"), hook_amount=np.where(has, table["amount"], 0.0)
+    return _flag_shares(
+        table, has, win, count="hook_count", share="hook_share", volume="hook_volume"
     )
-    out = (
-        table.groupby(list(_ledger.ROUTE), observed=True, sort=True)
-        .agg(
-            count=("has_hook", "size"),
-            hook_count=("has_hook", "sum"),
-            volume=("amount", "sum"),
-            hook_volume=("hook_amount", "sum"),
-        )
-        .reset_index()
-    )
-    for col in ("count", "hook_count"):
-        out[col] = out[col].astype("int64")
-    for col in ("volume", "hook_volume"):
-        out[col] = out[col].astype("float64")
-    out.insert(4, "hook_share", _share(out["hook_count"], out["count"]))
-    out["hook_volume_share"] = _share(out["hook_volume"], out["volume"])
-    return _finish(out, list(_ledger.ROUTE), win)
