@@ -227,25 +227,29 @@ def window_s(days: int) -> tuple[int, int]:
 # figure 1: cold pull, its naive baseline and its limit; 2-4: warm, growth, memory
 
 
-def naive_pull(url: str, days: int) -> pd.DataFrame:
-    """What one would write first: requests.post per page, sequential, json_normalize."""
+def naive_page(url: str, days: int, page: int) -> list[dict[str, Any]]:
+    """One page of the naive loop: a plain requests.post of PAGE_SIZE rows, its records."""
     import requests
 
     from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
 
     start, end = window_s(days)
+    reply = requests.post(
+        f"{url}/rest/{DEMO_PROJECT_ID}/transactions-mint",
+        json={"startDate": str(start), "endDate": str(end - 1), "page": page, "limit": PAGE_SIZE},
+        headers={"x-api-key": DEMO_API_KEY},
+        timeout=60,
+    )
+    reply.raise_for_status()
+    return [tx for group in reply.json()["body"] for tx in group["transactions"]]
+
+
+def naive_pull(url: str, days: int) -> pd.DataFrame:
+    """What one would write first: requests.post per page, sequential, json_normalize."""
     records: list[dict[str, Any]] = []
     page = 1
     while True:
-        reply = requests.post(
-            f"{url}/rest/{DEMO_PROJECT_ID}/transactions-mint",
-            json={"startDate": str(start), "endDate": str(end - 1), "page": page,
-                  "limit": PAGE_SIZE},
-            headers={"x-api-key": DEMO_API_KEY},
-            timeout=60,
-        )  # fmt: skip
-        reply.raise_for_status()
-        got = [tx for group in reply.json()["body"] for tx in group["transactions"]]
+        got = naive_page(url, days, page)
         records.extend(got)
         if len(got) < PAGE_SIZE:
             break
@@ -268,22 +272,9 @@ def delayed(url: str, rtt_ms: float) -> Iterator[str]:
 
 def naive_pages(url: str, days: int, pages: int) -> float:
     """Seconds per page of the naive loop over its first ``pages`` pages."""
-    import requests
-
-    from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
-
-    start, end = window_s(days)
     t = time.perf_counter()
     for page in range(1, pages + 1):
-        reply = requests.post(
-            f"{url}/rest/{DEMO_PROJECT_ID}/transactions-mint",
-            json={"startDate": str(start), "endDate": str(end - 1), "page": page,
-                  "limit": PAGE_SIZE},
-            headers={"x-api-key": DEMO_API_KEY},
-            timeout=60,
-        )  # fmt: skip
-        reply.raise_for_status()
-        [tx for group in reply.json()["body"] for tx in group["transactions"]]
+        naive_page(url, days, page)
     return (time.perf_counter() - t) / pages
 
 
