@@ -31,6 +31,7 @@ import pandas as pd
 from cctx_research import errors
 
 WINDOW = ("2024-06-27T00:00Z", "2024-07-01T00:00Z")
+KILL_AFTER_PAGES = 10  # of the ~77 pages the pull of WINDOW takes at 20 rows a page
 
 _PULL = textwrap.dedent(
     """
@@ -76,9 +77,26 @@ def section_everyday(
         reference = ref_client.mints(*WINDOW)
 
     # -- the service killed mid-pull --------------------------------------
-    doomed = svc.serve(svc.app)
+    # killed once it has answered a few pages, not after a fixed time: a pull
+    # faster than the timer would end before it (or in the coverage check,
+    # whose failures never fail a pull), and the figure would test nothing
+    answered = threading.Semaphore(0)
+
+    def counted(environ: Any, start_response: Any) -> Any:
+        try:
+            return svc.app(environ, start_response)
+        finally:
+            answered.release()
+
+    doomed = svc.serve(counted)
     client = svc.client(doomed.url, page_size=20, chunk="3h", max_workers=1, retries=2, timeout=5)
-    threading.Timer(0.3, doomed.close).start()
+
+    def kill_after(pages: int) -> None:
+        for _ in range(pages):
+            answered.acquire()
+        doomed.close()
+
+    threading.Thread(target=kill_after, args=(KILL_AFTER_PAGES,), daemon=True).start()
     began = time.perf_counter()
     try:
         client.mints(*WINDOW)
