@@ -53,6 +53,7 @@ __all__ = [
     "KINDS",
     "LEDGER_PAIRING",
     "LEDGER_V2",
+    "LINKED",
     "NULLABLE_INT",
     "STRING",
     "chain_categorical",
@@ -61,6 +62,7 @@ __all__ = [
     "complete",
     "dtypes",
     "empty",
+    "optional_columns",
     "provenance",
     "validate",
 ]
@@ -156,6 +158,8 @@ _LEDGER: dict[str, Any] = {
     "finality_threshold_executed": NULLABLE_INT,  # V2 mint: at what finality it was attested
     "hook_data": STRING,  # V2: hex, "0x" when empty
     "pairing": STRING,  # how burn and mint were joined (see LEDGER_PAIRING)
+    "link_group_size": NULLABLE_INT,  # identical V2 transfers sharing a content key (else null)
+    "token": STRING,  # the burned token's symbol (USDC, EURC, USYC), null when unknown
 }
 
 LEDGER_V2: tuple[str, ...] = (
@@ -171,19 +175,28 @@ LEDGER_V2: tuple[str, ...] = (
 
 LEDGER_PAIRING: dict[str, str] = {
     "exact": "V1 burn and mint joined on (source domain, nonce)",
+    "attested": "V2 burn and mint joined on the attested nonce (a source gave the burn's nonce)",
+    "content": "V2 burn and mint joined on the fields both carry, seen once on each side",
+    "content_ambiguous": "one of several identical V2 transfers (link_group_size): each mint "
+    "took the earliest free burn before it; volumes are right, latency is uncertain",
     "source": "paired by the source (a Dune flows row, XChainDataGen's cross-chain table)",
-    "pending": "V1 burn with no mint in the data (not minted yet, or the mint was not loaded)",
-    "unpaired": "V2 burn: the data does not determine its mint (no nonce at burn time)",
+    "pending": "burn with no mint in the data (not minted yet, or the mint was not loaded)",
+    "unpaired": "V2 burn among identical transfers, kept unlinked (load(..., ambiguous='keep'))",
     "mint_only": "mint whose burn is not in the data (burn side null, burn_block -1)",
 }
 """Values of the ledger's optional ``pairing`` column and what each means.
 
 Null for ledgers that do not say (the synthetic sample, a ``transfers``
 file). A ``mint_only`` row has a null burn side: ``burn_timestamp`` NaT,
-``burn_tx_hash`` null, ``burn_block`` -1.
+``burn_tx_hash`` null, ``burn_block`` -1. See :mod:`cctx_research.ingest.linking`.
 """
 
-_OPTIONAL: dict[str, tuple[str, ...]] = {"ledger": (*LEDGER_V2, "pairing")}
+LINKED: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", "source")
+"""The ``pairing`` values of a transfer whose burn and mint are both in the ledger."""
+
+_OPTIONAL: dict[str, tuple[str, ...]] = {
+    "ledger": (*LEDGER_V2, "pairing", "link_group_size", "token")
+}
 
 ADDRESS_COLUMNS: tuple[str, ...] = (
     "message_sender",
@@ -249,10 +262,20 @@ def empty(kind: str) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in dtypes(kind).items()})
 
 
+def optional_columns(kind: str) -> tuple[str, ...]:
+    """The columns of ``kind`` a source may lack (:func:`complete` adds them, null).
+
+    >>> "token" in optional_columns("ledger"), optional_columns("transfers")
+    (True, ())
+    """
+    _spec(kind)
+    return _OPTIONAL.get(kind, ())
+
+
 def complete(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     """Add the optional columns of ``kind`` that ``frame`` lacks, all null, in place.
 
-    Only the optional columns (the ledger's :data:`LEDGER_V2` and ``pairing``) are added; a
+    Only the optional columns (:func:`optional_columns`) are added; a
     missing required column is still an error for :func:`validate`.
 
     Examples

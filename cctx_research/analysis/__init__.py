@@ -19,6 +19,9 @@ latency
 pending
     Pending transfers of a ledger: :func:`~pending.stuck`,
     :func:`~pending.in_flight`.
+linking
+    How well a ledger's burns are linked to their mints:
+    :func:`~linking.quality`.
 v2
     CCTP V2 per route: :func:`~v2.fast_share`, :func:`~v2.fees`,
     :func:`~v2.fee_caps`, :func:`~v2.hooks`.
@@ -36,7 +39,7 @@ Examples
 
 from __future__ import annotations
 
-from . import addresses, flows, latency, pending, v2, volumes
+from . import addresses, flows, latency, linking, pending, v2, volumes
 from .addresses import AddressProfile, Concentration
 from .volumes import SizeDistribution
 
@@ -47,6 +50,7 @@ __all__ = [
     "addresses",
     "flows",
     "latency",
+    "linking",
     "pending",
     "v2",
     "volumes",

@@ -3,7 +3,7 @@
 :func:`load` reads any of the formats in :data:`FORMATS` (detected from
 each file's columns or content) and returns one ``ledger`` frame, burns
 paired with their mints where the data determines the pair
-(:mod:`~cctx_research.ingest.pairing`); :func:`bad_rows` lists what
+(:mod:`~cctx_research.ingest.linking`); :func:`bad_rows` lists what
 ``errors="report"`` left out; :func:`transfers_from_ledger` turns a ledger
 into the ``transfers`` frame the analysis functions take.
 """

@@ -53,8 +53,13 @@ DUNE_CHAINS: dict[str, str] = {"avalanche_c": "avalanche", "worldchain": "world_
 """Dune's chain names that differ from the registry's."""
 
 
-def chain_domains(rows: Rows, column: str, fallback: str | None = None) -> np.ndarray:
-    """Domains of a column of chain names (Dune's or ours) or domain ids; bad names flag rows."""
+def chain_domains(
+    rows: Rows, column: str, fallback: str | None = None, *, required: np.ndarray | None = None
+) -> np.ndarray:
+    """Domains of a column of chain names (Dune's or ours); bad names flag rows.
+
+    An empty cell flags its row where ``required`` (every row by default), else gives -1.
+    """
     text = rows.strings(column, lower=True)
     if fallback is not None and rows.has(fallback):
         text = text.fillna(rows.strings(fallback, lower=True))
@@ -66,7 +71,8 @@ def chain_domains(rows: Rows, column: str, fallback: str | None = None) -> np.nd
     unknown = np.asarray(text.notna() & mapped.isna(), dtype=bool)
     rows.flag(unknown, lambda i: f"column {column!r}: unknown chain {text.iloc[i]!r}")
     out = mapped.fillna(-1).to_numpy(dtype=np.int64)
-    rows.flag(np.asarray(text.isna()), f"column {column!r} is empty")
+    empty = np.asarray(text.isna(), dtype=bool)
+    rows.flag(empty if required is None else empty & required, f"column {column!r} is empty")
     return out
 
 
@@ -85,15 +91,38 @@ def _version(rows: Rows) -> pd.Series:
 
 
 def _flows(rows: Rows, parts: Parts) -> Rows:
+    """A flows row as it is: two-sided (paired by the spell), deposit-only or withdrawal-only.
+
+    ``bridges_evms.flows`` is a full outer join of deposits and withdrawals:
+    a withdrawal-only row (its burn outside the export, or on Solana or
+    Noble) is an arrival, a deposit-only row a burn (pending until a mint
+    links to it). The spell's ``sender`` is the depositor where the row has
+    a deposit; on a withdrawal-only row it is the TokenMessenger, so it is
+    not read as the message sender there.
+    """
     rows = _cctp_only(rows, parts)
+    deposit = np.asarray(rows.strings("deposit_tx_hash").notna(), dtype=bool)
+    withdrawal = np.asarray(rows.strings("withdrawal_tx_hash").notna(), dtype=bool)
+    rows.flag(~deposit & ~withdrawal, "neither deposit_tx_hash nor withdrawal_tx_hash is set")
     version = _version(rows)
+    source = _domains_or_names(rows, "deposit_chain_id", "deposit_chain", where=deposit)
+    destination = _domains_or_names(rows, "withdrawal_chain_id", "withdrawal_chain")
+    nonce = rows.strings("bridge_transfer_id")
+    if deposit.all() or not rows.has("withdrawal_amount_raw"):
+        amount = rows.integers("deposit_amount_raw")
+    else:  # a withdrawal-only row has no deposit amount: the minted amount stands in
+        amount = np.where(
+            deposit,
+            rows.integers("deposit_amount_raw", missing=0),
+            rows.integers("withdrawal_amount_raw", missing=0),
+        )
     frame = pd.DataFrame(
         {
-            "source_domain": chain_domains(rows, "deposit_chain"),
-            "destination_domain": chain_domains(rows, "withdrawal_chain"),
-            "nonce": rows.strings("bridge_transfer_id"),
+            "source_domain": source,
+            "destination_domain": destination,
+            "nonce": nonce,
             "cctp_version": version,
-            "amount_raw": rows.integers("deposit_amount_raw"),
+            "amount_raw": amount,
             "burn_timestamp": rows.times("deposit_block_time", optional=True),
             "mint_timestamp": rows.times("withdrawal_block_time", optional=True),
             "burn_tx_hash": rows.hashes("deposit_tx_hash"),
@@ -104,12 +133,24 @@ def _flows(rows: Rows, parts: Parts) -> Rows:
             "mint_block": rows.integers("withdrawal_block_number", missing=-1)
             if rows.has("withdrawal_block_number")
             else -1,
-            "message_sender": rows.addresses("sender"),
+            "message_sender": rows.addresses("sender").where(deposit),
             "mint_recipient": rows.addresses("recipient"),
             "burn_token": rows.addresses("deposit_token_address"),
         }
     )
-    parts.paired.append(frame[~rows.bad])
+    good = ~rows.bad
+    parts.paired.append(frame[good & deposit & withdrawal])
+    burns = frame[good & deposit & ~withdrawal].drop(
+        columns=["mint_timestamp", "mint_tx_hash", "mint_block"]
+    )
+    v2 = (burns["cctp_version"] == 2).fillna(False).to_numpy()
+    burns.loc[v2, "nonce"] = pd.NA  # a V2 burn's nonce is the attestation's, not the deposit's
+    parts.burn_rows.append(burns)
+    parts.arrivals.append(
+        frame[good & ~deposit & withdrawal].drop(
+            columns=["burn_timestamp", "burn_tx_hash", "burn_block"]
+        )
+    )
     return rows
 
 
@@ -158,10 +199,18 @@ def _withdrawals(rows: Rows, parts: Parts) -> Rows:
     return rows
 
 
-def _domains_or_names(rows: Rows, ids: str, names: str) -> np.ndarray:
-    if rows.has(ids):
+def _domains_or_names(
+    rows: Rows, ids: str, names: str, *, where: np.ndarray | None = None
+) -> np.ndarray:
+    """CCTP domains from a domain-id column, else from chain names; needed only ``where``."""
+    if rows.has(ids) and (where is None or where.all()):
         return rows.integers(ids)
-    return chain_domains(rows, names)
+    if rows.has(ids):
+        values = rows.nullable_integers(ids)
+        missing = values.isna().to_numpy() & where
+        rows.flag(missing, f"column {ids!r} is empty")
+        return values.fillna(-1).to_numpy(dtype=np.int64)
+    return chain_domains(rows, names, required=where)
 
 
 # -- decoded Circle tables -----------------------------------------------------

@@ -76,15 +76,16 @@ TABLES: dict[tuple[str, str], tuple[str, ...]] = {
 class Parts:
     """What one file gave: event tables, ready ledger rows, counts and bad rows.
 
-    ``burns``/``received``/``mints`` follow the event-log decoder's column
+    ``burns``/``sent``/``received``/``mints`` follow the event-log decoder's column
     names; ``burn_rows``/``arrivals``/``paired`` the pairing module's (see
-    :mod:`cctx_research.ingest.pairing`); ``tx_times`` is
+    :mod:`cctx_research.ingest.linking`); ``tx_times`` is
     ``domain, tx_hash, block_number, timestamp`` for transactions whose
     events carry no time (XChainDataGen).
     """
 
     format: str
     burns: list[pd.DataFrame] = field(default_factory=list)
+    sent: list[pd.DataFrame] = field(default_factory=list)
     received: list[pd.DataFrame] = field(default_factory=list)
     mints: list[pd.DataFrame] = field(default_factory=list)
     burn_rows: list[pd.DataFrame] = field(default_factory=list)

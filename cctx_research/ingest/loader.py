@@ -12,7 +12,7 @@ import pandas as pd
 from .. import chains, schema
 from ..errors import DataError
 from ..provenance import Provenance, attach, combine
-from . import dune, own, pairing, sides, xchaindatagen
+from . import dune, linking, own, sides, xchaindatagen
 from .files import Table, expand, read_table, suffix_kind
 from .formats import FORMATS, Parts, detect, no_format_error
 from .values import Rows, bad_frame
@@ -57,7 +57,12 @@ def _chain_for(path: Path, chain: ChainArg) -> int | None:
     return chains.domain(chain)
 
 
-def _check_arguments(format: str | None, errors: str, chain: ChainArg) -> None:
+def _check_arguments(format: str | None, errors: str, chain: ChainArg, ambiguous: str) -> None:
+    if ambiguous not in linking.AMBIGUOUS:
+        raise ValueError(
+            f"ambiguous must be 'link' (identical transfers linked in time order) or 'keep' "
+            f"(left unlinked), got {ambiguous!r}"
+        )
     if format is not None and format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)} or None, got {format!r}")
     if errors not in ("raise", "report"):
@@ -78,6 +83,64 @@ def _looks_like_logs(path: Path) -> bool:
     return '"topics"' in head or '"jsonrpc"' in head
 
 
+def _evidence(decoded: Any) -> dict[int, str]:
+    """What the logs themselves say of their chain: domain -> the fact that says it."""
+    said: dict[int, str] = {}
+    for frame, what in ((decoded.burns, "DepositForBurn"), (decoded.sent, "MessageSent"),
+                        (decoded.received, "MessageReceived"), (decoded.mints, "MintAndWithdraw")):
+        if not len(frame):
+            continue
+        for address in frame["contract"].dropna().unique().tolist():
+            owners = chains.contract_domains(address)
+            if len(owners) == 1:
+                (only,) = owners
+                said.setdefault(only, f"{what} emitted by {address}, a CCTP contract of "
+                                f"{chains.chain_name(only)} only")
+    if len(decoded.sent):
+        for value in decoded.sent["source_domain"].unique().tolist():
+            said.setdefault(int(value), f"MessageSent whose message says source domain {value}")
+    return said
+
+
+def _check_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any) -> None:
+    """Raise when what the logs say of their chain contradicts ``chain=`` (or fills its gap)."""
+    if chain is not None:
+        ids = logs["chain_id"].dropna().unique().tolist()
+        wanted = chains.chain_id(chain)
+        other = [i for i in ids if str(i) != str(wanted)]
+        if other:
+            names = ", ".join(sorted({chains.name_from_chain_id(str(i)) for i in other}))
+            raise DataError(
+                f"{str(path)!r} was given chain={chains.chain_name(chain)!r}, but its chain_id "
+                f"column says {names}",
+                hint=f"pass chain={names.split(', ')[0]!r} for this file, or no chain= "
+                "(the chain_id column is enough)",
+            )
+    said = _evidence(decoded)
+    frames = (decoded.burns, decoded.sent, decoded.received, decoded.mints)
+    unknown = any(f["domain"].isna().any() for f in frames if len(f))
+    if unknown:
+        guess = f"pass chain={chains.chain_name(next(iter(said)))!r}" if len(said) == 1 else (
+            "pass chain='ethereum'")
+        raise DataError(
+            f"the chain of the logs in {str(path)!r} is unknown: they carry no chain id"
+            + (f" ({'; '.join(said.values())})" if said else ""),
+            hint=f"{guess} (or {{path: chain}}); on the command line "
+            "--chain CHAIN or --chain PATH=CHAIN (cryo's logs carry chain_id)",
+        )
+    given = {int(d) for f in frames if len(f) for d in f["domain"].dropna().unique().tolist()}
+    wrong = {d: why for d, why in said.items() if d not in given}
+    if wrong:
+        domain, why = next(iter(wrong.items()))
+        claimed = ", ".join(chains.chain_name(d) for d in sorted(given))
+        raise DataError(
+            f"the logs in {str(path)!r} are read as {claimed}, but the data says "
+            f"{chains.chain_name(domain)}: {why}",
+            hint=f"pass chain={chains.chain_name(domain)!r} for this file "
+            f"(--chain {path.name}={chains.chain_name(domain)})",
+        )
+
+
 def _read_logs(path: Path, chain: int | None, blocks: Any, parts: Parts) -> None:
     try:
         from . import evm_logs
@@ -87,14 +150,9 @@ def _read_logs(path: Path, chain: int | None, blocks: Any, parts: Parts) -> None
     # the decoder reads a number as an EVM chain id: pass the chain by name
     named = None if chain is None else chains.chain_name(chain)
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
-    frames = (decoded.burns, decoded.received, decoded.mints)
-    if any(f["domain"].isna().any() for f in frames if len(f)):
-        raise DataError(
-            f"the chain of the logs in {str(path)!r} is unknown: they carry no chain id",
-            hint="pass chain='ethereum' (or {path: chain}); on the command line "
-            "--chain CHAIN or --chain PATH=CHAIN (cryo's logs carry chain_id)",
-        )
+    _check_chain(path, chain, logs, decoded)
     parts.burns.append(decoded.burns)
+    parts.sent.append(decoded.sent)
     parts.received.append(decoded.received)
     parts.mints.append(decoded.mints)
     for name, value in decoded.counts.items():
@@ -129,16 +187,20 @@ def _read_file(
         ledger = own.ledger_from_rows(rows)
         parts.problems.extend(rows.problems)
         parts.add("rows_read", len(rows))
+        parts.add("decoded", int((~rows.bad).sum()))
         ledgers.append(ledger[~rows.bad])
         if table.provenance is not None:
             records.append(table.provenance)
         return "cctx"
     fmt, name = found
     parts.add("rows_read", len(rows))
+    before = (len(parts.problems), sum(v for k, v in parts.counts.items() if k.startswith("skip")))
     if fmt == "dune":
         dune.read(rows, name, parts, chain=chain)
     else:
         xchaindatagen.read(rows, name, parts)
+    skipped = sum(v for k, v in parts.counts.items() if k.startswith("skip")) - before[1]
+    parts.add("decoded", len(rows) - (len(parts.problems) - before[0]) - skipped)
     return fmt
 
 
@@ -147,24 +209,57 @@ def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _assemble(parts: Parts, ledgers: list[pd.DataFrame]) -> tuple[pd.DataFrame, dict[str, int]]:
-    burns = [sides.burns(f) for f in parts.burns if len(f)] + list(parts.burn_rows)
-    received, mints = _stack(parts.received), _stack(parts.mints)
+def _events(frames: list[pd.DataFrame], extra: tuple[str, ...] = ()) -> tuple[pd.DataFrame, int]:
+    """One event table from every file's, each log once: (table, duplicates dropped)."""
+    frame = _stack(frames)
+    for col in ("domain", "tx_hash", "log_index", "amount_raw", "mint_recipient",
+                "destination_domain", *extra):
+        if col not in frame.columns:
+            frame[col] = pd.Series(dtype=object)
+    if len(frames) < 2 or not len(frame):
+        return frame, 0
+    keys = ["domain", "tx_hash", "log_index"]
+    known = frame[keys].notna().all(axis=1).to_numpy()
+    dup = known & frame[keys].duplicated().to_numpy()
+    return frame[~dup].reset_index(drop=True), int(dup.sum())
+
+
+def _assemble(
+    parts: Parts, ledgers: list[pd.DataFrame], ambiguous: str
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
+    counts: dict[str, int] = {}
+
+    def add(more: dict[str, int]) -> None:
+        for key, value in more.items():
+            counts[key] = counts.get(key, 0) + value
+
+    burns = list(parts.burn_rows)
+    tables = {}
+    for name, frames, extra in (
+        ("deposits", parts.burns, ()),
+        ("sent", parts.sent, ("source_domain",)),
+        ("received", parts.received, ("source_domain", "nonce")),
+        ("mints", parts.mints, ()),
+    ):
+        tables[name], dropped = _events(frames, extra)
+        add({"duplicates": dropped})
+    deposits, sent, received, mints = (tables[k] for k in ("deposits", "sent", "received", "mints"))
+    if len(deposits) or len(sent):
+        made, tally = sides.burns(deposits, sent)
+        burns.append(made)
+        add(tally)
     arrivals = list(parts.arrivals)
-    extra: dict[str, int] = {}
     if len(received) or len(mints):
-        for frame, cols in ((received, ("source_domain", "nonce")), (mints, ())):
-            for col in ("domain", "tx_hash", "log_index", *cols):
-                if col not in frame.columns:
-                    frame[col] = pd.Series(dtype=object)
-        made, extra = sides.arrivals(received, mints)
+        made, tally = sides.arrivals(received, mints)
         arrivals.append(made)
+        add(tally)
     times = _stack(parts.tx_times)
     if len(times):
         burns = [xchaindatagen.apply_times(b.copy(), times, "burn") for b in burns]
         arrivals = [xchaindatagen.apply_times(a.copy(), times, "mint") for a in arrivals]
-    ledger, counts = pairing.pair(burns, arrivals, parts.paired)
-    counts.update(extra)
+    ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
+    add(tally)
     if ledgers:
         own_rows = _stack(ledgers)
         before = len(ledger) + len(own_rows)
@@ -172,6 +267,30 @@ def _assemble(parts: Parts, ledgers: list[pd.DataFrame]) -> tuple[pd.DataFrame, 
         ledger = ledger[~ledger["transfer_id"].duplicated()].reset_index(drop=True)
         counts["duplicates"] = counts.get("duplicates", 0) + before - len(ledger)
     return ledger, counts
+
+
+_SIDE_SKIPS = ("skipped_generic_messages", "skipped_mints_without_message")
+
+
+def _tally(read: dict[str, int], assembled: dict[str, int], bad: int) -> dict[str, int]:
+    """Every input row accounted for: ``decoded + skipped + duplicates + bad == rows_read``.
+
+    ``decoded`` counts the rows and logs the readers decoded, less those the
+    later steps skipped (generic messages, mints without their message) or
+    dropped as duplicates (the same log in two files, a transfer a source
+    already paired); ``merged`` counts the events folded into another's side.
+    """
+    tally = dict(read)
+    for key, value in assembled.items():
+        tally[key] = tally.get(key, 0) + value
+    tally["bad"] = bad
+    later = sum(assembled.get(k, 0) for k in (*_SIDE_SKIPS, "duplicates"))
+    tally["decoded"] = tally.get("decoded", 0) - later
+    tally["skipped"] = sum(v for k, v in tally.items() if k.startswith("skipped_"))
+    tally["skipped"] += tally.get("removed", 0)
+    tally.setdefault("rows_read", 0)
+    tally.setdefault("merged", 0)
+    return tally
 
 
 def _raise_bad(problems: list[dict[str, Any]]) -> DataError:
@@ -193,6 +312,7 @@ def load(
     chain: ChainArg = None,
     blocks: str | Path | pd.DataFrame | None = None,
     errors: str = "raise",
+    ambiguous: str = "link",
     progress: Callable[[Path], None] | None = None,
 ) -> pd.DataFrame:
     """Load CCTP transfers from files of any supported format as one ledger.
@@ -218,17 +338,26 @@ def load(
         their count and the first line numbers or log indexes.
         ``"report"``: keep the good rows; :func:`bad_rows` of the result
         lists the others.
+    ambiguous : {"link", "keep"}
+        Identical V2 transfers (the same burn token, recipient, sender,
+        amount, max fee and hook data more than once): ``"link"`` links each
+        mint to the earliest unlinked burn before it and marks both
+        ``pairing="content_ambiguous"`` (volumes right, latency uncertain);
+        ``"keep"`` leaves them unlinked (burns ``"unpaired"``, mints
+        ``"mint_only"``). See :mod:`cctx_research.ingest.linking`.
     progress : callable, optional
         Called with each file's path before it is read (the CLI's bar).
 
     Returns
     -------
     pandas.DataFrame
-        Kind ``"ledger"`` with the V2 columns and ``pairing``
-        (:data:`cctx_research.schema.LEDGER_PAIRING`). Its provenance names
-        the files and format and counts rows read, decoded, paired,
-        unpaired, pending, mint_only, skipped, duplicates, bad and
-        missing_times.
+        Kind ``"ledger"`` with the V2 columns, ``pairing``
+        (:data:`cctx_research.schema.LEDGER_PAIRING`), ``link_group_size``
+        and ``token``. Its provenance names the files and format and counts
+        every input row: ``rows_read == decoded + skipped + duplicates +
+        bad`` (``skipped_<reason>`` for each reason; ``merged`` events
+        folded into another's side), and the transfers by ``pairing``
+        (``paired`` = every link) and ``missing_times``.
 
     Raises
     ------
@@ -246,7 +375,7 @@ def load(
     >>> ledger = cctx.load(["dune_flows.csv"], errors="report")  # doctest: +SKIP
     >>> cctx.provenance.provenance(ledger).count["paired"]      # doctest: +SKIP
     """
-    _check_arguments(format, errors, chain)
+    _check_arguments(format, errors, chain, ambiguous)
     if blocks is not None and not isinstance(blocks, pd.DataFrame):
         from . import evm_logs
 
@@ -261,27 +390,16 @@ def load(
             progress(path)
         where = _chain_for(path, chain)
         formats.append(_read_file(path, format, where, blocks, parts, ledgers, records))
-    ledger, counts = _assemble(parts, ledgers)
+    ledger, counts = _assemble(parts, ledgers, ambiguous)
     problems = parts.problems
     if problems and errors == "raise":
         raise _raise_bad(problems)
     ledger = schema.validate(schema.complete(ledger, "ledger")[schema.columns("ledger")], "ledger")
     burned = ledger["burn_tx_hash"].notna() & ledger["burn_timestamp"].isna()
     minted = ledger["mint_tx_hash"].notna() & ledger["mint_timestamp"].isna()
-    tally = dict(parts.counts)
-    for key, value in counts.items():
-        tally[key] = tally.get(key, 0) + value
-    tally["bad"] = len(problems)
+    tally = _tally(parts.counts, counts, len(problems))
     tally["missing_times"] = int(burned.sum() + minted.sum())
     tally["transfers"] = len(ledger)
-    skipped = [
-        k
-        for k in tally
-        if k.startswith("skipped_") or k.endswith(("_without_mint", "_without_message"))
-    ]
-    tally["skipped"] = sum(tally[k] for k in skipped) + tally.get("removed", 0)
-    if "decoded" not in tally:
-        tally["decoded"] = tally.get("rows_read", 0) - tally["bad"] - tally["skipped"]
     if tally["missing_times"]:
         logger.warning(
             "%d burn or mint sides have no time: give event logs with blockTimestamp, "

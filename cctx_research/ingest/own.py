@@ -29,9 +29,9 @@ __all__ = ["LEDGER_NEEDS", "TRANSFERS_NEEDS", "ledger_from_rows", "missing"]
 logger = logging.getLogger(__name__)
 
 LEDGER_NEEDS: tuple[str, ...] = tuple(
-    c for c in schema.columns("ledger") if c not in (*schema.LEDGER_V2, "pairing")
+    c for c in schema.columns("ledger") if c not in schema.optional_columns("ledger")
 )
-"""Columns a ``"ledger"`` table must have (the V2 and pairing columns are optional)."""
+"""Columns a ``"ledger"`` table must have (the V2, linking and token columns are optional)."""
 
 TRANSFERS_NEEDS: tuple[str, ...] = (
     "transfer_id",
@@ -92,6 +92,8 @@ def _from_ledger(rows: Rows) -> pd.DataFrame:
         else:
             out[column] = rows.nullable_integers(column)
     out["pairing"] = rows.strings("pairing")
+    out["link_group_size"] = rows.nullable_integers("link_group_size")
+    out["token"] = rows.strings("token")
     no_burn_time = out["burn_timestamp"].isna() & out["mint_timestamp"].isna()
     rows.flag(np.asarray(no_burn_time), "burn_timestamp and mint_timestamp are both empty")
     return out

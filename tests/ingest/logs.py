@@ -193,6 +193,13 @@ class Log:
         return out
 
 
+# TokenMessengers (Circle's "CCTP EVM contracts" pages): a message's header sender is the
+# TokenMessenger of its source domain, or the message is not a token transfer.
+ETHEREUM_V1_MESSENGER = "0xbd3fa81b58ba92a82136038b25adec7066af3155"
+ARBITRUM_V1_MESSENGER = "0x19330d10d9cc8751218eaf51e8885d058642e08a"
+V2_MESSENGER = "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d"
+
+
 def addr(rng: random.Random) -> str:
     return "0x" + rng.randbytes(20).hex()
 
@@ -321,10 +328,10 @@ def transfer_logs(
     )
     msg1 = message(
         1,
-        source_domain=3,
+        source_domain=0,
         destination_domain=6,
         nonce=777_001,
-        sender=pad(messenger),
+        sender=pad(ETHEREUM_V1_MESSENGER),
         recipient=pad(messenger),
         destination_caller=bytes(32),
         body=body1,
@@ -346,10 +353,10 @@ def transfer_logs(
         {
             "message": "0x" + msg1.hex(),
             "message_version": 0,
-            "source_domain": 3,
+            "source_domain": 0,
             "destination_domain": 6,
             "nonce": "777001",
-            "sender": messenger,
+            "sender": ETHEREUM_V1_MESSENGER,
             "recipient": messenger,
             "destination_caller": "0x" + "00" * 20,
             "min_finality_threshold": None,
@@ -369,10 +376,10 @@ def transfer_logs(
     )
     msg2 = message(
         2,
-        source_domain=6,
+        source_domain=0,
         destination_domain=3,
         nonce=bytes(32),
-        sender=pad(messenger),
+        sender=pad(V2_MESSENGER),
         recipient=pad(messenger),
         destination_caller=pad(caller),
         body=body2,
@@ -395,10 +402,10 @@ def transfer_logs(
         {
             "message": "0x" + msg2.hex(),
             "message_version": 1,
-            "source_domain": 6,
+            "source_domain": 0,
             "destination_domain": 3,
             "nonce": "0x" + "00" * 32,
-            "sender": messenger,
+            "sender": V2_MESSENGER,
             "recipient": messenger,
             "destination_caller": caller,
             "min_finality_threshold": 2000,
@@ -414,14 +421,14 @@ def transfer_logs(
             "caller": caller,
             "sourceDomain": 3,
             "nonce": 777_001,
-            "sender": pad(messenger),
+            "sender": pad(ARBITRUM_V1_MESSENGER),
             "messageBody": body1,
         },
         {
             "caller": caller,
             "source_domain": 3,
             "nonce": "777001",
-            "sender": messenger,
+            "sender": ARBITRUM_V1_MESSENGER,
             "finality_threshold_executed": None,
             **body_expected1,
         },
@@ -445,7 +452,7 @@ def transfer_logs(
             "caller": caller,
             "sourceDomain": 6,
             "nonce": nonce2,
-            "sender": pad(messenger),
+            "sender": pad(V2_MESSENGER),
             "finalityThresholdExecuted": 1000,
             "messageBody": executed_body,
         },
@@ -453,7 +460,7 @@ def transfer_logs(
             "caller": caller,
             "source_domain": 6,
             "nonce": "0x" + nonce2.hex(),
-            "sender": messenger,
+            "sender": V2_MESSENGER,
             "finality_threshold_executed": 1000,
             **body_expected2,
             "fee_executed_raw": 4_000,

@@ -65,10 +65,10 @@ def test_dune_decoded_tables_pair_mints_through_message_received():
     assert row["mint_recipient"] == "0x" + f"{0xB7:040x}"  # bytes32 padding removed
 
 
-def test_dune_v2_burns_are_kept_unpaired_with_their_v2_fields():
+def test_dune_v2_burns_without_their_mints_are_pending_with_their_v2_fields():
     ledger = cctx.load(DUNE / "circle_multichain_tokenmessengerv2_evt_depositforburn.csv")
     row = ledger.iloc[0]
-    assert row["pairing"] == "unpaired"
+    assert row["pairing"] == "pending"
     assert row["cctp_version"] == 2
     assert (row["max_fee_raw"], row["min_finality_threshold"]) == (100_000, 1000)
     assert row["burn_timestamp"] == pd.Timestamp("2025-06-01T12:00:00.250Z")

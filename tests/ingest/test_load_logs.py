@@ -1,4 +1,4 @@
-"""load() of event logs: real encodings, V1 pairing across two chain files, V2 kept unpaired."""
+"""load() of event logs: real encodings, V1 pairing across chain files, a lone V2 burn pending."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def chain_files(tmp_path):
     return tmp_path
 
 
-def test_v1_pairs_across_chain_files_and_v2_stays_unpaired(chain_files):
+def test_v1_pairs_across_chain_files_and_a_lone_v2_burn_is_pending(chain_files):
     ledger = cctx.load(
         [chain_files / "eth.json", chain_files / "base.json"],
         chain={"eth.json": "ethereum", "base.json": "base"},
@@ -76,7 +76,7 @@ def test_v1_pairs_across_chain_files_and_v2_stays_unpaired(chain_files):
     v2 = ledger[ledger["cctp_version"] == 2]
     assert len(v2) == 1
     row = v2.iloc[0]
-    assert row["pairing"] == "unpaired"
+    assert row["pairing"] == "pending"
     assert row["transfer_id"] == f"{_tx(10)}_1"
     assert row["max_fee_raw"] == 900
     assert row["min_finality_threshold"] == 1000
@@ -86,8 +86,8 @@ def test_v1_pairs_across_chain_files_and_v2_stays_unpaired(chain_files):
     assert counts["duplicates"] == 1
     assert counts["skipped_other_events"] == 1
     assert counts["paired"] == 1
-    assert counts["unpaired"] == 1
-    assert counts["pending"] == 1
+    assert counts["unpaired"] == 0
+    assert counts["pending"] == 2
     assert counts["rows_read"] == 7
     assert cctx.provenance.provenance(ledger).format == "evm-logs"
 
@@ -123,17 +123,17 @@ EVM = Path(__file__).parent.parent / "fixtures" / "evm"
 @pytest.mark.parametrize(
     ("name", "options"),
     [
-        ("getlogs_list.json", {"chain": "base"}),
-        ("getlogs_response.json", {"chain": "base"}),
-        ("getlogs_responses.json", {"chain": "base"}),
-        ("getlogs.jsonl", {"chain": "base"}),
-        ("getlogs_no_time.jsonl", {"chain": "base", "blocks": EVM / "blocks_rpc.json"}),
+        ("getlogs_list.json", {"chain": "ethereum"}),
+        ("getlogs_response.json", {"chain": "ethereum"}),
+        ("getlogs_responses.json", {"chain": "ethereum"}),
+        ("getlogs.jsonl", {"chain": "ethereum"}),
+        ("getlogs_no_time.jsonl", {"chain": "ethereum", "blocks": EVM / "blocks_rpc.json"}),
         ("cryo_logs.csv", {"blocks": EVM / "cryo_blocks.csv"}),
     ],
 )
 def test_every_log_shape_loads_to_the_same_ledger(name, options):
     ledger = cctx.load(EVM / name, **options)
-    reference = cctx.load(EVM / "getlogs_list.json", chain="base")
+    reference = cctx.load(EVM / "getlogs_list.json", chain="ethereum")
     same = ["pairing", "amount_raw", "cctp_version", "burn_block", "mint_block"]
     if not name.startswith("cryo"):  # cryo's rows carry their own chain id
         same.append("transfer_id")
@@ -149,4 +149,4 @@ def test_every_log_shape_loads_to_the_same_ledger(name, options):
 def test_cryo_logs_carry_their_chain():
     ledger = cctx.load(EVM / "cryo_logs.csv")
     assert provenance(ledger).count["missing_times"] > 0  # no blocks file given
-    assert len(ledger) == len(cctx.load(EVM / "getlogs_list.json", chain="base"))
+    assert len(ledger) == len(cctx.load(EVM / "getlogs_list.json", chain="ethereum"))
