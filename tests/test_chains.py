@@ -46,14 +46,17 @@ def test_unknown_name_lists_valid_names_and_suggests_the_closest():
 
 
 def test_registry_holds_every_published_domain_v1_and_v2():
-    # Circle: V1 domains 0-10; V2 adds 11-19, 21, 22, 25, 26 and Stellar (27).
+    # Circle: V1 domains 0-10; V2 adds 11-19, 21, 22, 25, 26, Stellar (27) and 28-33, 37.
     assert chains.v1_domains() == list(range(11))
-    assert set(chains.v2_domains()) == {0, 1, 2, 3, 5, 6, 7, *range(10, 20), 21, 22, 25, 26, 27}
+    assert set(chains.v2_domains()) == {
+        0, 1, 2, 3, 5, 6, 7, *range(10, 20), 21, 22, *range(25, 34), 37
+    }
     assert [c.domain for c in chains.CHAINS] == sorted(c.domain for c in chains.CHAINS)
     assert len({c.name for c in chains.CHAINS}) == len(chains.CHAINS)
     assert chains.chain_name(15) == "monad"
     assert chains.chain_name(25) == "starknet"
     assert chains.chain_name(20) == "domain-20"  # unpublished ids still pass through
+    assert chains.chain_name(34) == "domain-34"
 
 
 @pytest.mark.parametrize(
