@@ -101,15 +101,15 @@ _BURN_FIELDS = (
 def _burn_side(events: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "source_domain": events["domain"],
-            "burn_tx_hash": events["tx_hash"],
+            "source_domain": _col(events, "domain"),
+            "burn_tx_hash": _col(events, "tx_hash"),
             "burn_log_index": _col(events, "log_index"),
             "burn_block": _col(events, "block_number").fillna(-1),
             "burn_timestamp": _col(events, "timestamp", schema.TIMESTAMP),
-            "cctp_version": events["cctp_version"],
+            "cctp_version": _col(events, "cctp_version"),
             "nonce": _col(events, "nonce", schema.STRING),
-            "amount_raw": events["amount_raw"],
-            "destination_domain": events["destination_domain"],
+            "amount_raw": _col(events, "amount_raw"),
+            "destination_domain": _col(events, "destination_domain"),
             **{c: _col(events, c) for c in _BURN_FIELDS},
         }
     )
