@@ -31,13 +31,10 @@ and reads it lazily, once, at the first registry look-up of a process, so
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-import platformdirs
 
 from .chain_entries import Chain, chain_from_mapping, check_names
 from .errors import ConfigError
@@ -65,20 +62,10 @@ _TOP_LEVEL = frozenset({"chain"})
 
 
 def config_dir() -> Path:
-    """The toolkit's configuration directory.
+    """The toolkit's configuration directory (:func:`cctx_research.config.config_dir`)."""
+    from .config import config_dir as configured
 
-    ``CCTX_CONFIG_DIR`` when set (and not empty), else
-    ``platformdirs.user_config_dir("cctx-research")``.
-
-    Examples
-    --------
-    >>> isinstance(config_dir(), Path)
-    True
-    """
-    value = os.environ.get(CONFIG_DIR_VARIABLE, "").strip()
-    if value:
-        return Path(value).expanduser()
-    return Path(platformdirs.user_config_dir("cctx-research"))
+    return configured()
 
 
 def config_file() -> Path:

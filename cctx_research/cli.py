@@ -354,8 +354,9 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Read CCTP data of any supported format (event logs, Dune, XChainDataGen, the "
             "toolkit's own frames; detected from each file) from files, globs or "
-            "directories, pair burns with mints, and write one ledger (Parquet, or CSV). "
-            "Prints a summary: rows read, decoded, paired, unpaired, skipped and why."
+            "directories, link burns to their mints, and write one ledger (Parquet, or CSV). "
+            "Prints a summary (rows read, decoded, linked by kind, pending, mint-only, skipped "
+            "and why) and the links per route."
         ),
     )
     p.add_argument("sources", nargs="+", metavar="SRC", help="files, globs or directories")
@@ -379,6 +380,13 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
         choices=["raise", "report"],
         help="malformed rows: stop (raise, default) or keep the good rows and list the "
         "bad ones next to the output (report)",
+    )
+    p.add_argument(
+        "--ambiguous",
+        default="link",
+        choices=["link", "keep"],
+        help="identical V2 transfers: link each mint to the earliest free burn before it "
+        "(link, default; pairing content_ambiguous) or keep them unlinked (keep)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -434,6 +442,7 @@ def _run_import(args: argparse.Namespace) -> int:
             chain=_chain_option(args.chain),
             blocks=args.blocks,
             errors=args.errors,
+            ambiguous=args.ambiguous,
             progress=step,
         )
     except CctxError as exc:  # the whole message: it lists formats and missing columns
@@ -452,7 +461,25 @@ def _run_import(args: argparse.Namespace) -> int:
     if len(bad):
         write_atomically(bad, out.with_name(out.name + ".bad.csv"))
     sys.stdout.write(summary(ledger, out, bad_file=len(bad) > 0) + "\n")
+    sys.stdout.write(_links_by_route(ledger) + "\n")
     return 0
+
+
+def _links_by_route(ledger: object) -> str:
+    """The per-route link table of an import (analysis.linking.quality), as text."""
+    from .analysis import linking
+
+    table = linking.quality(ledger, freq=None)
+    if not len(table):
+        return "links by route: none (no transfers)"
+    lines = ["links by route (burns, mints, linked, pending, mint only, link rate of the mints):"]
+    for row in table.itertuples(index=False):
+        rate = "-" if row.link_rate != row.link_rate else f"{row.link_rate:.0%}"
+        lines.append(
+            f"  {row.source_chain + ' -> ' + row.destination_chain:<28} {row.burns:>8,} "
+            f"{row.mints:>8,} {row.linked:>8,} {row.pending:>8,} {row.mint_only:>8,} {rate:>6}"
+        )
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------
@@ -494,6 +521,13 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--as-of", default=None, metavar="DATE", help="pin the sample's clock")
     p.add_argument("--no-cache", action="store_true", help="do not use the on-disk cache")
     p.add_argument("--offline", action="store_true", help="answer from the cache alone")
+    p.add_argument(
+        "--ambiguous",
+        default="link",
+        choices=["link", "keep"],
+        help="identical V2 transfers: link each mint to the earliest free burn before it "
+        "(link, default; pairing content_ambiguous) or keep them unlinked (keep)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--out",

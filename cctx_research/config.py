@@ -13,6 +13,9 @@ CCTX_SOURCE        a name for the configured service, shown in provenance and
 CCTX_SYNTHETIC     ``1``/``true`` when the configured service serves
                    synthetic data (e.g. ``cctx-research serve`` of the
                    sample): outputs are then marked synthetic (default ``0``)
+CCTX_CONFIG_DIR    the toolkit's configuration directory, where ``chains.toml`` adds
+                   or amends CCTP domains (default: the platform user config dir;
+                   see :func:`config_dir`)
 CCTX_PAGE_SIZE     rows per request to the configured service (default 100,
                    the interface's default ``limit``)
 =================  ==========================================================
@@ -161,3 +164,22 @@ class Settings:
     def replace(self, **changes) -> Settings:
         """A copy with some fields changed."""
         return replace(self, **changes)
+
+
+def config_dir(environ: dict[str, str] | None = None) -> Path:
+    """The toolkit's configuration directory: ``CCTX_CONFIG_DIR``, else the platform's.
+
+    The platform's is ``platformdirs.user_config_dir("cctx-research")``. It holds
+    ``chains.toml`` (:mod:`cctx_research.chains`).
+
+    Examples
+    --------
+    >>> str(config_dir({"CCTX_CONFIG_DIR": "/tmp/cctx"}))
+    '/tmp/cctx'
+    """
+    import platformdirs
+
+    value = (os.environ if environ is None else environ).get("CCTX_CONFIG_DIR", "").strip()
+    if value:
+        return Path(value).expanduser()
+    return Path(platformdirs.user_config_dir("cctx-research"))

@@ -26,7 +26,7 @@ from analysis.frames import random_transfers
 
 import cctx_research as cctx
 from cctx_research import chains, plots, report, schema
-from cctx_research.analysis import addresses, flows, latency, pending, v2, volumes
+from cctx_research.analysis import addresses, flows, latency, linking, pending, v2, volumes
 from cctx_research.errors import CctxError
 from cctx_research.service.sample import generate
 
@@ -71,6 +71,33 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {"value": [Wrong(), -1, "nowhere"]},
         ),
         "chains.by_chain_id": (chains.by_chain_id, ("8453",), {}, {"value": [Wrong(), 1.5]}),
+        "chains.contracts": (
+            chains.contracts,
+            (6, 2),
+            {},
+            {"domain_id": [Wrong(), "nowhere"], "version": [Wrong(), 3]},
+        ),
+        "chains.token_messengers": (
+            chains.token_messengers, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}
+        ),
+        "chains.contract_domains": (
+            chains.contract_domains, ("0x" + "ab" * 20,), {}, {"address": [Wrong(), "not hex"]}
+        ),
+        "chains.tokens": (chains.tokens, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}),
+        "chains.token_symbol": (
+            chains.token_symbol,
+            (6, "0x" + "ab" * 20),
+            {},
+            {"domain_id": [Wrong(), "nowhere"], "address": [Wrong(), "0x12"]},
+        ),
+        "chains.register": (chains.register, ({"domain": 6},), {}, {"chain": [Wrong(), "base"]}),
+        "schema.optional_columns": (schema.optional_columns, ("ledger",), {}, {"kind": option}),
+        "linking.quality": (
+            linking.quality,
+            (L,),
+            {},
+            {"ledger": frame_wrongs, "freq": ["fortnightly", Wrong()]},
+        ),
         "chains.info": (chains.info, ("base",), {}, {"value": [Wrong(), -1, "nowhere"]}),
         "chains.chain_id": (chains.chain_id, (6,), {}, {"domain_id": [Wrong(), -1, "nowhere"]}),
         "chains.chain_label": (chains.chain_label, (6,), {}, {"domain_id": [Wrong(), "nowhere"]}),
@@ -384,6 +411,7 @@ def test_every_public_module_is_covered(sample_client) -> None:
         "volumes": volumes,
         "addresses": addresses,
         "latency": latency,
+        "linking": linking,
         "pending": pending,
         "v2": v2,
         "plots": plots,

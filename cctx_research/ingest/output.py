@@ -20,8 +20,16 @@ _WHY = {
     "skipped_other_events": "logs of other events",
     "skipped_other_bridges": "rows of other bridges",
     "removed": "removed (reorged) logs",
-    "mints_without_message": "mints without a MessageReceived in their transaction",
-    "messages_without_mint": "received messages that are not token transfers",
+    "skipped_generic_messages": "messages that are not token transfers (another app's)",
+    "skipped_mints_without_message": "mints without their MessageReceived (source unknown)",
+}
+
+_LINKS = {
+    "exact": "V1, on the nonce",
+    "attested": "V2, on the attested nonce",
+    "content": "V2, on the fields both sides carry",
+    "content_ambiguous": "V2, among identical transfers: latency uncertain",
+    "source": "paired by the source",
 }
 
 
@@ -61,10 +69,14 @@ def summary(ledger: pd.DataFrame, out: Path, *, bad_file: bool = False) -> str:
     lines = [
         f"wrote {len(ledger):,} transfers to {out} (format: {record.format if record else '?'})",
         f"  rows read      {c.get('rows_read', 0):>10,}",
-        f"  decoded        {c.get('decoded', 0):>10,}",
-        f"  paired         {c.get('paired', 0):>10,}",
-        f"  pending        {c.get('pending', 0):>10,}  (V1 burns without a mint in the data)",
-        f"  unpaired       {c.get('unpaired', 0):>10,}  (V2 burns: the data does not pair them)",
+        f"  decoded        {c.get('decoded', 0):>10,}"
+        + (f"  ({c['merged']:,} merged into another event's side)" if c.get("merged") else ""),
+        f"  linked         {c.get('paired', 0):>10,}",
+    ]
+    lines += [f"    {n:>10,}  {why}" for key, why in _LINKS.items() if (n := c.get(key, 0))]
+    lines += [
+        f"  pending        {c.get('pending', 0):>10,}  (burns without a mint in the data)",
+        f"  unpaired       {c.get('unpaired', 0):>10,}  (identical V2 transfers kept apart)",
         f"  mint only      {c.get('mint_only', 0):>10,}  (mints whose burn is not in the data)",
         f"  skipped        {c.get('skipped', 0):>10,}",
     ]
@@ -75,6 +87,11 @@ def summary(ledger: pd.DataFrame, out: Path, *, bad_file: bool = False) -> str:
         f"  bad            {bad:>10,}"
         + (f"  (listed in {out.name}.bad.csv)" if bad_file and bad else "")
     )
+    if c.get("sender_unverified"):
+        lines.append(
+            f"  unverified     {c['sender_unverified']:>10,}  (messages from a domain whose "
+            "TokenMessenger the registry does not list)"
+        )
     if c.get("missing_times"):
         lines.append(
             f"  missing times  {c['missing_times']:>10,}  (give --blocks, or logs with "

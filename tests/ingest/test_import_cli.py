@@ -18,6 +18,9 @@ def test_summary_counts_and_reasons(tmp_path, capsys):
     assert f"wrote 2 transfers to {out}" in text
     assert "rows read               3" in text
     assert "rows of other bridges" in text
+    assert "paired by the source" in text
+    assert "ethereum -> base" in text  # the links per route
+    assert "100%" in text
     assert len(pd.read_parquet(out)) == 2
 
 
