@@ -15,6 +15,9 @@ ABI-encoded in ``data``: 32-byte words for static types, and for each
 then the bytes padded to 32). The topic0 constants are written out so the
 decoder needs no hashing library; the tests recompute each one.
 
+The contracts' addresses on each chain are in the domain registry
+(:func:`cctx_research.chains.contracts`).
+
 ``MessageSent(bytes)`` has the same signature, so the same topic0, in V1 and
 V2: the message's own ``version`` field (0 for V1, 1 for V2) tells them apart.
 
@@ -48,8 +51,6 @@ __all__ = [
     "MESSAGE_VERSIONS",
     "MINT_AND_WITHDRAW_V1",
     "MINT_AND_WITHDRAW_V2",
-    "V1_CONTRACTS",
-    "V2_CONTRACTS",
     "EventSpec",
     "Layout",
     "LayoutField",
@@ -310,21 +311,3 @@ MESSAGE_VERSIONS: dict[int, tuple[Layout, Layout]] = {
     1: (MESSAGE_V2, BURN_MESSAGE_V2),
 }
 """Header ``version`` -> (header layout, burn message layout): 0 is V1, 1 is V2."""
-
-V1_CONTRACTS: dict[int, tuple[str, str]] = {
-    0: ("0xbd3fa81b58ba92a82136038b25adec7066af3155", "0x0a992d191deec32afe36203ad87d7d289a738f81"),
-    1: ("0x6b25532e1060ce10cc3b0a99e5683b91bfde6982", "0x8186359af5f57fbb40c6b14a588d2a59c0c29880"),
-    2: ("0x2b4069517957735be00cee0fadae88a26365528f", "0x4d41f22c5a0e5c74090899e5a8fb597a8842b3e8"),
-    3: ("0x19330d10d9cc8751218eaf51e8885d058642e08a", "0xc30362313fbba5cf9163f0bb16a0e01f01a896ca"),
-    6: ("0x1682ae6375c4e4a97e4b583bc394c861a46d8962", "0xad09780d193884d503182ad4588450c416d6f9d4"),
-    7: ("0x9daf8c91aefae50b9c0e69629d3f6ca40ca3b3fe", "0xf3be9355363857f3e001be68856a2f96b4c39ba9"),
-}
-"""Mainnet V1 (TokenMessenger, MessageTransmitter) by domain, for the six V1 EVM chains
-the interface indexes (Circle, "CCTP EVM contracts and interfaces V1")."""
-
-V2_CONTRACTS: tuple[str, str] = (
-    "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d",
-    "0x81d40f21f12a8f0e3252bccb954d722d4c464b64",
-)
-"""Mainnet (TokenMessengerV2, MessageTransmitterV2): one address on every EVM chain
-(CREATE2 deployments; Circle, "Contract Addresses")."""

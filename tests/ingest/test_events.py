@@ -90,13 +90,15 @@ def test_layouts_match_circles_indices(layout, offsets, body):
         layout.field("nope")
 
 
-def test_contract_addresses_are_lowercase_evm_addresses():
-    for domain, pair in ev.V1_CONTRACTS.items():
-        assert domain in (0, 1, 2, 3, 6, 7)
-        for address in pair:
-            assert address == address.lower()
-            assert len(address) == 42
-    assert all(a == a.lower() and len(a) == 42 for a in ev.V2_CONTRACTS)
+def test_the_registry_knows_the_emitting_contracts_of_the_fixtures():
+    from cctx_research import chains
+
+    from .logs import _ETHEREUM
+
+    for (_, version), address in _ETHEREUM.items():
+        found = chains.contracts(0, version)
+        assert address in (found.token_messenger, found.message_transmitter)
+        assert 0 in chains.contract_domains(address)
 
 
 @pytest.mark.parametrize(
