@@ -19,6 +19,7 @@
 
     CctxWarning (UserWarning)      base of the warnings a user must see
     ├── CacheWarning               the cache is read-only: answers what it holds
+    ├── OtherTokenWarning          an analysis left out transfers of other tokens
     ├── CoverageWarning            a window reaches past the service's clock or
     │                              outside the data it holds; says what it covers
     └── SyntheticDataWarning       the numbers come from the synthetic sample
@@ -50,6 +51,7 @@ __all__ = [
     "CoverageWarning",
     "DataError",
     "NotFoundError",
+    "OtherTokenWarning",
     "RateLimitError",
     "ResponseSchemaError",
     "ServerError",
@@ -158,6 +160,10 @@ class CacheWarning(CctxWarning):
 
 class CoverageWarning(CctxWarning):
     """A window reaches past the service's clock or outside the data it holds."""
+
+
+class OtherTokenWarning(CctxWarning):
+    """An analysis counted USDC only and left out transfers of other tokens (USYC, EURC)."""
 
 
 class SyntheticDataWarning(CctxWarning):

@@ -17,6 +17,7 @@ import pandas as pd
 from .. import chains, schema, times
 from ..errors import DataError
 from ..provenance import provenance
+from ..tokens import default_token_rows
 from . import _common, engines
 
 FAST_THRESHOLD = 1000
@@ -66,7 +67,7 @@ def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame
     frame = schema.validate(frame, "ledger")
     if len(frame) and not burn_known(frame).any():
         raise no_burn_times(what)
-    return frame
+    return default_token_rows(frame, what=what)
 
 
 _UNUSED = ("burn_token", "destination_caller", "destination_token_messenger")

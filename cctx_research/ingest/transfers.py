@@ -9,6 +9,7 @@ import pandas as pd
 
 from .. import chains, schema
 from ..provenance import attach, provenance
+from ..tokens import default_token_rows
 
 __all__ = ["transfers_from_ledger"]
 
@@ -20,9 +21,12 @@ def transfers_from_ledger(ledger: pd.DataFrame) -> pd.DataFrame:
 
     Each transfer appears once, as the interface shows it: ``timestamp`` is
     the mint time when minted (``is_completed`` true), else the burn time
-    (pending). V2 burns the data cannot pair (``pairing`` ``"unpaired"``)
-    show as pending, and their mints, if loaded, as completed mint-only
-    rows: the data cannot tell that they are one transfer. Rows with no
+    (pending). Identical V2 transfers kept apart (``load(...,
+    ambiguous="keep")``: ``pairing`` ``"unpaired"``) show as pending, and
+    their mints as completed mint-only rows. Transfers of other tokens than
+    USDC are left out when the ledger holds USDC, with an
+    :class:`~cctx_research.errors.OtherTokenWarning`
+    (:mod:`cctx_research.tokens`). Rows with no
     time at all (event logs without block times) are left out, and counted
     in a log line.
 
@@ -45,6 +49,7 @@ def transfers_from_ledger(ledger: pd.DataFrame) -> pd.DataFrame:
     (True, 'category')
     """
     schema.validate(ledger, "ledger")
+    ledger = default_token_rows(ledger, what="transfers_from_ledger")
     done = ledger["mint_timestamp"].notna()
     when = ledger["mint_timestamp"].where(done, ledger["burn_timestamp"])
     keep = when.notna()

@@ -8,13 +8,15 @@ tests/ingest/real.py. Two Arbitrum receipts are real logs, verbatim.
 from __future__ import annotations
 
 import json
+import warnings
 
 import pandas as pd
 import pytest
 
 import cctx_research as cctx
 from cctx_research.analysis import linking as link_quality
-from cctx_research.errors import DataError
+from cctx_research.analysis import pending
+from cctx_research.errors import DataError, OtherTokenWarning
 from cctx_research.provenance import provenance
 
 from .real import REAL, burn_logs, entries, message, mint_logs, tx, write
@@ -235,6 +237,17 @@ def test_usyc_burns_are_not_counted_as_usdc(tmp_path):
                      index=0, time=T0)
     ledger = cctx.load(write(tmp_path / "eth.json", logs + usdc), chain="ethereum")
     assert sorted(ledger["token"]) == ["USDC", "USYC"]
+    with pytest.warns(OtherTokenWarning, match="left out 1 transfers of other tokens .USYC 1."):
+        transfers = cctx.transfers_from_ledger(ledger)
+    assert len(transfers) == 1
+    assert transfers["amount_raw"].sum() == message("v2_attested_eth_to_arb_fast_100").amount
+    with pytest.warns(OtherTokenWarning, match="in_flight counts USDC"):
+        flight = pending.in_flight(ledger, by=None)
+    assert int(flight["count"].sum()) == 1
+    usyc_only = ledger[ledger["token"] == "USYC"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OtherTokenWarning)  # a USYC-only ledger: as it is
+        assert len(cctx.transfers_from_ledger(usyc_only)) == 1
 
 
 def test_real_arbitrum_receipts_give_one_burn_each(tmp_path):
