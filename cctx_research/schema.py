@@ -160,6 +160,7 @@ _LEDGER: dict[str, Any] = {
     "pairing": STRING,  # how burn and mint were joined (see LEDGER_PAIRING)
     "link_group_size": NULLABLE_INT,  # identical V2 transfers sharing a content key (else null)
     "token": STRING,  # the burned token's symbol (USDC, EURC, USYC), null when unknown
+    "relayer": STRING,  # who called receiveMessage (MessageReceived's caller), null when unknown
 }
 
 LEDGER_V2: tuple[str, ...] = (
@@ -195,7 +196,7 @@ LINKED: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", 
 """The ``pairing`` values of a transfer whose burn and mint are both in the ledger."""
 
 _OPTIONAL: dict[str, tuple[str, ...]] = {
-    "ledger": (*LEDGER_V2, "pairing", "link_group_size", "token")
+    "ledger": (*LEDGER_V2, "pairing", "link_group_size", "token", "relayer")
 }
 
 ADDRESS_COLUMNS: tuple[str, ...] = (

@@ -282,6 +282,7 @@ def _messagereceived(rows: Rows, parts: Parts, chain: int | None) -> Rows:
         source_domain=rows.integers("sourcedomain"),
         nonce=nonce,
         sender=rows.addresses("sender"),
+        caller=rows.addresses("caller"),
         finality_threshold_executed=rows.nullable_integers("finalitythresholdexecuted"),
     )
     if rows.has("messagebody"):

@@ -139,6 +139,7 @@ ARRIVAL_COLUMNS: dict[str, object] = {
     "max_fee_raw": schema.NULLABLE_INT,
     "min_finality_threshold": schema.NULLABLE_INT,
     "hook_data": schema.STRING,
+    "relayer": schema.STRING,
 }
 """Columns (and dtypes) of the *arrivals* table."""
 
@@ -409,7 +410,7 @@ def _rows(
         else:
             out[column] = _gather(burns[column], burns[column].iloc[:0], bi, none)
     for column in ("mint_tx_hash", "mint_log_index", "mint_block", "mint_timestamp", "fee_raw",
-                   "finality_threshold_executed"):
+                   "finality_threshold_executed", "relayer"):
         out[column] = _gather(arrivals[column], arrivals[column].iloc[:0], ai, none)
     # the attested nonce and version are the arrival's; a pending burn keeps its own
     out["nonce"] = _gather(arrivals["nonce"], burns["nonce"], ai, bi)

@@ -228,6 +228,7 @@ def arrivals(received: pd.DataFrame, mints: pd.DataFrame) -> tuple[pd.DataFrame,
             "finality_threshold_executed": _col(joined, "finality_threshold_executed"),
             "max_fee_raw": _col(joined, "max_fee_raw"),
             "hook_data": _col(joined, "hook_data"),
+            "relayer": _col(joined, "caller"),
         }
     )
     return out.reset_index(drop=True), counts

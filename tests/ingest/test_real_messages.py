@@ -19,7 +19,7 @@ from cctx_research.analysis import pending
 from cctx_research.errors import DataError, OtherTokenWarning
 from cctx_research.provenance import provenance
 
-from .real import REAL, burn_logs, entries, message, mint_logs, tx, write
+from .real import REAL, RELAYER, burn_logs, entries, message, mint_logs, tx, write
 
 T0 = 1_763_000_000  # 2025-11-13, filled in
 
@@ -168,6 +168,7 @@ def test_a_relayer_transaction_with_a_generic_message_and_a_transfer(tmp_path):
     assert len(ledger) == 1
     row = ledger.iloc[0]
     assert row["fee_raw"] == transfer.fee_executed == 1
+    assert row["relayer"] == RELAYER  # MessageReceived's caller: who relayed
     assert row["nonce"] == "0x" + transfer.nonce.hex()
     assert row["amount_raw"] == transfer.amount
     counts = _counts(ledger)
