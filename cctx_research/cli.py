@@ -521,13 +521,6 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--as-of", default=None, metavar="DATE", help="pin the sample's clock")
     p.add_argument("--no-cache", action="store_true", help="do not use the on-disk cache")
     p.add_argument("--offline", action="store_true", help="answer from the cache alone")
-    p.add_argument(
-        "--ambiguous",
-        default="link",
-        choices=["link", "keep"],
-        help="identical V2 transfers: link each mint to the earliest free burn before it "
-        "(link, default; pairing content_ambiguous) or keep them unlinked (keep)",
-    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--out",
