@@ -42,7 +42,7 @@ import pandas as pd
 
 from .. import chains, schema
 from ..errors import DataError
-from .formats import Parts
+from .formats import FileRead
 from .values import Rows
 
 __all__ = ["DUNE_CHAINS", "read"]
@@ -76,10 +76,10 @@ def chain_domains(
     return out
 
 
-def _cctp_only(rows: Rows, parts: Parts) -> Rows:
+def _cctp_only(rows: Rows, parts: FileRead) -> Rows:
     name = rows.strings("bridge_name", lower=True)
     keep = np.asarray(name.str.contains("cctp").fillna(False), dtype=bool)
-    parts.add("skipped_other_bridges", int((~keep).sum()))
+    parts.skip("other_bridges", int((~keep).sum()))
     return Rows(rows.frame[keep], rows.source_file, first=rows.offset) if not keep.all() else rows
 
 
@@ -90,7 +90,7 @@ def _version(rows: Rows) -> pd.Series:
     return version.fillna(1)
 
 
-def _flows(rows: Rows, parts: Parts) -> Rows:
+def _flows(rows: Rows, parts: FileRead) -> Rows:
     """A flows row as it is: two-sided (paired by the spell), deposit-only or withdrawal-only.
 
     ``bridges_evms.flows`` is a full outer join of deposits and withdrawals:
@@ -154,7 +154,7 @@ def _flows(rows: Rows, parts: Parts) -> Rows:
     return rows
 
 
-def _deposits(rows: Rows, parts: Parts) -> Rows:
+def _deposits(rows: Rows, parts: FileRead) -> Rows:
     rows = _cctp_only(rows, parts)
     frame = pd.DataFrame(
         {
@@ -179,7 +179,7 @@ def _deposits(rows: Rows, parts: Parts) -> Rows:
     return rows
 
 
-def _withdrawals(rows: Rows, parts: Parts) -> Rows:
+def _withdrawals(rows: Rows, parts: FileRead) -> Rows:
     rows = _cctp_only(rows, parts)
     frame = pd.DataFrame(
         {
@@ -242,7 +242,7 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
     )
 
 
-def _depositforburn(rows: Rows, parts: Parts, chain: int | None) -> Rows:
+def _depositforburn(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
     v2 = rows.has("maxfee") or not rows.has("nonce")
     frame = _event_base(rows, chain).assign(
         cctp_version=2 if v2 else 1,
@@ -262,7 +262,7 @@ def _depositforburn(rows: Rows, parts: Parts, chain: int | None) -> Rows:
     return rows
 
 
-def _mintandwithdraw(rows: Rows, parts: Parts, chain: int | None) -> Rows:
+def _mintandwithdraw(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
     frame = _event_base(rows, chain).assign(
         cctp_version=2 if rows.has("feecollected") else 1,
         mint_recipient=rows.addresses("mintrecipient"),
@@ -274,7 +274,7 @@ def _mintandwithdraw(rows: Rows, parts: Parts, chain: int | None) -> Rows:
     return rows
 
 
-def _messagereceived(rows: Rows, parts: Parts, chain: int | None) -> Rows:
+def _messagereceived(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
     nonce = rows.strings("nonce", lower=True)
     v2 = nonce.str.startswith("0x").fillna(False) | rows.has("finalitythresholdexecuted")
     frame = _event_base(rows, chain).assign(
@@ -321,9 +321,11 @@ _EVENTS: dict[str, Callable[..., Rows]] = {
 }
 
 
-def read(rows: Rows, table: str, parts: Parts, *, chain: int | None = None) -> None:
-    """Read one Dune table (named by :func:`~.formats.detect`) into ``parts``."""
+def read(rows: Rows, table: str, *, chain: int | None = None) -> FileRead:
+    """Read one Dune table (named by :func:`~.formats.detect`)."""
+    out = FileRead(format="dune")
     rows.frame.columns = [str(c).strip().lower() for c in rows.frame.columns]
     reader = _READERS.get(table)
-    used = reader(rows, parts) if reader else _EVENTS[table](rows, parts, chain)
-    parts.problems.extend(used.problems)
+    used = reader(rows, out) if reader else _EVENTS[table](rows, out, chain)
+    out.problems.extend(used.problems)
+    return out

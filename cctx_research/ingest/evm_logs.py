@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 
 from cctx_research import schema
 from cctx_research.errors import DataError
+from cctx_research.ingest.files import sniff
 from cctx_research.ingest.hexcodec import binary_to_hex
 from cctx_research.ingest.log_decoder import DecodedLogs, decode_logs
 from cctx_research.ingest.log_frame import LOG_COLUMNS, conform_logs
@@ -95,18 +96,6 @@ def _paths(path_or_paths: PathLike | Sequence[PathLike]) -> list[Path]:
             raise FileNotFoundError(f"no such file: {path}")
         paths.append(path)
     return paths
-
-
-def _kind(path: Path) -> str:
-    """'parquet', 'json' or 'csv', from the file's first bytes (extensions lie)."""
-    with path.open("rb") as fh:
-        head = fh.read(4096)
-    if head[:4] == b"PAR1":
-        return "parquet"
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if text[:1] in (b"[", b"{") or not text:
-        return "json"
-    return "csv"
 
 
 def _quantity(value: Any, name: str) -> int | None:
@@ -345,7 +334,7 @@ def read_logs(path_or_paths: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     """
     frames = []
     for path in _paths(path_or_paths):
-        kind = _kind(path)
+        kind = sniff(path).kind
         frame = _read_json_logs(path) if kind == "json" else _read_table_logs(path, kind)
         frames.append(conform_logs(frame, source_file=str(path)))
         logger.debug("read %d logs from %s (%s)", len(frame), path, kind)
@@ -406,7 +395,7 @@ def read_blocks(path: PathLike) -> pd.DataFrame:
         If a file lacks the columns or holds entries that are not blocks.
     """
     (source,) = _paths(path)
-    kind = _kind(source)
+    kind = sniff(source).kind
     if kind == "json":
         frame = _block_rows(source)
     else:

@@ -23,7 +23,7 @@ import pandas as pd
 from ..errors import DataError
 from ..provenance import Provenance
 
-__all__ = ["Table", "expand", "read_sidecar", "read_table", "suffix_kind"]
+__all__ = ["Sniffed", "Table", "expand", "read_sidecar", "read_table", "sniff", "suffix_kind"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,61 @@ class Table:
     kind: str  # "csv", "parquet" or "json"
     first: int
     provenance: Provenance | None = None
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    """What a file holds, told once from its first bytes (names can lie)."""
+
+    kind: str
+    """``"parquet"``, ``"json"``, ``"csv"`` or ``"dataset"`` (a directory of Parquet)."""
+    logs: bool
+    """JSON that holds event logs (``topics``) or JSON-RPC responses (``jsonrpc``)."""
+
+
+_HEAD = 65_536
+
+
+def sniff(path: Path) -> Sniffed:
+    """Tell a file's format from its content: Parquet's magic bytes, JSON's first character.
+
+    Compressed files and files whose first bytes say nothing are told by
+    their name (:func:`suffix_kind`).
+
+    Raises
+    ------
+    DataError
+        If the path does not exist, or neither its content nor its name tells its format.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "logs.txt"
+    >>> _ = p.write_text('[{"topics": ["0x1"], "data": "0x"}]')
+    >>> sniff(p)
+    Sniffed(kind='json', logs=True)
+    """
+    if path.is_dir():
+        return Sniffed("dataset", False)
+    if not path.is_file():
+        raise DataError(f"no such file or directory: {str(path)!r}")
+    by_name = suffix_kind(path)
+    if any(s.lower() in _COMPRESSED for s in path.suffixes):
+        return Sniffed(by_name or "csv", False)
+    with path.open("rb") as handle:
+        head = handle.read(_HEAD)
+    if head[:4] == b"PAR1":
+        return Sniffed("parquet", False)
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:1] in (b"[", b"{") or (not text and by_name == "json"):
+        return Sniffed("json", b'"topics"' in head or b'"jsonrpc"' in head)
+    if by_name is None:
+        raise DataError(
+            f"cannot tell the format of {path.name!r}: it is neither Parquet nor JSON, and its "
+            "name says nothing",
+            hint="name it .csv, .parquet or .json (.jsonl), or pass format=",
+        )
+    return Sniffed(by_name if by_name in ("csv", "parquet") else "csv", False)
 
 
 def suffix_kind(path: Path) -> str | None:
@@ -144,7 +199,7 @@ def read_sidecar(path: Path) -> Provenance | None:
         ) from exc
 
 
-def read_table(path: Path) -> Table:
+def read_table(path: Path, sniffed: Sniffed | None = None) -> Table:
     """Read one CSV, Parquet or JSON file (or a Parquet dataset directory) as text-faithful columns.
 
     CSV cells are read as text (so that integers beyond 2**53 stay exact);
@@ -162,12 +217,8 @@ def read_table(path: Path) -> Table:
 
         frame = datasets.read(path)
         return Table(str(path), frame, "parquet", 0, provenance(frame))
-    kind = "parquet" if path.is_dir() else suffix_kind(path)
-    if kind is None:
-        raise DataError(
-            f"cannot tell the format of {path.name!r} from its name",
-            hint="name it .csv, .parquet or .json (.jsonl), or pass format=",
-        )
+    found = sniffed or sniff(path)
+    kind = "parquet" if found.kind == "dataset" else found.kind
     try:
         if kind == "csv":
             sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","

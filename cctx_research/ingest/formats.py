@@ -15,8 +15,9 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DataError
+from ..provenance import Provenance
 
-__all__ = ["FORMATS", "TABLES", "Parts", "detect", "no_format_error"]
+__all__ = ["FORMATS", "TABLES", "FileRead", "combine", "detect", "no_format_error"]
 
 FORMATS: dict[str, str] = {
     "evm-logs": "event logs: eth_getLogs JSON (list, JSON-RPC response or JSON Lines) "
@@ -73,14 +74,19 @@ TABLES: dict[tuple[str, str], tuple[str, ...]] = {
 
 
 @dataclass
-class Parts:
-    """What one file gave: event tables, ready ledger rows, counts and bad rows.
+class FileRead:
+    """What one reader gave from one file: event tables, ready rows, counts and bad rows.
 
-    ``burns``/``sent``/``received``/``mints`` follow the event-log decoder's column
-    names; ``burn_rows``/``arrivals``/``paired`` the pairing module's (see
-    :mod:`cctx_research.ingest.linking`); ``tx_times`` is
+    Each reader builds its own and returns it; :func:`combine` joins those of
+    every file. ``burns``/``sent``/``received``/``mints`` follow the event-log
+    decoder's column names; ``burn_rows``/``arrivals``/``paired`` the linking
+    module's (see :mod:`cctx_research.ingest.linking`); ``tx_times`` is
     ``domain, tx_hash, block_number, timestamp`` for transactions whose
-    events carry no time (XChainDataGen).
+    events carry no time (XChainDataGen); ``ledgers`` are the toolkit's own
+    frames, with their ``provenance``. ``counts`` holds ``rows_read``,
+    ``decoded``, ``duplicates`` and ``missing_times``; ``skipped`` the rows
+    left out on purpose, by reason (``other_events``, ``other_bridges``,
+    ``removed``, ...).
     """
 
     format: str
@@ -92,11 +98,36 @@ class Parts:
     arrivals: list[pd.DataFrame] = field(default_factory=list)
     paired: list[pd.DataFrame] = field(default_factory=list)
     tx_times: list[pd.DataFrame] = field(default_factory=list)
+    ledgers: list[pd.DataFrame] = field(default_factory=list)
+    provenance: list[Provenance] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
 
     def add(self, name: str, value: int) -> None:
+        """Add to one of :attr:`counts`."""
         self.counts[name] = self.counts.get(name, 0) + int(value)
+
+    def skip(self, reason: str, value: int) -> None:
+        """Count rows left out on purpose, by reason."""
+        if value:
+            self.skipped[reason] = self.skipped.get(reason, 0) + int(value)
+
+
+def combine(reads: Iterable[FileRead]) -> FileRead:
+    """One :class:`FileRead` of several files': every list joined, every count added."""
+    reads = list(reads)
+    formats = sorted({r.format for r in reads if r.format})
+    out = FileRead(format="+".join(formats))
+    for read in reads:
+        for name in ("burns", "sent", "received", "mints", "burn_rows", "arrivals", "paired",
+                     "tx_times", "ledgers", "provenance", "problems"):
+            getattr(out, name).extend(getattr(read, name))
+        for key, value in read.counts.items():
+            out.add(key, value)
+        for key, value in read.skipped.items():
+            out.skip(key, value)
+    return out
 
 
 def _lower(columns: Iterable[Any]) -> set[str]:

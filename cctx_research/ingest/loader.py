@@ -11,11 +11,12 @@ import pandas as pd
 
 from .. import chains, schema
 from ..errors import DataError
-from ..provenance import Provenance, attach, combine
+from ..provenance import Provenance, attach
+from ..provenance import combine as combine_records
 from . import dune, linking, own, sides, xchaindatagen
-from .files import Table, expand, read_table, suffix_kind
-from .formats import FORMATS, Parts, detect, no_format_error
-from .values import Rows, bad_frame
+from .files import Table, expand, read_table, sniff
+from .formats import FORMATS, FileRead, combine, detect, no_format_error
+from .values import Rows, bad_frame, malformed_error
 
 __all__ = ["BAD_ATTR", "bad_rows", "load"]
 
@@ -24,7 +25,6 @@ logger = logging.getLogger(__name__)
 BAD_ATTR = "cctx_bad"
 """The key of ``DataFrame.attrs`` under which ``errors="report"`` keeps the bad rows."""
 
-_SHOWN = 5
 ChainArg = str | int | Mapping[str | Path, str | int] | None
 
 
@@ -72,15 +72,6 @@ def _check_arguments(format: str | None, errors: str, chain: ChainArg, ambiguous
             chains.domain(value)
     elif chain is not None:
         chains.domain(chain)
-
-
-def _looks_like_logs(path: Path) -> bool:
-    """Whether a JSON file holds event logs (``topics``/``data``) or JSON-RPC responses."""
-    if path.is_dir() or suffix_kind(path) != "json":
-        return False
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        head = handle.read(65_536)
-    return '"topics"' in head or '"jsonrpc"' in head
 
 
 def _evidence(decoded: Any) -> dict[int, str]:
@@ -141,7 +132,7 @@ def _check_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any
         )
 
 
-def _read_logs(path: Path, chain: int | None, blocks: Any, parts: Parts) -> None:
+def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     try:
         from . import evm_logs
     except ImportError as exc:  # pragma: no cover - the decoder ships with the package
@@ -151,33 +142,37 @@ def _read_logs(path: Path, chain: int | None, blocks: Any, parts: Parts) -> None
     named = None if chain is None else chains.chain_name(chain)
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
     _check_chain(path, chain, logs, decoded)
-    parts.burns.append(decoded.burns)
-    parts.sent.append(decoded.sent)
-    parts.received.append(decoded.received)
-    parts.mints.append(decoded.mints)
-    for name, value in decoded.counts.items():
-        parts.add("rows_read" if name == "logs" else name, value)
+    out = FileRead(
+        format="evm-logs",
+        burns=[decoded.burns],
+        sent=[decoded.sent],
+        received=[decoded.received],
+        mints=[decoded.mints],
+    )
+    c = decoded.counts
+    out.add("rows_read", c["logs"])
+    out.add("decoded", c["decoded"])
+    out.add("duplicates", c["duplicates"])
+    out.skip("other_events", c["skipped_other_events"])
+    out.skip("removed", c["removed"])
     bad = decoded.bad
-    parts.problems.extend(
+    out.problems.extend(
         {"source_file": str(f), "index": int(i), "reason": str(r)}
         for f, i, r in zip(bad["source_file"], bad["index"], bad["reason"], strict=True)
     )
+    return out
 
 
-def _read_file(
-    path: Path, format: str | None, chain: int | None, blocks: Any, parts: Parts,
-    ledgers: list[pd.DataFrame], records: list[Provenance],
-) -> str:
-    """Read one file into ``parts`` (or ``ledgers`` for own frames); returns its format."""
-    if format == "evm-logs" or (format is None and _looks_like_logs(path)):
-        _read_logs(path, chain, blocks, parts)
-        return "evm-logs"
-    table: Table = read_table(path)
+def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -> FileRead:
+    """Read one file with the reader of its format."""
+    sniffed = sniff(path)
+    if format == "evm-logs" or (format is None and sniffed.logs):
+        return _read_logs(path, chain, blocks)
+    table: Table = read_table(path, sniffed)
     columns = table.frame.columns
     found = detect(columns, wanted=format)
     if found is not None and found[0] == "evm-logs":
-        _read_logs(path, chain, blocks, parts)
-        return "evm-logs"
+        return _read_logs(path, chain, blocks)
     rows = Rows(table.frame, table.path, first=table.first)
     if found is None:
         lacking = own.missing(columns)
@@ -185,23 +180,18 @@ def _read_file(
         if not is_own or format not in (None, "cctx"):
             raise no_format_error(table.path, columns, lacking, format)
         ledger = own.ledger_from_rows(rows)
-        parts.problems.extend(rows.problems)
-        parts.add("rows_read", len(rows))
-        parts.add("decoded", int((~rows.bad).sum()))
-        ledgers.append(ledger[~rows.bad])
+        out = FileRead(format="cctx", ledgers=[ledger[~rows.bad]], problems=list(rows.problems))
         if table.provenance is not None:
-            records.append(table.provenance)
-        return "cctx"
-    fmt, name = found
-    parts.add("rows_read", len(rows))
-    before = (len(parts.problems), sum(v for k, v in parts.counts.items() if k.startswith("skip")))
-    if fmt == "dune":
-        dune.read(rows, name, parts, chain=chain)
+            out.provenance.append(table.provenance)
     else:
-        xchaindatagen.read(rows, name, parts)
-    skipped = sum(v for k, v in parts.counts.items() if k.startswith("skip")) - before[1]
-    parts.add("decoded", len(rows) - (len(parts.problems) - before[0]) - skipped)
-    return fmt
+        fmt, name = found
+        if fmt == "dune":
+            out = dune.read(rows, name, chain=chain)
+        else:
+            out = xchaindatagen.read(rows, name)
+    out.add("rows_read", len(rows))
+    out.add("decoded", len(rows) - len(out.problems) - sum(out.skipped.values()))
+    return out
 
 
 def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -224,9 +214,7 @@ def _events(frames: list[pd.DataFrame], extra: tuple[str, ...] = ()) -> tuple[pd
     return frame[~dup].reset_index(drop=True), int(dup.sum())
 
 
-def _assemble(
-    parts: Parts, ledgers: list[pd.DataFrame], ambiguous: str
-) -> tuple[pd.DataFrame, dict[str, int]]:
+def _assemble(parts: FileRead, ambiguous: str) -> tuple[pd.DataFrame, dict[str, int]]:
     """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
     counts: dict[str, int] = {}
 
@@ -260,8 +248,8 @@ def _assemble(
         arrivals = [xchaindatagen.apply_times(a.copy(), times, "mint") for a in arrivals]
     ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
     add(tally)
-    if ledgers:
-        own_rows = _stack(ledgers)
+    if parts.ledgers:
+        own_rows = _stack(parts.ledgers)
         before = len(ledger) + len(own_rows)
         ledger = pd.concat([ledger, own_rows], ignore_index=True) if len(ledger) else own_rows
         ledger = ledger[~ledger["transfer_id"].duplicated()].reset_index(drop=True)
@@ -269,40 +257,37 @@ def _assemble(
     return ledger, counts
 
 
-_SIDE_SKIPS = ("skipped_generic_messages", "skipped_mints_without_message")
+_SIDE_SKIPS = {
+    "skipped_generic_messages": "generic_messages",
+    "skipped_mints_without_message": "mints_without_message",
+}
 
 
-def _tally(read: dict[str, int], assembled: dict[str, int], bad: int) -> dict[str, int]:
+def _tally(read: FileRead, assembled: dict[str, int], bad: int) -> dict[str, int]:
     """Every input row accounted for: ``decoded + skipped + duplicates + bad == rows_read``.
 
     ``decoded`` counts the rows and logs the readers decoded, less those the
     later steps skipped (generic messages, mints without their message) or
     dropped as duplicates (the same log in two files, a transfer a source
     already paired); ``merged`` counts the events folded into another's side.
+    Each reason a row was skipped for is counted as ``skipped_<reason>``.
     """
-    tally = dict(read)
+    skipped = dict(read.skipped)
+    tally = {k: v for k, v in read.counts.items()}
     for key, value in assembled.items():
-        tally[key] = tally.get(key, 0) + value
-    tally["bad"] = bad
+        if key in _SIDE_SKIPS:
+            skipped[_SIDE_SKIPS[key]] = skipped.get(_SIDE_SKIPS[key], 0) + value
+        else:
+            tally[key] = tally.get(key, 0) + value
     later = sum(assembled.get(k, 0) for k in (*_SIDE_SKIPS, "duplicates"))
     tally["decoded"] = tally.get("decoded", 0) - later
-    tally["skipped"] = sum(v for k, v in tally.items() if k.startswith("skipped_"))
-    tally["skipped"] += tally.get("removed", 0)
+    tally["bad"] = bad
+    tally.update({(k if k == "removed" else f"skipped_{k}"): v for k, v in skipped.items()})
+    tally["skipped"] = sum(skipped.values())
     tally.setdefault("rows_read", 0)
+    tally.setdefault("duplicates", 0)
     tally.setdefault("merged", 0)
     return tally
-
-
-def _raise_bad(problems: list[dict[str, Any]]) -> DataError:
-    first = "; ".join(
-        f"{Path(p['source_file']).name}:{p['index']}: {p['reason']}" for p in problems[:_SHOWN]
-    )
-    more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
-    return DataError(
-        f"{len(problems)} malformed row(s) or log(s): {first}{more}",
-        hint="fix them, or pass errors='report' to keep the good rows "
-        "(the bad ones: cctx_research.bad_rows(ledger))",
-    )
 
 
 def load(
@@ -381,23 +366,20 @@ def load(
 
         blocks = evm_logs.read_blocks(blocks)
     files = expand(paths)
-    parts = Parts(format=format or "")
-    ledgers: list[pd.DataFrame] = []
-    records: list[Provenance] = []
-    formats: list[str] = []
+    reads = []
     for path in files:
         if progress is not None:
             progress(path)
-        where = _chain_for(path, chain)
-        formats.append(_read_file(path, format, where, blocks, parts, ledgers, records))
-    ledger, counts = _assemble(parts, ledgers, ambiguous)
+        reads.append(_read_file(path, format, _chain_for(path, chain), blocks))
+    parts = combine(reads)
+    ledger, counts = _assemble(parts, ambiguous)
     problems = parts.problems
     if problems and errors == "raise":
-        raise _raise_bad(problems)
+        raise malformed_error(problems)
     ledger = schema.validate(schema.complete(ledger, "ledger")[schema.columns("ledger")], "ledger")
     burned = ledger["burn_tx_hash"].notna() & ledger["burn_timestamp"].isna()
     minted = ledger["mint_tx_hash"].notna() & ledger["mint_timestamp"].isna()
-    tally = _tally(parts.counts, counts, len(problems))
+    tally = _tally(parts, counts, len(problems))
     tally["missing_times"] = int(burned.sum() + minted.sum())
     tally["transfers"] = len(ledger)
     if tally["missing_times"]:
@@ -406,16 +388,17 @@ def load(
             "a blocks file (blocks=), or XChainDataGen's cctp_blockchain_transactions",
             tally["missing_times"],
         )
-    used = sorted(set(formats))
     record = Provenance(
         source=", ".join(str(p) for p in files),
         operation="load",
         files=tuple(str(p) for p in files),
-        format=used[0] if len(used) == 1 else "+".join(used),
+        format=parts.format,
         counts=tally,
     )
-    if records:  # own frames keep what they said (synthetic, where they came from)
-        merged = combine([*records, record], operation="load", format=record.format, counts=tally)
+    if parts.provenance:  # own frames keep what they said (synthetic, where they came from)
+        merged = combine_records(
+            [*parts.provenance, record], operation="load", format=record.format, counts=tally
+        )
         record = merged if merged is not None else record
     attach(ledger, record)
     if problems:

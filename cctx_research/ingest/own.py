@@ -22,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from .values import Rows
+from ..errors import DataError
+from .values import Rows, malformed_error
 
-__all__ = ["LEDGER_NEEDS", "TRANSFERS_NEEDS", "ledger_from_rows", "missing"]
+__all__ = ["LEDGER_NEEDS", "TRANSFERS_NEEDS", "ledger_from_frame", "ledger_from_rows", "missing"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,46 @@ def ledger_from_rows(rows: Rows) -> pd.DataFrame:
     out = _from_ledger(rows) if not lacking["ledger"] else _from_transfers(rows)
     schema.complete(out, "ledger")
     return out[schema.columns("ledger")]
+
+
+def ledger_from_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A typed ledger from an in-memory frame of kind ``"ledger"`` or ``"transfers"``.
+
+    The frame's columns are coerced as :func:`cctx_research.load` coerces a
+    file's (exact integers, canonical addresses, UTC times).
+
+    Raises
+    ------
+    TypeError
+        If ``frame`` is not a pandas DataFrame.
+    DataError
+        Naming the columns each kind lacks, or the rows whose values do not
+        fit, with their positions.
+
+    Examples
+    --------
+    >>> from cctx_research.service.sample import generate
+    >>> ledger_from_frame(generate("2024-07-01", days=1)).shape[0] > 0
+    True
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"expected a pandas DataFrame of kind 'ledger' or 'transfers', got "
+            f"{type(frame).__name__}"
+        )
+    lacking = missing(frame.columns)
+    if lacking["ledger"] and lacking["transfers"]:
+        raise DataError(
+            "the data is neither a 'ledger' nor a 'transfers' table: "
+            f"missing for 'ledger': {', '.join(lacking['ledger'])}; "
+            f"missing for 'transfers': {', '.join(lacking['transfers'])}",
+            hint="see cctx_research.schema.columns('ledger') and columns('transfers')",
+        )
+    rows = Rows(frame, "frame", first=0)
+    ledger = ledger_from_rows(rows)
+    if rows.problems:
+        raise malformed_error(rows.problems)
+    return schema.validate(ledger.reset_index(drop=True), "ledger")
 
 
 def _from_ledger(rows: Rows) -> pd.DataFrame:

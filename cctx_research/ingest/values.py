@@ -32,8 +32,9 @@ import pandas as pd
 
 from .. import schema
 from ..addressing import canonical_addresses, normalize_hash
+from ..errors import DataError
 
-__all__ = ["INT64_MAX", "Rows", "bad_frame"]
+__all__ = ["INT64_MAX", "Rows", "bad_frame", "malformed_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,24 @@ def bad_frame(problems: Sequence[dict[str, Any]]) -> pd.DataFrame:
             "index": np.array([int(p["index"]) for p in problems], dtype=np.int64),
             "reason": pd.array([p["reason"] for p in problems], dtype=schema.STRING),
         }
+    )
+
+
+_SHOWN = 5
+
+
+def malformed_error(problems: Sequence[dict[str, Any]]) -> DataError:
+    """The error for malformed rows: their count and the first few, file, place and reason."""
+    from pathlib import Path
+
+    first = "; ".join(
+        f"{Path(p['source_file']).name}:{p['index']}: {p['reason']}" for p in problems[:_SHOWN]
+    )
+    more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
+    return DataError(
+        f"{len(problems)} malformed row(s) or log(s): {first}{more}",
+        hint="fix them, or pass errors='report' to keep the good rows "
+        "(the bad ones: cctx_research.bad_rows(ledger))",
     )
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .dune import chain_domains
-from .formats import Parts
+from .formats import FileRead
 from .values import Rows
 
 __all__ = ["apply_times", "read"]
@@ -38,7 +38,7 @@ __all__ = ["apply_times", "read"]
 logger = logging.getLogger(__name__)
 
 
-def _deposits(rows: Rows, parts: Parts) -> None:
+def _deposits(rows: Rows, parts: FileRead) -> None:
     parts.burn_rows.append(
         pd.DataFrame(
             {
@@ -56,7 +56,7 @@ def _deposits(rows: Rows, parts: Parts) -> None:
     )
 
 
-def _received(rows: Rows, parts: Parts) -> None:
+def _received(rows: Rows, parts: FileRead) -> None:
     parts.arrivals.append(
         pd.DataFrame(
             {
@@ -74,7 +74,7 @@ def _received(rows: Rows, parts: Parts) -> None:
     )
 
 
-def _cross_chain(rows: Rows, parts: Parts) -> None:
+def _cross_chain(rows: Rows, parts: FileRead) -> None:
     parts.paired.append(
         pd.DataFrame(
             {
@@ -94,7 +94,7 @@ def _cross_chain(rows: Rows, parts: Parts) -> None:
     )
 
 
-def _transactions(rows: Rows, parts: Parts) -> None:
+def _transactions(rows: Rows, parts: FileRead) -> None:
     parts.tx_times.append(
         pd.DataFrame(
             {
@@ -115,11 +115,13 @@ _READERS = {
 }
 
 
-def read(rows: Rows, table: str, parts: Parts) -> None:
-    """Read one XChainDataGen table into ``parts``."""
+def read(rows: Rows, table: str) -> FileRead:
+    """Read one XChainDataGen table."""
+    out = FileRead(format="xchaindatagen")
     rows.frame.columns = [str(c).strip().lower() for c in rows.frame.columns]
-    _READERS[table](rows, parts)
-    parts.problems.extend(rows.problems)
+    _READERS[table](rows, out)
+    out.problems.extend(rows.problems)
+    return out
 
 
 def apply_times(frame: pd.DataFrame, times: pd.DataFrame, side: str) -> pd.DataFrame:

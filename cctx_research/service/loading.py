@@ -43,25 +43,9 @@ def to_ledger(frame: pd.DataFrame) -> pd.DataFrame:
         Naming the missing columns (of both kinds), or the rows whose
         values do not fit, with their positions.
     """
-    from ..ingest import own
-    from ..ingest.loader import _raise_bad
-    from ..ingest.values import Rows
+    from ..ingest import ledger_from_frame
 
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}")
-    lacking = own.missing(frame.columns)
-    if lacking["ledger"] and lacking["transfers"]:
-        raise DataError(
-            "the data is neither a 'ledger' nor a 'transfers' table: "
-            f"missing for 'ledger': {', '.join(lacking['ledger'])}; "
-            f"missing for 'transfers': {', '.join(lacking['transfers'])}",
-            hint="see cctx_research.schema.columns('ledger') and columns('transfers')",
-        )
-    rows = Rows(frame, "frame", first=0)
-    ledger = own.ledger_from_rows(rows)
-    if rows.problems:
-        raise _raise_bad(rows.problems)
-    return schema.validate(ledger.reset_index(drop=True), "ledger")
+    return ledger_from_frame(frame)
 
 
 def for_service(ledger: pd.DataFrame, *, fractions: str = "refuse") -> pd.DataFrame:
