@@ -67,7 +67,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import chains, schema
+from .. import schema
+from . import keys
+from .ledger_rows import arrow_array, ledger_rows, token_symbols, transfer_ids
 
 __all__ = [
     "AMBIGUOUS",
@@ -143,6 +145,10 @@ ARRIVAL_COLUMNS: dict[str, object] = {
 }
 """Columns (and dtypes) of the *arrivals* table."""
 
+_PAIRINGS = ("exact", "attested", "content", "content_ambiguous", "pending", "unpaired",
+             "mint_only")
+_KIND = {name: code for code, name in enumerate(_PAIRINGS)}
+
 # Which pairing wins when two rows share a transfer id (lower wins): rows
 # from events carry more fields than a source's paired row.
 _RANK = {
@@ -182,91 +188,20 @@ def _stack(frames: Sequence[pd.DataFrame], spec: dict[str, object]) -> pd.DataFr
     )
 
 
-def _dedupe(frame: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, int]:
-    """``frame`` without the rows whose ``keys`` (all known) an earlier row had."""
+def _dedupe(frame: pd.DataFrame, keys_: list[str]) -> tuple[pd.DataFrame, int]:
+    """``frame`` without the rows whose ``keys_`` (all known) an earlier row had."""
     if not len(frame):
         return frame, 0
-    known = frame[keys].notna().all(axis=1).to_numpy()
+    known = frame[keys_].notna().all(axis=1).to_numpy()
     if not known.any():
         return frame, 0
-    key = np.zeros(len(frame), dtype=np.int64)
-    for column in keys:
-        codes, size = _codes(column, frame, frame.iloc[:0])
-        key, _ = pd.factorize(key * (size + 1) + codes)
-        key = key.astype(np.int64)
-    dup = known & pd.Series(key).duplicated().to_numpy()
-    if not dup.any():
+    rows = None if known.all() else np.flatnonzero(known)
+    repeats = keys.duplicated([[(frame[c], rows)] for c in keys_])
+    if not repeats.any():
         return frame, 0
+    dup = np.zeros(len(frame), dtype=bool)
+    dup[slice(None) if rows is None else rows] = repeats
     return frame[~dup].reset_index(drop=True), int(dup.sum())
-
-
-def _arrow(values: pd.Series | np.ndarray) -> pa.Array:
-    array = pa.array(values, from_pandas=True)
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-
-
-def transfer_ids(
-    nonce: pd.Series, src: pd.Series, dst: pd.Series, tx_hash: pd.Series, log_index: pd.Series
-) -> pd.Series:
-    """``<nonce>_<src chain id>_<dst chain id>``, or ``<tx hash>_<log index>`` without a nonce.
-
-    Examples
-    --------
-    >>> s = lambda *v: pd.Series(list(v))
-    >>> transfer_ids(s("7", None), s(0, 6), s(6, 0), s("0xa", "0xb"), s(1, 2)).tolist()
-    ['7_1_8453', '0xb_2']
-    """
-    index = nonce.index
-    src_i = np.asarray(src, dtype=np.int64)
-    dst_i = np.asarray(dst, dtype=np.int64)
-    domains = np.unique(np.concatenate([src_i, dst_i]))
-    names = pa.array([chains.chain_id(int(d)) for d in domains], pa.large_string())
-    src_id = names.take(pa.array(np.searchsorted(domains, src_i)))
-    dst_id = names.take(pa.array(np.searchsorted(domains, dst_i)))
-    large = pa.large_string()
-    sep = pa.scalar("_", large)
-    keyed = pc.binary_join_element_wise(
-        _arrow(nonce.astype(schema.STRING)).cast(large), src_id, dst_id, sep
-    )
-    index_text = pc.cast(_arrow(pd.Series(log_index, dtype=schema.NULLABLE_INT)), large)
-    free = pc.binary_join_element_wise(
-        _arrow(pd.Series(tx_hash, dtype=schema.STRING)).cast(large),
-        pc.fill_null(index_text, pa.scalar("", large)),
-        sep,
-    )
-    ids = pc.if_else(pc.is_null(keyed), free, keyed)
-    return pd.Series(pd.array(ids, dtype=schema.STRING), index=index)
-
-
-def _codes(column: str, first: pd.DataFrame, second: pd.DataFrame) -> tuple[np.ndarray, int]:
-    """Dictionary codes of one column over both frames' rows (nulls get a code too)."""
-    left, right = first[column], second[column]
-    if isinstance(left.dtype, np.dtype) and isinstance(right.dtype, np.dtype):
-        codes, uniques = pd.factorize(np.concatenate([left.to_numpy(), right.to_numpy()]))
-        return codes.astype(np.int64), len(uniques)
-    if left.dtype == schema.STRING or right.dtype == schema.STRING:
-        chunks = pa.chunked_array(
-            [_arrow(left.astype(schema.STRING)).cast(pa.large_string()),
-             _arrow(right.astype(schema.STRING)).cast(pa.large_string())]
-        )
-        encoded = chunks.dictionary_encode()
-        indices = pa.chunked_array([c.indices for c in encoded.chunks]).combine_chunks()
-        codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return codes + 1, len(encoded.chunk(0).dictionary) + 1 if encoded.num_chunks else 1
-    both = pd.concat([left, right], ignore_index=True)
-    codes, uniques = pd.factorize(both, use_na_sentinel=False)
-    return codes.astype(np.int64), len(uniques)
-
-
-def _group_codes(burns: pd.DataFrame, arrivals: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Exact group ids of :data:`CONTENT_KEY` for both sides (no hashing, so no collisions)."""
-    nb = len(burns)
-    gid = np.zeros(nb + len(arrivals), dtype=np.int64)
-    for column in CONTENT_KEY:
-        codes, size = _codes(column, burns, arrivals)
-        gid, _ = pd.factorize(gid * (size + 1) + codes)
-        gid = gid.astype(np.int64)
-    return gid[:nb], gid[nb:]
 
 
 def _nanos(stamps: pd.Series, missing: int) -> np.ndarray:
@@ -321,20 +256,22 @@ def _fifo(
 
 
 def _content_links(
-    burns: pd.DataFrame, arrivals: pd.DataFrame, ambiguous: str
+    burns: pd.DataFrame, arrivals: pd.DataFrame, cb: np.ndarray, ca: np.ndarray, ambiguous: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Content links among unlinked V2 sides.
+    """Content links among the V2 burns ``cb`` and arrivals ``ca`` (rows still unlinked).
 
-    Returns burn rows, arrival rows, whether each link is ambiguous, its group size,
-    and the group size of every burn and arrival (0 where the group is not shared).
+    Returns burn rows, arrival rows (positions in ``cb`` and ``ca``), whether each
+    link is ambiguous, its group size, and the group size of every burn in ``cb``
+    and arrival in ``ca`` (0 where the group is not shared).
     """
-    gb, ga = _group_codes(burns, arrivals)
-    n_groups = int(max(gb.max(initial=-1), ga.max(initial=-1))) + 1
+    gid = keys.group_ids([[(burns[c], cb), (arrivals[c], ca)] for c in CONTENT_KEY])
+    gb, ga = gid[: len(cb)], gid[len(cb) :]
+    n_groups = int(gid.max(initial=-1)) + 1
     nb = np.bincount(gb, minlength=n_groups)
     na = np.bincount(ga, minlength=n_groups)
     size = np.maximum(nb, na)
-    tb = _nanos(burns["burn_timestamp"], np.iinfo(np.int64).min)
-    ta = _nanos(arrivals["mint_timestamp"], np.iinfo(np.int64).max)
+    tb = _nanos(burns["burn_timestamp"], np.iinfo(np.int64).min)[cb]
+    ta = _nanos(arrivals["mint_timestamp"], np.iinfo(np.int64).max)[ca]
     single = (nb == 1) & (na == 1)
     ub = np.flatnonzero(single[gb])
     ua = np.flatnonzero(single[ga])
@@ -370,54 +307,6 @@ def _source_claims(side: pd.DataFrame, paired: pd.DataFrame, prefix: str) -> np.
     covered = covered.astype({domain: "int64", "amount_raw": "int64"})
     probe = side[keys].astype({"amount_raw": "Int64"})
     return probe.merge(covered.assign(_hit=True), on=keys, how="left")["_hit"].notna().to_numpy()
-
-
-def _gather(first: pd.Series, second: pd.Series, rows: np.ndarray, other: np.ndarray) -> object:
-    """Per output row: ``first[rows]`` where ``rows >= 0``, else ``second[other]`` (else null).
-
-    One take over both columns' values, so a row's value is read once.
-    """
-    index = np.where(rows >= 0, rows, np.where(other >= 0, len(first) + other, -1))
-    numeric = isinstance(first.dtype, np.dtype) and first.dtype.kind in "iu"
-    if numeric and first.dtype == second.dtype:
-        values = np.concatenate([first.to_numpy(), second.to_numpy()])
-        return np.where(index >= 0, values[np.maximum(index, 0)] if len(values) else -1, -1)
-    if first.dtype == schema.STRING:
-        chunks = pa.chunked_array(
-            [_arrow(first).cast(pa.large_string()), _arrow(second.astype(schema.STRING)).cast(
-                pa.large_string())]
-        )
-        taken = chunks.take(pa.array(index, mask=index < 0))
-        return pd.array(taken, dtype=schema.STRING)
-    both = pd.concat([first, second], ignore_index=True).array
-    return both.take(index, allow_fill=True)
-
-
-def _rows(
-    burns: pd.DataFrame,
-    arrivals: pd.DataFrame,
-    bi: np.ndarray,
-    ai: np.ndarray,
-    pairing: np.ndarray,
-    group: np.ndarray,
-) -> pd.DataFrame:
-    """Ledger rows from burn rows ``bi`` and arrival rows ``ai`` (-1: that side is absent)."""
-    none = np.full(len(bi), -1, dtype=np.int64)
-    out: dict[str, object] = {}
-    for column in BURN_COLUMNS:
-        if column in ARRIVAL_COLUMNS and column not in ("nonce", "cctp_version"):
-            out[column] = _gather(burns[column], arrivals[column], bi, ai)
-        else:
-            out[column] = _gather(burns[column], burns[column].iloc[:0], bi, none)
-    for column in ("mint_tx_hash", "mint_log_index", "mint_block", "mint_timestamp", "fee_raw",
-                   "finality_threshold_executed", "relayer"):
-        out[column] = _gather(arrivals[column], arrivals[column].iloc[:0], ai, none)
-    # the attested nonce and version are the arrival's; a pending burn keeps its own
-    out["nonce"] = _gather(arrivals["nonce"], burns["nonce"], ai, bi)
-    out["cctp_version"] = _gather(arrivals["cctp_version"], burns["cctp_version"], ai, bi)
-    out["pairing"] = pd.array(pairing, dtype=schema.STRING)
-    out["link_group_size"] = pd.arrays.IntegerArray(group.astype(np.int64), group == 0)
-    return pd.DataFrame(out, copy=False)
 
 
 def link(
@@ -472,61 +361,60 @@ def link(
 
     # 2. the nonce, where both sides have it
     keyed_b = np.flatnonzero(b["nonce"].notna().to_numpy())
-    keyed_a = np.flatnonzero(a["nonce"].notna().to_numpy())
-    left = pd.DataFrame(
-        {"source_domain": b["source_domain"].to_numpy()[keyed_b],
-         "nonce": b["nonce"].array[keyed_b], "_b": keyed_b}
-    )
-    right = pd.DataFrame(
-        {"source_domain": a["source_domain"].to_numpy()[keyed_a],
-         "nonce": a["nonce"].array[keyed_a], "_a": keyed_a}
-    )
-    hits = left.merge(right, on=["source_domain", "nonce"], how="inner")
-    nb_, na_ = hits["_b"].to_numpy(dtype=np.int64), hits["_a"].to_numpy(dtype=np.int64)
-    v2 = (b["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)[nb_] == 2)
-    nonce_kind = np.where(v2, "attested", "exact")
+    keyed_a = np.flatnonzero(a["nonce"].notna().to_numpy()) if len(keyed_b) else keyed_b
+    nb_ = na_ = np.empty(0, dtype=np.int64)
+    if len(keyed_b) and len(keyed_a):
+        left = pd.DataFrame(
+            {"source_domain": b["source_domain"].to_numpy()[keyed_b],
+             "nonce": b["nonce"].array[keyed_b], "_b": keyed_b}
+        )
+        right = pd.DataFrame(
+            {"source_domain": a["source_domain"].to_numpy()[keyed_a],
+             "nonce": a["nonce"].array[keyed_a], "_a": keyed_a}
+        )
+        hits = left.merge(right, on=["source_domain", "nonce"], how="inner")
+        nb_, na_ = hits["_b"].to_numpy(dtype=np.int64), hits["_a"].to_numpy(dtype=np.int64)
+    version_b = b["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+    version_a = a["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+    nonce_kind = np.where(version_b[nb_] == 2, _KIND["attested"], _KIND["exact"])
 
     # 3. content, among V2 sides still free
     free_b = np.ones(len(b), dtype=bool)
     free_a = np.ones(len(a), dtype=bool)
     free_b[nb_] = False
     free_a[na_] = False
-    version_b = b["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
-    version_a = a["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
     cb = np.flatnonzero(free_b & (version_b == 2) & b["nonce"].isna().to_numpy())
     ca = np.flatnonzero(free_a & (version_a == 2))
     group_b = np.zeros(len(b), dtype=np.int64)
     group_a = np.zeros(len(a), dtype=np.int64)
     if len(cb) and len(ca):
-        sub_b = b.iloc[cb].reset_index(drop=True)
-        sub_a = a.iloc[ca].reset_index(drop=True)
-        lb, la, amb, size, gsb, gsa = _content_links(sub_b, sub_a, ambiguous)
+        lb, la, amb, size, gsb, gsa = _content_links(b, a, cb, ca, ambiguous)
         group_b[cb], group_a[ca] = gsb, gsa
         lb, la = cb[lb], ca[la]
-        content_kind = np.where(amb, "content_ambiguous", "content")
+        content_kind = np.where(amb, _KIND["content_ambiguous"], _KIND["content"])
     else:
         lb = la = np.empty(0, dtype=np.int64)
         size = np.empty(0, dtype=np.int64)
-        content_kind = np.empty(0, dtype=object)
+        content_kind = np.empty(0, dtype=np.int64)
     free_b[lb] = False
     free_a[la] = False
 
     pb = np.flatnonzero(free_b)
     pa_ = np.flatnonzero(free_a)
     kept_apart = (group_b[pb] > 0) & (ambiguous == "keep")
-    pending_kind = np.where(kept_apart, "unpaired", "pending")
-    bi = np.concatenate([nb_, lb, pb, np.full(len(pa_), -1)])
-    ai = np.concatenate([na_, la, np.full(len(pb), -1), pa_])
+    pending_kind = np.where(kept_apart, _KIND["unpaired"], _KIND["pending"])
+    bi = np.concatenate([nb_, lb, pb, np.full(len(pa_), -1)]).astype(np.int64)
+    ai = np.concatenate([na_, la, np.full(len(pb), -1), pa_]).astype(np.int64)
     kinds = np.concatenate(
-        [nonce_kind, content_kind, pending_kind, np.full(len(pa_), "mint_only")]
-    ).astype(object)
+        [nonce_kind, content_kind, pending_kind, np.full(len(pa_), _KIND["mint_only"])]
+    ).astype(np.int64)
     group = np.concatenate([np.zeros(len(nb_), np.int64), size, group_b[pb], group_a[pa_]])
-    ledger = _finish(_rows(b, a, bi, ai, kinds, group))
+    ledger = ledger_rows(b, a, bi, ai, (kinds, _PAIRINGS), group, sort=source_rows is None)
 
     if source_rows is not None:
         ledger = pd.concat([ledger, source_rows], ignore_index=True)
         rank = ledger["pairing"].map(_RANK).to_numpy()
-        ids = _arrow(ledger["transfer_id"])
+        ids = arrow_array(ledger["transfer_id"])
         order = pc.sort_indices(
             pa.table({"id": ids, "rank": rank}),
             sort_keys=[("id", "ascending"), ("rank", "ascending")],
@@ -535,40 +423,18 @@ def link(
         dup = ledger["transfer_id"].duplicated().to_numpy()
         duplicates += int(dup.sum())
         ledger = ledger[~dup]
-    when = ledger["burn_timestamp"].fillna(ledger["mint_timestamp"])
-    order = pc.sort_indices(
-        pa.table({"when": _arrow(when), "id": _arrow(ledger["transfer_id"])}),
-        sort_keys=[("when", "ascending"), ("id", "ascending")],
-    ).to_numpy()
-    ledger = ledger.iloc[order].reset_index(drop=True)
+        when = ledger["burn_timestamp"].fillna(ledger["mint_timestamp"])
+        order = pc.sort_indices(
+            pa.table({"when": arrow_array(when), "id": arrow_array(ledger["transfer_id"])}),
+            sort_keys=[("when", "ascending"), ("id", "ascending")],
+        ).to_numpy()
+        ledger = ledger.iloc[order].reset_index(drop=True)
     tally = ledger["pairing"].value_counts()
     counts = {k: int(tally.get(k, 0)) for k in _RANK}
     counts["paired"] = sum(counts[k] for k in ("exact", "attested", "content",
                                                 "content_ambiguous", "source"))
     counts["duplicates"] = duplicates
     return ledger, counts
-
-
-def token_symbols(domain: pd.Series, token: pd.Series) -> pd.Series:
-    """The symbol of each burned token (USDC, EURC, USYC) from the registry; null if unknown.
-
-    Examples
-    --------
-    >>> token_symbols(pd.Series([0]), pd.Series(["0xA0b86991c6218b36c1d19d4a2e9eb0ce3606eB48"])
-    ...               ).tolist()
-    ['USDC']
-    """
-    d_codes, d_values = pd.factorize(np.asarray(domain, dtype=np.int64))
-    t_codes, t_values = pd.factorize(pd.Series(token).astype(schema.STRING))
-    pair = d_codes.astype(np.int64) * (len(t_values) + 1) + t_codes
-    codes, pairs = pd.factorize(pair)
-    symbols = []
-    for value in pairs.tolist():
-        d, t = divmod(int(value), len(t_values) + 1)
-        ok = 0 <= t < len(t_values)
-        symbols.append(chains.token_symbol(int(d_values[d]), t_values[t]) if ok else None)
-    values = pa.array(symbols, pa.large_string()).take(pa.array(codes))
-    return pd.Series(pd.array(values, dtype=schema.STRING), index=domain.index)
 
 
 def _finish(rows: pd.DataFrame) -> pd.DataFrame:
