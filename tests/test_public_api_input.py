@@ -83,6 +83,8 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {"value": [Wrong(), 1.5]},
         ),
         "chains.domains": (chains.domains, (["base", 0],), {}, {"values": [Wrong(), ["nowhere"]]}),
+        "chains.in_order": (chains.in_order, (["base"],), {}, {"names": [Wrong(), "base"]}),
+        "chains.sort_key": (chains.sort_key, ("base",), {}, {"name": [Wrong(), 6]}),
         "chains.name_from_chain_id": (
             chains.name_from_chain_id,
             ("8453",),

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cctx_research import __version__, chains, cli, report
+from cctx_research import __version__, chains, cli, plots, report
 
 START, END = "2024-06-28T12:00:00Z", "2024-07-01T12:00:00Z"
 
@@ -232,7 +232,7 @@ def test_a_figure_that_fails_is_reported_in_its_place(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("no ink <left>")
 
-    monkeypatch.setattr(report.plots, "plot_lorenz", broken)
+    monkeypatch.setattr(plots, "plot_lorenz", broken)
     fake = _Frames(built.data["transfers"], built.data["volume_history"])
     r = report.build(fake, START, END)
     text = r.section("addresses").to_html()

@@ -58,12 +58,8 @@ Examples
 
 from __future__ import annotations
 
-from .. import plots as plots  # importable as before the split (not in __all__)
 from ..markup import EmbeddedFigure, html_table, render_png
-from ..selection import chain_names as chain_names
-from ..selection import touching as touching
 from .building import DEFAULT_DAYS, build, default_window, is_synthetic
-from .building import bucket_for as bucket_for
 from .document import Report, Section
 from .registry import Context, SectionSpec
 from .sections import REGISTRY, SECTIONS
