@@ -5,11 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.frames import addr
 from cctx_research import schema
 from cctx_research.analysis import addresses
 from cctx_research.errors import DataError
-
-from .frames import addr
 
 TOTAL = 150_475.5
 

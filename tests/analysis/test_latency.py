@@ -6,15 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.frames import make_transfers
+from analysis.ledgers import make_ledger, v2
 from cctx_research import schema
 from cctx_research.analysis import latency
 from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 from cctx_research.service.loading import to_ledger
 from cctx_research.service.sample import generate
-
-from .frames import make_transfers
-from .ledgers import make_ledger, v2
 
 # ethereum->base: latencies 100, 200, 300, 400 s (and one pending); base->arbitrum: 10 s
 ROWS = [

@@ -7,15 +7,14 @@ import logging
 import pandas as pd
 import pytest
 
+from analysis.frames import make_transfers
+from analysis.ledgers import make_ledger, v2
 from cctx_research import schema
 from cctx_research.analysis import pending
 from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 from cctx_research.provenance import Provenance, attach
 from cctx_research.service.sample import generate
-
-from .frames import make_transfers
-from .ledgers import make_ledger, v2
 
 # ethereum->base standard completes in 100 s, 300 s and (after as_of) 7200 s: the
 # reference is the median of every completed transfer in the data, 300 s;
