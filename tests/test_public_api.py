@@ -32,6 +32,8 @@ MODULES = [
     "cctx_research.analysis.v2",
     "cctx_research.analysis.results",
     "cctx_research.analysis.inputs",
+    "cctx_research.analysis.history",
+    "cctx_research.report.sources",
     "cctx_research.plots",
     "cctx_research.plots.flows",
     "cctx_research.plots.volumes",

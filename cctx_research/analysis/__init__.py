@@ -22,6 +22,9 @@ pending
 v2
     CCTP V2 per route: :func:`~v2.fast_share`, :func:`~v2.fees`,
     :func:`~v2.fee_caps`, :func:`~v2.hooks`.
+history
+    A ledger's mint and burn volume per bucket,
+    :func:`~history.volume_history` (what ``client.volume_history`` returns).
 results
     What a result says about itself: :class:`~results.ResultInfo` (the
     ``span`` of the data seen, ``freq``, ``by``, ``as_of``, ...), read with
@@ -43,7 +46,7 @@ Examples
 
 from __future__ import annotations
 
-from . import addresses, flows, inputs, latency, pending, results, v2, volumes
+from . import addresses, flows, history, inputs, latency, pending, results, v2, volumes
 from .addresses import AddressProfile, Concentration
 from .results import ResultInfo, result_info
 from .volumes import SizeDistribution
@@ -55,6 +58,7 @@ __all__ = [
     "SizeDistribution",
     "addresses",
     "flows",
+    "history",
     "inputs",
     "latency",
     "pending",
