@@ -64,7 +64,7 @@ def plot_lorenz(
     else:
         conc = addresses.concentration(data)
     ax = _axes.get_axes(ax)
-    # the plot is narrow (square by design): the window goes on a second line
+    # the plot is narrow (square by design): the span goes on a second line
     base, text = f"Concentration of volume per {role}", _axes.span_text(span)
     _axes.set_title(ax, base, None, title if title is not None or not text else f"{base}\n{text}")
     ax.set_xlabel("Cumulative share of addresses (smallest first)")

@@ -40,7 +40,7 @@ def plot_flow_graph(
     weight : {"volume", "count"}, default "volume"
         Edge attribute that sets the arrow width.
     title : str, optional
-        Replaces the default title (which names the window).
+        Replaces the default title (which names the span of the data).
 
     Returns
     -------
@@ -200,7 +200,7 @@ def plot_net_flows(data: pd.DataFrame, *, ax: Axes | None = None, title: str | N
     ----------
     data : pandas.DataFrame
         Output of :func:`cctx_research.analysis.flows.net` (with or without
-        ``freq``), or a ``"transfers"`` frame (net over the whole window).
+        ``freq``), or a ``"transfers"`` frame (net over all of it).
     ax : matplotlib.axes.Axes, optional
     title : str, optional
 
