@@ -6,9 +6,19 @@
 >>> ledger = cctx.load_sample(days=7)           # doctest: +SKIP
 >>> ledger = cctx.load(["eth.json", "base.json"], chain={"eth.json": "ethereum",
 ...                    "base.json": "base"})           # doctest: +SKIP
+
+The packages of analysis and views are reached through the same import,
+loaded on first use (so ``import cctx_research`` loads no plotting library):
+
+>>> cctx.analysis.flows.matrix(transfers)          # doctest: +SKIP
+>>> cctx.plots.plot_flow_matrix(transfers)         # doctest: +SKIP
+>>> cctx.report.build(client).save("report.html")  # doctest: +SKIP
 """
 
 from __future__ import annotations
+
+import importlib
+from types import ModuleType
 
 from . import chains, errors, provenance, schema
 from ._version import __version__
@@ -28,6 +38,32 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
     from .service.sample import load_sample as _load_sample
 
     return _load_sample(as_of=as_of, days=days)
+
+
+_LAZY = (
+    "analysis",
+    "datasets",
+    "export",
+    "plots",
+    "report",
+    "selection",
+    "service",
+    "webapp",
+    "widgets",
+)
+"""Subpackages and view modules imported on first attribute access (``cctx.plots``)."""
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _LAZY:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [

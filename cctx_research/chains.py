@@ -86,11 +86,13 @@ __all__ = [
     "domain_from_chain_id",
     "domains",
     "fast_source_domains",
+    "in_order",
     "info",
     "known_names",
     "name_from_chain_id",
     "register",
     "reload",
+    "sort_key",
     "token_messengers",
     "token_symbol",
     "tokens",
@@ -232,6 +234,43 @@ def config_file() -> str:
 def known_names() -> list[str]:
     """The canonical chain names, in domain order."""
     return [c.name for c in _state().chains]
+
+
+def sort_key(name: str) -> tuple[int, int, str]:
+    """Sort key of a chain name: registry names in domain order, then unknown ones by domain.
+
+    Examples
+    --------
+    >>> sorted(["domain-99", "base", "ethereum"], key=sort_key)
+    ['ethereum', 'base', 'domain-99']
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a chain name (str) like 'base', got {type(name).__name__}")
+    known = known_names()
+    if name in known:
+        return (0, known.index(name), name)
+    try:
+        return (1, domain(name), name)
+    except (TypeError, ValueError):
+        return (2, 0, name)
+
+
+def in_order(names: Iterable[object]) -> list[str]:
+    """The distinct chain names of ``names`` (missing values left out), in :func:`sort_key` order.
+
+    Examples
+    --------
+    >>> in_order(["base", "ethereum", "base", None])
+    ['ethereum', 'base']
+    """
+    import pandas as pd
+
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise TypeError(
+            f"names must be an iterable of chain names such as ['base', 'ethereum'], "
+            f"got {type(names).__name__}"
+        )
+    return sorted({str(n) for n in names if not pd.isna(n)}, key=sort_key)
 
 
 def _unknown_name(value: str) -> ValueError:

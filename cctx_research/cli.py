@@ -253,7 +253,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
         "--data",
         default=None,
         metavar="PATH",
-        help="report on these files (anything `import` reads) through a local service; "
+        help="report on these files (anything `import` reads); "
         "default window: the data's whole span",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -305,42 +305,16 @@ def _embedded_ledger(args: argparse.Namespace) -> Any:
 
 
 def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> object:
-    """Build the report over ``--data`` served by an in-process local service."""
-    import pandas as pd
-
+    """Build the report over ``--data``: the loaded ledger, analysed as it is (no service)."""
     from . import report
-    from .client import Client
-    from .provenance import is_synthetic, provenance
-    from .service.app import make_app
-    from .service.loading import load_ledger
-    from .service.server import start_in_background
-    from .service.store import Store
+    from .ingest import load
 
-    ledger = load_ledger(args.data, fractions="floor")
+    ledger = load(args.data)
     if not len(ledger):
         raise ValueError(f"--data {args.data!r} holds no transfers to report on")
-    times = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
-    first, last = times.min(), times.max()
-    start = args.start if args.start is not None else first.floor("D")
-    end = args.end if args.end is not None else last.floor("D") + pd.Timedelta(days=1)
-    clock = last + pd.Timedelta(seconds=1)
-    app = make_app(Store(ledger, clock=clock), api_key=config.DEMO_API_KEY,
-                   project_id=config.DEMO_PROJECT_ID)
-    record = provenance(ledger)
-    with start_in_background(app) as handle, Client(
-        handle.url,
-        config.DEMO_PROJECT_ID,
-        config.DEMO_API_KEY,
-        source=record.source if record else str(args.data),
-        synthetic=is_synthetic(ledger),
-        cache=False,
-        progress=progress,
-        page_size=1000,
-        clock=lambda: clock,
-    ) as client:
-        return report.build(
-            client, start, end, chains=args.chains, progress=progress, ledger=ledger, **options
-        )
+    return report.build(
+        None, args.start, args.end, chains=args.chains, progress=progress, ledger=ledger, **options
+    )
 
 
 # --------------------------------------------------------------------------

@@ -24,3 +24,19 @@ def sample_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     yield client
     client.close()
+
+
+@pytest.fixture
+def no_show_and_close(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail a test whose plot calls ``plt.show()``; close every figure after it.
+
+    Plot tests take it with ``pytestmark = pytest.mark.usefixtures("no_show_and_close")``.
+    """
+    import matplotlib.pyplot as plt
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("plots must never call plt.show()")
+
+    monkeypatch.setattr(plt, "show", refuse)
+    yield
+    plt.close("all")

@@ -15,17 +15,9 @@ from matplotlib.patches import FancyArrowPatch
 from cctx_research import plots, schema
 from cctx_research.analysis import addresses, flows, volumes
 
+pytestmark = pytest.mark.usefixtures("no_show_and_close")
+
 WINDOW = "2024-06-01 – 2024-06-03 (UTC)"
-
-
-@pytest.fixture(autouse=True)
-def _no_show_and_close(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("plots must never call plt.show()")
-
-    monkeypatch.setattr(plt, "show", refuse)
-    yield
-    plt.close("all")
 
 
 @pytest.fixture

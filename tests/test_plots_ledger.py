@@ -14,10 +14,12 @@ from analysis.ledgers import make_ledger, v2
 from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
-from cctx_research import plots, plots_ledger, schema
+from cctx_research import plots, schema
 from cctx_research.analysis import latency, pending
 from cctx_research.analysis import v2 as v2_analysis
 from cctx_research.errors import DataError
+
+pytestmark = pytest.mark.usefixtures("no_show_and_close")
 
 ROWS = [
     {"src": 0, "dst": 6, "amount": 100, "burn": "2024-07-01T00:00:00",
@@ -32,16 +34,6 @@ ROWS = [
 AS_OF = "2024-07-02"
 
 
-@pytest.fixture(autouse=True)
-def _no_show_and_close(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("plots must never call plt.show()")
-
-    monkeypatch.setattr(plt, "show", refuse)
-    yield
-    plt.close("all")
-
-
 @pytest.fixture
 def ledger() -> pd.DataFrame:
     return make_ledger(ROWS)
@@ -51,10 +43,15 @@ def _bars(ax: Axes) -> list[Rectangle]:
     return [p for p in ax.patches if isinstance(p, Rectangle)]
 
 
-def test_reexported_from_plots() -> None:
-    for name in plots_ledger.__all__:
-        assert getattr(plots, name) is getattr(plots_ledger, name)
-        assert name in plots.__all__
+def test_every_plot_family_is_reexported_from_plots() -> None:
+    import importlib
+
+    assert plots.__all__ == sorted(plots.__all__)
+    for family in ("addresses", "flows", "ledger", "volumes"):
+        module = importlib.import_module(f"cctx_research.plots.{family}")
+        for name in module.__all__:
+            assert getattr(plots, name) is getattr(module, name)
+            assert name in plots.__all__
 
 
 def test_latency_bars(ledger) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -28,6 +30,15 @@ MODULES = [
     "cctx_research.analysis.latency",
     "cctx_research.analysis.pending",
     "cctx_research.analysis.v2",
+    "cctx_research.analysis.results",
+    "cctx_research.analysis.inputs",
+    "cctx_research.analysis.history",
+    "cctx_research.report.sources",
+    "cctx_research.plots",
+    "cctx_research.plots.flows",
+    "cctx_research.plots.volumes",
+    "cctx_research.plots.addresses",
+    "cctx_research.plots.ledger",
     "cctx_research.report",
     "cctx_research.report.building",
     "cctx_research.report.document",
@@ -70,3 +81,26 @@ def test_every_error_derives_from_cctx_error():
     for name in errors.__all__:
         # the exceptions, and the warnings users must see
         assert issubclass(getattr(errors, name), (errors.CctxError, errors.CctxWarning))
+
+
+def test_subpackages_load_on_first_use():
+    # a fresh interpreter: this one has imported everything already
+    probe = """
+import sys
+import cctx_research as cctx
+assert "cctx_research.plots" not in sys.modules
+assert "matplotlib" not in sys.modules
+assert "plots" in dir(cctx) and "analysis" in dir(cctx)
+from cctx_research.analysis import flows
+assert cctx.analysis.flows is flows
+assert callable(cctx.plots.plot_flow_matrix)
+assert cctx.plots is sys.modules["cctx_research.plots"]
+try:
+    cctx.no_such_thing
+except AttributeError as exc:
+    assert "no_such_thing" in str(exc)
+else:
+    raise SystemExit("an unknown name must raise AttributeError")
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

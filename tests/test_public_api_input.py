@@ -27,6 +27,7 @@ from analysis.frames import random_transfers
 import cctx_research as cctx
 from cctx_research import chains, plots, report, schema
 from cctx_research.analysis import addresses, flows, latency, linking, pending, v2, volumes
+from cctx_research.analysis import history as ledger_history
 from cctx_research.errors import CctxError
 from cctx_research.service.sample import generate
 
@@ -110,6 +111,8 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {"value": [Wrong(), 1.5]},
         ),
         "chains.domains": (chains.domains, (["base", 0],), {}, {"values": [Wrong(), ["nowhere"]]}),
+        "chains.in_order": (chains.in_order, (["base"],), {}, {"names": [Wrong(), "base"]}),
+        "chains.sort_key": (chains.sort_key, ("base",), {}, {"name": [Wrong(), 6]}),
         "chains.name_from_chain_id": (
             chains.name_from_chain_id,
             ("8453",),
@@ -209,6 +212,12 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {"ledger": [*frame_wrongs, T], "as_of": when, "by": option},
         ),
         "v2.fast_share": (v2.fast_share, (L,), {}, {"ledger": [*frame_wrongs, T]}),
+        "history.volume_history": (
+            ledger_history.volume_history,
+            (L, "2024-06-30", "2024-07-01"),
+            {},
+            {"ledger": [*frame_wrongs, T], "start": when, "freq": [*option, "-1D", 3]},
+        ),
         "v2.fees": (v2.fees, (L,), {}, {"ledger": [*frame_wrongs, T], "by": option}),
         "v2.fee_caps": (v2.fee_caps, (L,), {}, {"ledger": [*frame_wrongs, T], "by": option}),
         "v2.hooks": (v2.hooks, (L,), {}, {"ledger": [*frame_wrongs, T]}),
@@ -322,7 +331,14 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
                 "top_n": count,
                 "title": title,
                 "ledger": [Wrong(), "ledger.parquet", T.head()],
+                "transfers": [T],
             },
+        ),
+        "report.build from frames": (
+            report.build,
+            (None, "2024-06-30", "2024-07-01"),
+            {"ledger": L},
+            {"transfers": [Wrong(), 42], "volume_history": [Wrong(), 42]},
         ),
         "connect": (cctx.connect, (), {"sample": True}, {"sample": ["yes", Wrong()]}),
         "Client.mints": (
@@ -414,6 +430,7 @@ def test_every_public_module_is_covered(sample_client) -> None:
         "linking": linking,
         "pending": pending,
         "v2": v2,
+        "history": ledger_history,
         "plots": plots,
         "report": report,
     }

@@ -20,9 +20,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cctx_research import __version__, chains, cli, report
+import cctx_research as cctx
+from cctx_research import __version__, chains, cli, plots, report
 
 START, END = "2024-06-28T12:00:00Z", "2024-07-01T12:00:00Z"
+AS_OF = "2024-07-01T12:00:00Z"  # the clock of sample_client (conftest)
 
 
 @pytest.fixture(scope="module")
@@ -232,13 +234,45 @@ def test_a_figure_that_fails_is_reported_in_its_place(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("no ink <left>")
 
-    monkeypatch.setattr(report.plots, "plot_lorenz", broken)
+    monkeypatch.setattr(plots, "plot_lorenz", broken)
     fake = _Frames(built.data["transfers"], built.data["volume_history"])
     r = report.build(fake, START, END)
     text = r.section("addresses").to_html()
     assert "Figure lorenz could not be drawn: no ink &lt;left&gt;" in text
     assert len(r.figures) == len(built.figures) - 1
     assert any("lorenz" in rec.getMessage() for rec in caplog.records)
+
+
+def test_a_report_from_the_ledger_says_what_the_service_serving_it_says(client: Any) -> None:
+    # the embedded sample serves this ledger: the frames path must not differ
+    ledger = cctx.load_sample(as_of=AS_OF, days=3)
+    served = report.build(client, START, END, ledger=ledger)
+    held = report.build(None, START, END, ledger=ledger)
+    assert [s.id for s in held.sections] == [s.id for s in served.sections]
+    for mine, theirs in zip(held.sections, served.sections, strict=True):
+        if mine.id != "provenance":  # requests and cache hits differ, nothing else
+            assert mine.to_html() == theirs.to_html(), mine.id
+    pd.testing.assert_frame_equal(held.data["transfers"], served.data["transfers"])
+    pd.testing.assert_frame_equal(held.data["volume_history"], served.data["volume_history"])
+    assert held.synthetic is True
+    assert held.provenance["requests"] == 0
+    # and given as frames, the same again
+    given = report.build(
+        transfers=served.data["transfers"],
+        volume_history=served.data["volume_history"],
+        start=START,
+        end=END,
+    )
+    assert given.section("flows").to_html() == served.section("flows").to_html()
+
+
+def test_frames_or_a_client_not_both(client: Any, built: report.Report) -> None:
+    with pytest.raises(ValueError, match="either a client or"):
+        report.build(client, START, END, transfers=built.data["transfers"])
+    with pytest.raises(ValueError, match="nothing to report on"):
+        report.build(None, START, END)
+    with pytest.raises(ValueError, match="volume_history= is missing"):
+        report.build(transfers=built.data["transfers"])
 
 
 def test_bad_arguments(client: Any) -> None:

@@ -25,6 +25,16 @@ linking
 v2
     CCTP V2 per route: :func:`~v2.fast_share`, :func:`~v2.fees`,
     :func:`~v2.fee_caps`, :func:`~v2.hooks`.
+history
+    A ledger's mint and burn volume per bucket,
+    :func:`~history.volume_history` (what ``client.volume_history`` returns).
+results
+    What a result says about itself: :class:`~results.ResultInfo` (the
+    ``span`` of the data seen, ``freq``, ``by``, ``as_of``, ...), read with
+    :func:`~results.result_info`.
+inputs
+    Which kind of frame was given: :func:`~inputs.is_transfers`,
+    :func:`~inputs.is_ledger`, and the error for data without burn times.
 
 ``flows``, ``volumes`` and ``addresses`` take a ``"transfers"`` frame (the
 interface's mints); ``latency``, ``pending`` and ``v2`` need a ``"ledger"``
@@ -39,19 +49,25 @@ Examples
 
 from __future__ import annotations
 
-from . import addresses, flows, latency, linking, pending, v2, volumes
+from . import addresses, flows, history, inputs, latency, linking, pending, results, v2, volumes
 from .addresses import AddressProfile, Concentration
+from .results import ResultInfo, result_info
 from .volumes import SizeDistribution
 
 __all__ = [
     "AddressProfile",
     "Concentration",
+    "ResultInfo",
     "SizeDistribution",
     "addresses",
     "flows",
+    "history",
+    "inputs",
     "latency",
     "linking",
     "pending",
+    "result_info",
+    "results",
     "v2",
     "volumes",
 ]

@@ -11,12 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.tseries.frequencies import to_offset
 
-from .. import addressing, arguments, chains, schema
-from . import engines
-
-WINDOW_ATTR = "window"
-"""Key in ``frame.attrs`` (or ``graph.graph``) holding the ``(start, end)`` of the data."""
-
+from .. import addressing, chains, schema
+from . import engines, results
 
 
 def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -34,16 +30,16 @@ def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.D
 
 
 def source(frame: Any) -> tuple[Any, tuple[Any, Any] | None]:
-    """The data and its window: a validated pandas frame, or a lazy frame of another engine.
+    """The data and its span: a validated pandas frame, or a lazy frame of another engine.
 
     Functions that can reduce in the engine (group-by sums and counts) take
-    the lazy frame, and the window from the aggregate's ``attrs["window"]``
-    (``None`` here); see :mod:`.engines`.
+    the lazy frame, and the span from the aggregate's
+    :func:`~.results.result_info` (``None`` here); see :mod:`.engines`.
     """
     if engines.is_pandas(frame) or not engines.recognised(frame):
         data = schema.validate(frame, "transfers")
-        return data, window(data["timestamp"])
-    # the window of another engine's data comes with its aggregate (engines.grouped)
+        return data, results.span_of(data["timestamp"])
+    # the span of another engine's data comes with its aggregate (engines.grouped)
     return engines.lazy(frame, "transfers"), None
 
 
@@ -61,21 +57,6 @@ def typed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
         else:
             frame[col] = frame[col].astype(dtype)
     return frame
-
-
-def choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
-    """Check that ``value`` is one of ``allowed``, else say what to pass."""
-    options = ", ".join(repr(a) for a in allowed)
-    if value is not None and not isinstance(value, (str, int)):
-        raise TypeError(f"{name} must be one of {options}, got {type(value).__name__}")
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; pass one of {options}")
-    return value
-
-
-def positive_int(name: str, value: Any, *, allow_none: bool = False) -> int | None:
-    """Check an integer option such as ``n`` (None allowed when ``allow_none``)."""
-    return arguments.integer(value, name, low=1, allow_none=allow_none)
 
 
 def frequency(freq: Any) -> str:
@@ -114,38 +95,6 @@ def time_grouper(freq: str) -> pd.Grouper:
     return pd.Grouper(key="timestamp", freq=offset, closed="left", label="left", origin="epoch")
 
 
-def window(timestamps: pd.Series) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
-    """``(min, max)`` of a timestamp column, ``(None, None)`` when empty."""
-    if len(timestamps) == 0:
-        return None, None
-    lo, hi = timestamps.min(), timestamps.max()
-    if pd.isna(lo):
-        return None, None
-    return lo, hi
-
-
-def with_window(frame: pd.DataFrame, win: tuple[Any, Any]) -> pd.DataFrame:
-    """Record the data window in ``frame.attrs`` so plots can title with it."""
-    frame.attrs[WINDOW_ATTR] = win
-    return frame
-
-
-def chain_sort_key(name: str) -> tuple[int, int, str]:
-    """Registry names in domain order first, then unknown chains by domain id."""
-    known = chains.known_names()
-    if name in known:
-        return (0, known.index(name), name)
-    try:
-        return (1, chains.domain(name), name)
-    except (TypeError, ValueError):
-        return (2, 0, name)
-
-
-def chain_order(names: Iterable[Any]) -> list[str]:
-    """Distinct chain names in canonical order (registry order, then unknown ones)."""
-    return sorted({str(n) for n in names if not pd.isna(n)}, key=chain_sort_key)
-
-
 def chain_column(values: Iterable[Any], order: Sequence[str]) -> pd.Categorical:
     """A chain categorical whose categories are the registry names plus ``order``'s extras."""
     known = chains.known_names()
@@ -179,7 +128,7 @@ def corridor_columns(source: pd.Series, destination: pd.Series) -> dict[str, Any
     """``corridor``, ``source_chain`` and ``destination_chain`` columns of corridor rows."""
     src = source.astype(str)
     dst = destination.astype(str)
-    order = chain_order(list(src) + list(dst))
+    order = chains.in_order(list(src) + list(dst))
     return {
         "corridor": pd.array(
             [corridor_label(s, d) for s, d in zip(src, dst, strict=True)], dtype=schema.STRING

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from .. import chains, schema, times
-from ..errors import DataError
 from ..provenance import provenance
 from ..tokens import default_token_rows
-from . import _common, engines
+from . import _common, engines, results
+from .inputs import SOURCES_OF_BURN_TIMES, no_burn_times
 
 FAST_THRESHOLD = 1000
 """A ``min_finality_threshold`` at or below this asks for a fast transfer."""
@@ -30,21 +30,6 @@ USDC_UNIT = 1_000_000
 """Base units per USDC (6 decimals on every chain)."""
 
 ROUTE = ("source_chain", "destination_chain")
-
-_SOURCES_OF_BURN_TIMES = (
-    "a ledger with both sides of each transfer: cctx_research.load(...) of event logs "
-    "or exports, cctx_research.load_sample(), or the file given to `report --data`"
-)
-
-
-def no_burn_times(what: str) -> DataError:
-    """The error raised when the data carries no burn times."""
-    return DataError(
-        f"{what} needs the burn time of each transfer, and this data has none "
-        "(a 'transfers' frame from the interface has one timestamp per transfer, "
-        "the mint's)",
-        hint=f"pass {_SOURCES_OF_BURN_TIMES}",
-    )
 
 
 def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame:
@@ -58,7 +43,7 @@ def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(
             f"{name} must be a pandas DataFrame of kind 'ledger' "
-            f"({_SOURCES_OF_BURN_TIMES}), got {type(frame).__name__}"
+            f"({SOURCES_OF_BURN_TIMES}), got {type(frame).__name__}"
         )
     if "burn_timestamp" not in frame.columns and "timestamp" in frame.columns:
         raise no_burn_times(what)
@@ -154,7 +139,7 @@ def routes(ledger: pd.DataFrame) -> dict[str, pd.Categorical]:
     dst = ledger["destination_domain"].to_numpy(dtype="int64")
     names = {int(d): chains.chain_name(int(d)) for d in pd.unique(np.concatenate([src, dst]))}
     # the categories of _common.chain_column, filled by code: no per-row string work
-    dtype = _common.chain_column([], _common.chain_order(names.values())).dtype
+    dtype = _common.chain_column([], chains.in_order(names.values())).dtype
     position = {name: k for k, name in enumerate(dtype.categories)}
     out = {}
     for col, values in (("source_chain", src), ("destination_chain", dst)):
@@ -218,16 +203,6 @@ def resolve_as_of(ledger: pd.DataFrame, as_of: Any) -> pd.Timestamp | None:
     return stamps.max() if len(stamps) else None
 
 
-def positive_number(name: str, value: Any) -> float:
-    """Check a positive, finite real number option such as ``factor``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise TypeError(f"{name} must be a positive number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive, finite number, got {value}")
-    return value
-
-
 def sort_groups(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """Rows in route order (registry order of chains), then by the other keys."""
     if frame.empty or not keys:
@@ -235,6 +210,6 @@ def sort_groups(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return frame.sort_values(list(keys), kind="stable", na_position="last").reset_index(drop=True)
 
 
-def window(ledger: pd.DataFrame) -> tuple[Any, Any]:
-    """First and last burn time of the ledger (the ``window`` attr of results)."""
-    return _common.window(ledger["burn_timestamp"].dropna())
+def span(ledger: pd.DataFrame) -> tuple[Any, Any]:
+    """First and last burn time of the ledger (the ``span`` of results)."""
+    return results.span_of(ledger["burn_timestamp"].dropna())

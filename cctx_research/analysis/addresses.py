@@ -18,8 +18,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from .. import addressing, schema, times
-from . import _common, engines
+from .. import addressing, arguments, chains, schema, times
+from . import _common, engines, results
 
 __all__ = [
     "AddressProfile",
@@ -71,9 +71,9 @@ def top(
     >>> top(transfers, role="sender", by="count", n=5)  # doctest: +SKIP
     """
     transfers, win = _common.source(transfers)
-    _common.choice("role", role, list(_ROLE_COLUMN))
-    _common.choice("by", by, ["volume", "count"])
-    n = _common.positive_int("n", n, allow_none=True)
+    arguments.choice("role", role, list(_ROLE_COLUMN))
+    arguments.choice("by", by, ["volume", "count"])
+    n = arguments.positive_int("n", n, allow_none=True)
     column = _ROLE_COLUMN[role]
     if engines.is_pandas(transfers):
         agg = transfers.groupby(column, sort=False)[["amount", "amount_raw"]].agg(
@@ -82,7 +82,7 @@ def top(
     else:
         # one row per distinct address: what ranking and respelling need
         agg = engines.grouped(transfers, [column], raw=True)
-        win = agg.attrs["window"]
+        win = results.result_info(agg).span
         agg = agg[["sum", "count", "sum_raw"]]
     agg.columns = ["volume", "transaction_count", "volume_raw"]
     agg = _common.fold_addresses(agg)
@@ -108,9 +108,7 @@ def top(
     out["address"] = out["address"].astype(schema.STRING)
     out["share"] = out[key] / total if total else out[key] * 0.0
     out["share"] = out["share"].astype("float64")
-    out.attrs["role"] = role
-    out.attrs["by"] = by
-    return _common.with_window(out, win)
+    return results.describe(out, span=win, role=role, by=by)
 
 
 @dataclass(frozen=True, repr=False)
@@ -136,10 +134,10 @@ class Concentration:
         Lorenz curve points ``population_share`` and ``value_share`` from
         ``(0, 0)`` to ``(1, 1)``, values sorted ascending (``n + 1`` rows;
         a single ``(0, 0)`` row when empty).
-    window : tuple
+    span : tuple
         First and last timestamp of the data the values came from, when
-        ``values`` carried it in ``attrs["window"]`` (a column of
-        :func:`top`'s output does); else ``(None, None)``.
+        ``values`` carried it in its :func:`~.results.result_info` (a column
+        of :func:`top`'s output does); else ``(None, None)``.
     """
 
     n: int
@@ -150,7 +148,7 @@ class Concentration:
     top10_share: float
     top100_share: float
     lorenz: pd.DataFrame = field(compare=False)
-    window: tuple[Any, Any] = field(default=(None, None), compare=False)
+    span: tuple[Any, Any] = field(default=(None, None), compare=False)
 
     def as_dict(self) -> dict[str, float]:
         """The scalar measures as a dict (everything but ``lorenz``)."""
@@ -225,7 +223,7 @@ def concentration(values: Any) -> Concentration:
         raise ValueError("values hold NaN or infinite numbers; drop or fill them first")
     if np.any(arr < 0):
         raise ValueError("values must be non-negative (volumes, counts)")
-    window = getattr(values, "attrs", {}).get(_common.WINDOW_ATTR, (None, None))
+    span = results.result_info(values).span
     n = int(arr.size)
     total = float(arr.sum())
     x = np.sort(arr)
@@ -233,7 +231,7 @@ def concentration(values: Any) -> Concentration:
         nan = float("nan")
         pop = np.linspace(0.0, 1.0, n + 1) if n else np.zeros(1)
         lorenz = pd.DataFrame({"population_share": pop, "value_share": np.zeros(len(pop))})
-        return Concentration(n, total, nan, nan, nan, nan, nan, lorenz, window)
+        return Concentration(n, total, nan, nan, nan, nan, nan, lorenz, span)
     cum = np.cumsum(x)
     ranks = np.arange(1, n + 1, dtype="float64")
     gini = float(2.0 * np.dot(ranks, x) / (n * total) - (n + 1.0) / n)
@@ -258,7 +256,7 @@ def concentration(values: Any) -> Concentration:
         top10_share=top_share[10],
         top100_share=top_share[100],
         lorenz=lorenz,
-        window=window,
+        span=span,
     )
 
 
@@ -315,8 +313,8 @@ class AddressProfile:
     source: str = "transfers"
 
     @property
-    def window(self) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
-        """``(first_seen, last_seen)``."""
+    def span(self) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+        """``(first_seen, last_seen)``: the span of the data seen."""
         return self.first_seen, self.last_seen
 
     def _summary(self) -> list[tuple[str, str]]:
@@ -374,7 +372,7 @@ class AddressProfile:
 def _per_chain(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     agg = frame.groupby(column, observed=True)["amount"].agg(["sum", "count"]).reset_index()
     agg.columns = ["chain", "volume", "count"]
-    order = _common.chain_order(agg["chain"].astype(str))
+    order = chains.in_order(agg["chain"].astype(str))
     agg["chain"] = _common.chain_column(agg["chain"].astype(str), order)
     agg["volume"] = agg["volume"].astype("float64")
     agg["count"] = agg["count"].astype("int64")
@@ -502,7 +500,7 @@ def profile(
     if end_ts is not None:
         mask &= frame["timestamp"] < end_ts
     frame = frame[mask]
-    first, last = _common.window(frame["timestamp"])
+    first, last = results.span_of(frame["timestamp"])
     if source == "transfers" and len(frame):
         cp = frame.groupby("message_sender")["amount"].agg(["sum", "count"]).reset_index()
         cp.columns = ["message_sender", "volume", "count"]
@@ -557,7 +555,8 @@ def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.
     Returns
     -------
     networkx.DiGraph
-        ``graph.graph["window"]`` holds the data's first and last timestamp.
+        Its :func:`~.results.result_info` holds the ``span`` (the data's first
+        and last timestamp) and ``min_volume``.
 
     Raises
     ------
@@ -582,13 +581,13 @@ def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.
         ].agg(["sum", "count"])
     else:
         pairs = engines.grouped(transfers, ["message_sender", "mint_recipient"])
-        win = pairs.attrs["window"]
+        win = results.result_info(pairs).span
         pairs = pairs[["sum", "count"]]
     pairs = _common.fold_addresses(pairs)
     if min_volume > 0:
         pairs = pairs[pairs["sum"] >= min_volume]
     pairs = pairs.reset_index()
-    g = nx.DiGraph(window=win, min_volume=float(min_volume))
+    g = results.describe(nx.DiGraph(), span=win, min_volume=float(min_volume))
     if pairs.empty:
         return g
     senders = pairs.groupby("message_sender")[["sum", "count"]].sum()
@@ -661,7 +660,7 @@ def hubs(graph: nx.DiGraph, *, n: int | None = 10) -> pd.DataFrame:
             "graph must be a networkx graph such as counterparty_graph(transfers), "
             f"got {type(graph).__name__}"
         )
-    n = _common.positive_int("n", n, allow_none=True)
+    n = arguments.positive_int("n", n, allow_none=True)
     nodes = list(graph)
     data = graph.nodes
     out = pd.DataFrame(
@@ -691,4 +690,4 @@ def hubs(graph: nx.DiGraph, *, n: int | None = 10) -> pd.DataFrame:
         out = out.head(n)
     out.insert(0, "rank", np.arange(1, len(out) + 1, dtype="int64"))
     out = out.reset_index(drop=True)
-    return _common.with_window(out, graph.graph.get("window", (None, None)))
+    return results.describe(out, span=results.result_info(graph).span)

@@ -5,7 +5,7 @@ pandas way, as always. Any other frame that `narwhals
 <https://narwhals-dev.github.io/narwhals/>`_ recognises (a Polars
 ``DataFrame`` or ``LazyFrame``, a DuckDB relation, a Dask ``DataFrame``) is
 *reduced in its own engine* to the small aggregate the function needs
-(group-by sums and counts, a window's bounds, the rows of one address), and
+(group-by sums and counts, the span of a time column, the rows of one address), and
 only that aggregate is collected into pandas; the rest of the function is
 the same code as for pandas. So a Dask frame on a cluster, or a lazy scan
 of a Parquet dataset, never comes into memory whole.
@@ -41,6 +41,7 @@ from pandas.tseries.frequencies import to_offset
 
 from .. import schema
 from ..errors import DataError
+from . import results
 
 __all__ = [
     "SUPPORTED",
@@ -50,7 +51,7 @@ __all__ = [
     "is_pandas",
     "lazy",
     "recognised",
-    "window",
+    "span",
 ]
 
 SUPPORTED = "a pandas, Polars (DataFrame or LazyFrame), DuckDB relation or Dask DataFrame"
@@ -143,7 +144,7 @@ def collect(lf: nw.LazyFrame) -> pd.DataFrame:
     return _plain(lf.collect().to_pandas().reset_index(drop=True))
 
 
-def window(lf: nw.LazyFrame, column: str = "timestamp") -> tuple[Any, Any]:
+def span(lf: nw.LazyFrame, column: str = "timestamp") -> tuple[Any, Any]:
     """``(min, max)`` of a time column, computed in the engine; ``(None, None)`` when empty."""
     bounds = collect(lf.select(lo=nw.col(column).min(), hi=nw.col(column).max()))
     if bounds.empty or pd.isna(bounds["lo"].iloc[0]):
@@ -191,7 +192,8 @@ def grouped(
 
     Returns a pandas frame indexed by ``keys`` (with ``timestamp`` first when
     ``freq`` is given), columns ``sum`` and ``count`` (and ``median``), and
-    the ``(first, last)`` time of the data in ``attrs["window"]``: the
+    the ``(first, last)`` time of the data as the ``span`` of its
+    :func:`~.results.result_info`: the
     shape of pandas' ``groupby(keys)[value].agg(["sum", "count"])``; ``raw``
     adds ``sum_raw``, the exact sum of ``amount_raw``.
 
@@ -210,7 +212,7 @@ def grouped(
             )
         lf = lf.with_columns(_bucket(time_column, seconds).alias("__bucket"))
         by = ["__bucket", *by]
-    # the window rides along: no second pass over the data for it
+    # the span rides along: no second pass over the data for it
     aggs = {
         "sum": nw.col(value).sum(),
         "count": nw.len(),
@@ -245,8 +247,7 @@ def grouped(
     for key in keys:
         out[key] = out[key].astype(str)
     first, last = out.pop("__first"), out.pop("__last")
-    span = (None, None) if out.empty else (first.min(), last.max())
+    seen = (None, None) if out.empty else (first.min(), last.max())
     out = out.sort_values(by, kind="stable") if by else out
     out = out.set_index(by) if by else out
-    out.attrs["window"] = span
-    return out
+    return results.describe(out, span=seen)

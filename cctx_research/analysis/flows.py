@@ -7,9 +7,9 @@ frame's chain names (``"ethereum"``, ``"base"``, ...); unknown chains such as
 ordered ``(source_chain, destination_chain)`` pair, named
 ``"source->destination"`` where a single string is needed.
 
-Results record the time span of the data they were computed from, as
-``(first, last)`` timestamps, in ``frame.attrs["window"]`` (or
-``graph.graph["window"]``) so that plots can title with it.
+Results record the span of the data they were computed from, as
+``(first, last)`` timestamps, in their :class:`~.results.ResultInfo`
+(read it with :func:`~.results.result_info`) so that plots can title with it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from .. import schema
-from . import _common, engines
+from .. import arguments, chains, schema
+from . import _common, engines, results
 
 __all__ = ["centrality", "corridors", "graph", "matrix", "net"]
 
@@ -32,6 +32,7 @@ def _corridor_table(transfers: Any) -> pd.DataFrame:
     """Volume, count, mean and median per observed corridor (one groupby)."""
     # sort=False would make pandas recode the categoricals by first appearance (slower);
     # the mean is sum / count rather than a third pass over the data.
+    span = None
     if engines.is_pandas(transfers):
         table = transfers.groupby(["source_chain", "destination_chain"], observed=True)[
             "amount"
@@ -39,15 +40,13 @@ def _corridor_table(transfers: Any) -> pd.DataFrame:
     else:
         grouped = engines.grouped(transfers, ["source_chain", "destination_chain"], median=True)
         table = grouped[["sum", "count", "median"]]
-        table.attrs["window"] = grouped.attrs["window"]
-    window = table.attrs.get("window")
+        span = results.result_info(grouped).span
     table.columns = ["volume", "count", "median"]
     table.insert(2, "mean", table["volume"] / table["count"])
     table["count"] = table["count"].astype("int64")
     total = table["volume"].sum()
     table["share"] = table["volume"] / total if total > 0 else 0.0
-    table.attrs["window"] = window
-    return table
+    return results.describe(table, span=span)
 
 
 def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
@@ -70,7 +69,8 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
         Edges ``source -> destination`` carry ``volume`` (USDC), ``count``,
         ``mean`` and ``median`` (USDC per transfer), ``share`` (of the total
         volume) and ``weight``. ``graph.graph`` holds ``weight``,
-        ``total_volume``, ``total_count`` and ``window`` (first and last
+        ``total_volume`` and ``total_count``; its
+        :func:`~.results.result_info` the ``span`` (first and last
         timestamp, or ``(None, None)`` when empty).
 
     Raises
@@ -87,15 +87,15 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     1250.0
     """
     transfers, win = _common.source(transfers)
-    _common.choice("weight", weight, ["volume", "count"])
+    arguments.choice("weight", weight, ["volume", "count"])
     table = _corridor_table(transfers)
-    win = table.attrs["window"] if win is None else win
+    win = results.result_info(table).span if win is None else win
     g = nx.DiGraph(
         weight=weight,
         total_volume=float(table["volume"].sum()),
         total_count=int(table["count"].sum()),
-        window=win,
     )
+    results.describe(g, span=win)
     frame = transfers if engines.is_pandas(transfers) else None
     if table.empty:
         return g
@@ -106,7 +106,7 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     inflow = flat.groupby(dst)["volume"].sum()
     count_out = flat.groupby(src)["count"].sum()
     count_in = flat.groupby(dst)["count"].sum()
-    for name in _common.chain_order(list(src) + list(dst)):
+    for name in chains.in_order(list(src) + list(dst)):
         i, o = float(inflow.get(name, 0.0)), float(outflow.get(name, 0.0))
         g.add_node(
             name,
@@ -156,17 +156,17 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
     1250.0
     """
     transfers, win = _common.source(transfers)
-    _common.choice("values", values, ["volume", "count"])
+    arguments.choice("values", values, ["volume", "count"])
     if engines.is_pandas(transfers):
         grouped = transfers.groupby(["source_chain", "destination_chain"], observed=True)["amount"]
         cells = grouped.sum() if values == "volume" else grouped.size().astype("int64")
     else:
         table = engines.grouped(transfers, ["source_chain", "destination_chain"])
         cells = table["sum"] if values == "volume" else table["count"]
-        win = table.attrs["window"]
+        win = results.result_info(table).span
     src = cells.index.get_level_values(0).astype(str)
     dst = cells.index.get_level_values(1).astype(str)
-    order = _common.chain_order(list(src) + list(dst))
+    order = chains.in_order(list(src) + list(dst))
     dtype = "float64" if values == "volume" else "int64"
     out = pd.DataFrame(
         np.zeros((len(order), len(order)), dtype=dtype),
@@ -178,8 +178,7 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
         arr = out.to_numpy(copy=True)
         arr[[pos[s] for s in src], [pos[d] for d in dst]] = cells.to_numpy()
         out = pd.DataFrame(arr, index=out.index, columns=out.columns)
-    out.attrs["values"] = values
-    return _common.with_window(out, win)
+    return results.describe(out, span=win, values=values)
 
 
 def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
@@ -229,7 +228,7 @@ def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
         )
     else:
         out_g = engines.grouped(transfers, ["source_chain"], freq=freq)
-        win = out_g.attrs["window"]
+        win = results.result_info(out_g).span
         out_g = out_g[["sum", "count"]]
         in_g = engines.grouped(transfers, ["destination_chain"], freq=freq)[["sum", "count"]]
     out_g.index = out_g.index.set_names([*(["timestamp"] if freq else []), "chain"])
@@ -240,7 +239,7 @@ def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
     else:
         out_g.index = out_g.index.set_levels(out_g.index.levels[1].astype(str), level=1)
         in_g.index = in_g.index.set_levels(in_g.index.levels[1].astype(str), level=1)
-    order = _common.chain_order(
+    order = chains.in_order(
         list(out_g.index.get_level_values("chain")) + list(in_g.index.get_level_values("chain"))
     )
     if freq is None:
@@ -275,7 +274,7 @@ def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
         if result.empty:
             result["timestamp"] = result["timestamp"].astype(schema.TIMESTAMP)
     result["chain"] = _common.chain_column(result["chain"].astype(object), order)
-    return _common.with_window(result, win)
+    return results.describe(result, span=win)
 
 
 def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
@@ -309,9 +308,9 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
     >>> corridors(transfers, n=3)[["corridor", "volume_share"]]  # doctest: +SKIP
     """
     transfers, win = _common.source(transfers)
-    n = _common.positive_int("n", n, allow_none=True)
+    n = arguments.positive_int("n", n, allow_none=True)
     table = _corridor_table(transfers)
-    win = table.attrs["window"] if win is None else win
+    win = results.result_info(table).span if win is None else win
     table = table.reset_index()
     total_count = table["count"].sum()
     out = pd.DataFrame(
@@ -334,7 +333,7 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
         out = out.head(n)
     out.insert(0, "rank", np.arange(1, len(out) + 1, dtype="int64"))
     out = out.reset_index(drop=True)
-    return _common.with_window(out, win)
+    return results.describe(out, span=win)
 
 
 def _pagerank(g: nx.DiGraph, weight: str, alpha: float = 0.85) -> dict[Any, float]:
@@ -412,4 +411,4 @@ def centrality(graph: nx.DiGraph, *, weight: str = "volume") -> pd.DataFrame:
     )
     out = out.sort_values(["pagerank", "chain"], ascending=[False, True], kind="stable")
     out = out.reset_index(drop=True)
-    return _common.with_window(out, graph.graph.get("window", (None, None)))
+    return results.describe(out, span=results.result_info(graph).span)

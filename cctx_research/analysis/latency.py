@@ -15,8 +15,9 @@ unknown is ``"unknown"``.
 
 Data without burn times (a ``"transfers"`` frame from the interface, or a
 ledger built from one) raises :class:`~cctx_research.errors.DataError`
-naming what provides them. Results record the first and last burn time in
-``frame.attrs["window"]`` so that plots can title with it.
+naming what provides them. Results record the first and last burn time as
+the ``span`` of their :func:`~.results.result_info` so that plots can title
+with it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from . import _common, _ledger
+from . import _common, _ledger, results
 
 __all__ = ["BY", "by_route", "timeseries"]
 
@@ -42,7 +43,7 @@ def _completed(ledger: pd.DataFrame, keys: list[str], *, what: str) -> pd.DataFr
     rows = _ledger.table(done, ["cctp_version", "burn_timestamp"])
     rows["latency_s"] = _ledger.latency_seconds(done)
     rows.attrs.clear()
-    rows.attrs["window"] = _ledger.window(frame)
+    results.describe(rows, span=_ledger.span(frame))
     return rows[[*_ledger.ROUTE, *keys, "burn_timestamp", "latency_s"]]
 
 
@@ -109,8 +110,7 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
     rows = _completed(ledger, keys, what="latency.by_route")
     out = _stats(rows, [*_ledger.ROUTE, *keys])
     out = _ledger.sort_groups(out, [*_ledger.ROUTE, *keys])
-    out.attrs["by"] = keys
-    return _common.with_window(out, rows.attrs["window"])
+    return results.describe(out, span=results.result_info(rows).span, by=keys)
 
 
 def timeseries(
@@ -181,7 +181,4 @@ def timeseries(
     out = out[["timestamp", *group, "count", "median_s"]]
     out = _ledger.sort_groups(out, ["timestamp", *group])
     out.attrs.clear()
-    out.attrs["freq"] = freq
-    out.attrs["by"] = keys
-    return _common.with_window(out, rows.attrs["window"])
-
+    return results.describe(out, span=results.result_info(rows).span, freq=freq, by=keys)

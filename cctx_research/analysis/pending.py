@@ -17,9 +17,9 @@ first level that has any (``reference`` in the result says which):
 4. ``"all"``: every completed transfer.
 
 Only a ledger without any completed transfer leaves pending transfers
-unjudged: :func:`stuck` then lists none, counts them in
-``attrs["unjudged"]`` and logs a warning; :func:`in_flight` still counts
-them. Data without burn times raises
+unjudged: :func:`stuck` then lists none, counts them in the ``unjudged`` of
+its :func:`~.results.result_info` and logs a warning; :func:`in_flight`
+still counts them. Data without burn times raises
 :class:`~cctx_research.errors.DataError` naming what provides them.
 """
 
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import schema, times
-from . import _common, _ledger
+from .. import arguments, schema, times
+from . import _ledger, results
 
 __all__ = ["REFERENCES", "in_flight", "stuck"]
 
@@ -129,8 +129,9 @@ def stuck(
         ``as_of``), ``reference_s`` (the reference latency), ``reference``
         (its level: ``"route"``, ``"source"``, ``"class"`` or ``"all"``;
         see the module notes), ``message_sender`` and ``mint_recipient``.
-        ``attrs`` holds ``as_of``, ``factor``, ``pending`` (transfers
-        pending at ``as_of``), ``unjudged`` and ``window``.
+        Its :func:`~.results.result_info` holds ``as_of``, ``factor``,
+        ``pending`` (transfers pending at ``as_of``), ``unjudged`` and
+        ``span``.
 
     Raises
     ------
@@ -147,7 +148,7 @@ def stuck(
     >>> bool((late["age_s"] > 3 * late["reference_s"]).all())
     True
     """
-    factor = _ledger.positive_number("factor", factor)
+    factor = arguments.positive_number("factor", factor)
     frame, pending, when = _pending(ledger, as_of, what="pending.stuck")
     rows = frame.loc[pending.to_numpy()]
     table = _ledger.table(
@@ -184,8 +185,14 @@ def stuck(
     out = late[_STUCK_COLUMNS].reset_index(drop=True)
     out["burn_timestamp"] = out["burn_timestamp"].astype(schema.TIMESTAMP)
     out.attrs.clear()
-    out.attrs.update(as_of=when, factor=factor, pending=int(pending.sum()), unjudged=unjudged)
-    return _common.with_window(out, _ledger.window(frame))
+    return results.describe(
+        out,
+        span=_ledger.span(frame),
+        as_of=when,
+        factor=factor,
+        pending=int(pending.sum()),
+        unjudged=unjudged,
+    )
 
 
 def in_flight(
@@ -209,8 +216,8 @@ def in_flight(
         routes with nothing pending are left out), ``count``, ``amount``
         (USDC), ``amount_raw`` (int64, exact), ``oldest`` (earliest burn
         time) and ``max_age_s`` (its age at ``as_of``). With ``by=None``
-        one row, zeros and NaT when nothing is pending. ``attrs`` holds
-        ``as_of`` and ``window``.
+        one row, zeros and NaT when nothing is pending. Its
+        :func:`~.results.result_info` holds ``as_of`` and ``span``.
 
     Raises
     ------
@@ -227,7 +234,7 @@ def in_flight(
     >>> int(total["count"].iloc[0]) > 0
     True
     """
-    _common.choice("by", by, ["route", None])
+    arguments.choice("by", by, ["route", None])
     frame, pending, when = _pending(ledger, as_of, what="pending.in_flight")
     rows = frame.loc[pending.to_numpy()]
     table = _ledger.table(rows, ["amount_raw", "burn_timestamp"])
@@ -258,5 +265,4 @@ def in_flight(
         out["max_age_s"] = np.full(len(out), np.nan)
     out = out[[*keys, "count", "amount", "amount_raw", "oldest", "max_age_s"]]
     out.attrs.clear()
-    out.attrs["as_of"] = when
-    return _common.with_window(out, _ledger.window(frame))
+    return results.describe(out, span=_ledger.span(frame), as_of=when)

@@ -9,8 +9,8 @@ left out, so a V1-only ledger gives empty results. A V2 transfer is
 Fees are what the mint collected (``fee_raw``, the ``feeCollected`` of
 ``MintAndWithdraw``), in USDC and in basis points of the amount burned;
 ``max_fee_raw`` is the most the sender allowed (``maxFee`` of
-``DepositForBurn``). Results record the first and last burn time in
-``frame.attrs["window"]``.
+``DepositForBurn``). Results record the first and last burn time as the
+``span`` of their :func:`~.results.result_info`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _common, _ledger
+from . import _ledger, results
 
 __all__ = ["BY", "fast_share", "fee_caps", "fees", "hooks"]
 
@@ -29,19 +29,19 @@ _BPS = 10_000
 
 
 def _v2(ledger: pd.DataFrame, *, what: str, columns: list[str]) -> tuple[pd.DataFrame, tuple]:
-    """Route, finality and ``columns`` of the V2 transfers, and the ledger's window."""
+    """Route, finality and ``columns`` of the V2 transfers, and the ledger's span."""
     frame = _ledger.ledger_frame(ledger, what=what)
     rows = frame.loc[(frame["cctp_version"] == 2).fillna(False).to_numpy(dtype=bool)]
     table = _ledger.table(rows, ["amount_raw", *columns])
     table["amount_raw"] = table["amount_raw"].astype("int64")
     table["amount"] = _ledger.amount(table["amount_raw"])
-    return table, _ledger.window(frame)
+    return table, _ledger.span(frame)
 
 
 def _finish(out: pd.DataFrame, keys: list[str], win: tuple) -> pd.DataFrame:
     out = _ledger.sort_groups(out, keys)
     out.attrs.clear()
-    return _common.with_window(out, win)
+    return results.describe(out, span=win)
 
 
 def _share(part: pd.Series, whole: pd.Series) -> pd.Series:

@@ -2,8 +2,9 @@
 
 Functions take a canonical ``"transfers"`` frame (or, for :func:`in_flight`,
 a ``"volume"`` frame) first and options keyword-only; amounts are in USDC.
-All times are UTC. Results record the data's ``(first, last)`` timestamps in
-``frame.attrs["window"]`` so that plots can title with them.
+All times are UTC. Results record the data's ``(first, last)`` timestamps
+as the ``span`` of their :class:`~.results.ResultInfo` (read it with
+:func:`~.results.result_info`) so that plots can title with them.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 
-from .. import schema, times
+from .. import arguments, chains, schema, times
 from ..provenance import provenance
-from . import _common, engines
+from . import _common, engines, results
 
 __all__ = [
     "SIZE_CLASSES",
@@ -87,7 +88,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     >>> timeseries(transfers, freq="1D", by="source_chain").head()  # doctest: +SKIP
     """
     _common.frequency(freq)
-    _common.choice("by", by, _BY)
+    arguments.choice("by", by, _BY)
     transfers, win = _common.source(transfers)
     if by is None:
         group_cols: list[str] = []
@@ -100,7 +101,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
         agg = transfers.groupby(keys, observed=True)["amount"].agg(["sum", "count"])
     else:
         agg = engines.grouped(transfers, group_cols, freq=freq)
-        win = agg.attrs["window"]
+        win = results.result_info(agg).span
         agg = agg[["sum", "count"]]
     agg.columns = ["volume", "count"]
     if by is None:
@@ -120,7 +121,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
         observed = agg.index.droplevel(0)
         groups = observed.unique()
         names = groups.to_frame(index=False).astype(str)
-        order = _common.chain_order(pd.unique(names.to_numpy().ravel()))
+        order = chains.in_order(pd.unique(names.to_numpy().ravel()))
         rank = {name: k for k, name in enumerate(order)}
         sort_pos = sorted(
             range(len(names)),
@@ -156,9 +157,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     out["volume"] = out["volume"].astype("float64")
     out["count"] = out["count"].astype("int64")
     out.attrs.clear()
-    out.attrs["freq"] = freq
-    out.attrs["by"] = by
-    return _common.with_window(out, win)
+    return results.describe(out, span=win, freq=freq, by=by)
 
 
 @dataclass(frozen=True, repr=False)
@@ -178,7 +177,7 @@ class SizeDistribution:
     volume : float
     mean : float
         NaN when there are no transfers.
-    window : tuple
+    span : tuple
         First and last timestamp of the data, or ``(None, None)``.
     """
 
@@ -187,7 +186,7 @@ class SizeDistribution:
     count: int
     volume: float
     mean: float
-    window: tuple[Any, Any] = field(default=(None, None))
+    span: tuple[Any, Any] = field(default=(None, None))
 
     def __repr__(self) -> str:
         return (
@@ -273,7 +272,7 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
         count=total_n,
         volume=total_v,
         mean=float(amount.mean()) if len(amount) else float("nan"),
-        window=_common.window(transfers["timestamp"]),
+        span=results.span_of(transfers["timestamp"]),
     )
 
 
@@ -341,7 +340,7 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
             "volume": vols,
         }
     )
-    return _common.with_window(out, win)
+    return results.describe(out, span=win)
 
 
 def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.DataFrame:
@@ -443,7 +442,7 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     for col in ("current", "previous", "change"):
         out[col] = out[col].astype("float64")
     out = out.set_index(["period", "metric"])
-    return _common.with_window(out, _common.window(transfers["timestamp"]))
+    return results.describe(out, span=results.span_of(transfers["timestamp"]))
 
 
 _SLACK = pd.Timedelta(hours=1)
@@ -524,4 +523,4 @@ def in_flight(volume_history: pd.DataFrame) -> pd.DataFrame:
     ).astype("int64")
     out = out.reset_index(drop=True)
     win = (None, None) if out.empty else (out["timestamp"].min(), out["end"].max())
-    return _common.with_window(out, win)
+    return results.describe(out, span=win)

@@ -1,7 +1,8 @@
 """Self-contained HTML reports of CCTP activity.
 
-:func:`build` fetches one window through a client, runs the analysis and
-draws the figures; the :class:`Report` it returns renders to a single HTML
+:func:`build` gets one window's frames (through a client, or as frames
+the caller holds: the mints, the volume history, a ledger), runs the
+analysis and draws the figures; the :class:`Report` it returns renders to a single HTML
 file with every figure embedded as a base64 PNG, a small inline stylesheet
 and no script or external asset, so it opens anywhere without a network.
 Addresses link to their chain's block explorer (plain links: nothing is
@@ -43,7 +44,8 @@ covers every chain; the report says so.
 
 Modules
 -------
-:mod:`.building` (``build``, the window), :mod:`.registry` (how a section is
+:mod:`.building` (``build``, the window), :mod:`.sources` (the frames from
+a client, or derived from a ledger), :mod:`.registry` (how a section is
 declared), :mod:`.sections` (the sections and the registry),
 :mod:`.document` (``Report``, ``Section``); the HTML pieces shared with the
 widgets are in :mod:`cctx_research.markup`.
@@ -54,16 +56,13 @@ Examples
 >>> from cctx_research import report
 >>> r = report.build(cctx.connect())  # doctest: +SKIP
 >>> r.save("report.html")  # doctest: +SKIP
+>>> r = report.build(ledger=cctx.load("ledger.parquet"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from .. import plots as plots  # importable as before the split (not in __all__)
 from ..markup import EmbeddedFigure, html_table, render_png
-from ..selection import chain_names as chain_names
-from ..selection import touching as touching
 from .building import DEFAULT_DAYS, build, default_window, is_synthetic
-from .building import bucket_for as bucket_for
 from .document import Report, Section
 from .registry import Context, SectionSpec
 from .sections import REGISTRY, SECTIONS

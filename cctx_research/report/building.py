@@ -1,4 +1,4 @@
-"""Building a report: fetch one window, analyse it, build every registered section."""
+"""Building a report: get one window's frames, analyse them, build every registered section."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from .document import Report
 from .ledger_sections import scope_ledger
 from .registry import Context, build_sections
 from .sections import REGISTRY
+from .sources import check, data_days, fetch, from_frames
 
 __all__ = ["DEFAULT_DAYS", "bucket_for", "build", "default_window", "is_synthetic"]
 
@@ -156,27 +157,44 @@ def _provenance_block(
 
 
 def build(
-    client: Any,
+    client: Any = None,
     start: times.TimeLike | None = None,
     end: times.TimeLike | None = None,
     *,
+    transfers: pd.DataFrame | None = None,
+    volume_history: pd.DataFrame | None = None,
+    ledger: pd.DataFrame | None = None,
     chains: Any = None,
     title: str = "CCTP cross-chain USDC transfers",
     top_n: int = 10,
     progress: bool = False,
-    ledger: pd.DataFrame | None = None,
 ) -> Report:
-    """Fetch a window through ``client``, analyse it and draw every section.
+    """Analyse one window's frames and draw every section.
+
+    The frames come from a client (two fetches), or are given: the mints
+    (``transfers``) and the volume per bucket (``volume_history``), or a
+    ``ledger`` they are derived from as the local service would serve it.
 
     Parameters
     ----------
-    client : cctx_research.Client
+    client : cctx_research.Client, optional
         From :func:`cctx_research.connect`. Only its public methods
         ``mints`` and ``volume_history`` are used (two fetches, both cached by
-        the client).
+        the client). Without a client, pass frames.
     start, end : time, optional
         The half-open window ``[start, end)``; naive means UTC. Default: the
-        30 days up to now (see :func:`default_window`).
+        30 days up to now (see :func:`default_window`); without a client,
+        the whole UTC days the frames span.
+    transfers : pandas.DataFrame, optional
+        Without a client: the ``"transfers"`` frame to report on (kept to
+        the window), e.g. ``client.mints(start, end)``. Default: the
+        completed transfers of ``ledger`` as the interface lists them
+        (:func:`cctx_research.report.sources.mints_from_ledger`).
+    volume_history : pandas.DataFrame, optional
+        Without a client: the ``"volume"`` frame per bucket of the window
+        (``client.volume_history(start, end, freq=...)``, with the bucket of
+        :func:`~cctx_research.report.building.bucket_for`). Default: computed
+        from ``ledger`` (:func:`cctx_research.analysis.history.volume_history`).
     chains : chain or list of chains, optional
         Keep the transfers touching any of these chains (names, aliases or
         domain ids). The mint/burn volume and in-flight figures always cover
@@ -204,9 +222,10 @@ def build(
     Raises
     ------
     ValueError, TypeError
-        For a bad window or chain, or a ``ledger`` that is not a DataFrame.
+        For a bad window or chain, a ``ledger`` that is not a DataFrame, a
+        client given with frames, or neither a client nor enough frames.
     cctx_research.errors.DataError
-        If ``ledger`` does not follow the ledger schema.
+        If a frame does not follow its schema.
     cctx_research.errors.CctxError
         When fetching fails.
 
@@ -218,13 +237,19 @@ def build(
     With both sides of each transfer, the ledger sections too:
 
     >>> r = build(cctx.connect(), ledger=cctx.load_sample())  # doctest: +SKIP
+
+    From a ledger held in memory, no client (the window: the data's days):
+
+    >>> r = build(ledger=cctx.load("ledger.parquet"))  # doctest: +SKIP
     """
-    if not callable(getattr(client, "mints", None)) or not callable(
-        getattr(client, "volume_history", None)
-    ):
-        raise TypeError(f"client must be a cctx_research.Client (from connect()), got {client!r}")
+    check(client, transfers, volume_history, ledger)
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
+    if client is None and (start is None or end is None):
+        first, after = data_days(ledger if isinstance(ledger, pd.DataFrame) else None, transfers)
+        if first is not None:
+            start = first if start is None else start
+            end = after if end is None else end
     start_ts, end_ts = default_window(start, end)
     names = chain_names(chains)
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
@@ -239,14 +264,14 @@ def build(
     try:
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("always")
-            bar.set_postfix_str("fetching transfers")
-            fetched = client.mints(start_ts, end_ts)
+            if client is not None:
+                fetched, history = fetch(client, start_ts, end_ts, freq=freq, bar=bar)
+            else:
+                fetched, history = from_frames(
+                    transfers, volume_history, ledger, start_ts, end_ts, freq=freq
+                )
+                bar.update(2)
             transfers = touching(fetched, names)
-            bar.update(1)
-
-            bar.set_postfix_str("fetching volume history")
-            history = client.volume_history(start_ts, end_ts, freq=freq)
-            bar.update(1)
         # the coverage warnings go on to the caller (CLI, notebook) and into the report
         notes = list(
             dict.fromkeys(str(w.message) for w in shown if issubclass(w.category, CoverageWarning))

@@ -21,6 +21,7 @@ import pandas as pd
 from .. import chains as chain_registry
 from .. import plots, schema
 from ..analysis import latency, pending, v2
+from ..analysis.results import result_info
 from ..markup import cards, html_table, note, usd, when
 from .registry import Context, Part, SectionSpec, figure
 
@@ -233,7 +234,7 @@ def _pending(ctx: Context) -> Sequence[Part]:
                 },
             ),
         ]
-    factor = late.attrs.get("factor", 3.0)
+    factor = result_info(late).factor or 3.0
     parts.append(
         note(
             f"As of {when(ctx.end)}, over the transfers burned in the window. Stuck: pending "

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from analysis.frames import SMALL_ROWS, make_transfers, random_transfers
 from cctx_research import schema
-
-from .frames import SMALL_ROWS, make_transfers, random_transfers
 
 
 @pytest.fixture

@@ -5,11 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.frames import addr
 from cctx_research import schema
 from cctx_research.analysis import addresses
 from cctx_research.errors import DataError
-
-from .frames import addr
 
 TOTAL = 150_475.5
 
@@ -147,9 +146,9 @@ def test_concentration_bad_values(values, exc, match):
         addresses.concentration(values)
 
 
-def test_concentration_keeps_window_of_top_output(small):
+def test_concentration_keeps_span_of_top_output(small):
     c = addresses.concentration(addresses.top(small, n=None)["volume"])
-    assert c.window[0] == pd.Timestamp("2024-06-01T00:30Z")
+    assert c.span[0] == pd.Timestamp("2024-06-01T00:30Z")
 
 
 # ---------------------------------------------------------------- profile

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from cctx_research.analysis import addresses, engines, flows, volumes
+from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 
 pl = pytest.importorskip("polars", reason="the engines extra is not installed")
@@ -43,7 +44,7 @@ def assert_same_frame(got: pd.DataFrame, want: pd.DataFrame) -> None:
             np.testing.assert_allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-9)
         else:
             assert a.astype(str).tolist() == b.astype(str).tolist(), col
-    assert got.attrs.get("window") == want.attrs.get("window")
+    assert result_info(got).span == result_info(want).span
 
 
 CASES = {
@@ -86,7 +87,7 @@ def test_graphs_sizes_and_profiles_equal_pandas(rand, engine, con):
             for e in g_want.edges
         )
     )
-    assert g_got.graph["window"] == g_want.graph["window"]
+    assert result_info(g_got).span == result_info(g_want).span
     c_want = addresses.counterparty_graph(rand, min_volume=1)
     c_got = addresses.counterparty_graph(native, min_volume=1)
     assert sorted(c_got.edges) == sorted(c_want.edges)

@@ -7,6 +7,7 @@ import pytest
 
 from cctx_research import schema
 from cctx_research.analysis import flows
+from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 
 # Expected numbers below are worked out by hand from frames.SMALL_ROWS.
@@ -47,7 +48,7 @@ def test_graph_nodes_hold_inflow_outflow_and_net(small):
     assert (base["inflow"], base["outflow"], base["net"]) == (425.0, 50.0, 375.0)
     assert g.graph["total_volume"] == pytest.approx(TOTAL)
     assert g.graph["total_count"] == 6
-    assert g.graph["window"] == (
+    assert result_info(g).span == (
         pd.Timestamp("2024-06-01T00:30:00Z"),
         pd.Timestamp("2024-06-03T23:59:59Z"),
     )
@@ -87,7 +88,7 @@ def test_graph_empty(empty):
     assert isinstance(g, nx.DiGraph)
     assert g.number_of_nodes() == 0
     assert g.graph["total_volume"] == 0.0
-    assert g.graph["window"] == (None, None)
+    assert result_info(g).span == (None, None)
 
 
 @pytest.mark.parametrize("bad", ["weight", "amount", None])

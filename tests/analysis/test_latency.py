@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.frames import make_transfers
+from analysis.ledgers import make_ledger, v2
 from cctx_research import schema
 from cctx_research.analysis import latency
+from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 from cctx_research.service.loading import to_ledger
 from cctx_research.service.sample import generate
-
-from .frames import make_transfers
-from .ledgers import make_ledger, v2
 
 # ethereum->base: latencies 100, 200, 300, 400 s (and one pending); base->arbitrum: 10 s
 ROWS = [
@@ -51,7 +51,7 @@ def test_by_route_by_hand(ledger) -> None:
     assert out.iloc[1][["count", "median_s"]].tolist() == [1, 10.0]
     assert isinstance(out["source_chain"].dtype, pd.CategoricalDtype)
     assert out["count"].dtype == np.int64
-    assert out.attrs["window"] == (
+    assert result_info(out).span == (
         pd.Timestamp("2024-07-01", tz="UTC"),
         pd.Timestamp("2024-07-02", tz="UTC"),
     )
@@ -109,7 +109,7 @@ def test_edge_cases(ledger) -> None:
     empty = latency.by_route(schema.empty("ledger"))
     assert empty.empty
     assert list(empty.columns)[-1] == "p90_s"
-    assert empty.attrs["window"] == (None, None)
+    assert result_info(empty).span == (None, None)
     all_pending = make_ledger([{"src": 0, "dst": 6, "amount": 5, "burn": "2024-07-01"}])
     assert latency.by_route(all_pending).empty
     one = latency.by_route(ledger[ledger["source_domain"] == 6])
@@ -162,7 +162,7 @@ def test_timeseries_by_hand(ledger) -> None:
     assert count == 0
     assert np.isnan(median)
     assert out["timestamp"].is_monotonic_increasing
-    assert out.attrs["freq"] == "1D"
+    assert result_info(out).freq == "1D"
 
 
 def test_timeseries_by_finality_and_empty(ledger) -> None:

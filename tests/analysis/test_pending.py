@@ -7,14 +7,14 @@ import logging
 import pandas as pd
 import pytest
 
+from analysis.frames import make_transfers
+from analysis.ledgers import make_ledger, v2
 from cctx_research import schema
 from cctx_research.analysis import pending
+from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 from cctx_research.provenance import Provenance, attach
 from cctx_research.service.sample import generate
-
-from .frames import make_transfers
-from .ledgers import make_ledger, v2
 
 # ethereum->base standard completes in 100 s, 300 s and (after as_of) 7200 s: the
 # reference is the median of every completed transfer in the data, 300 s;
@@ -67,8 +67,8 @@ def test_stuck_by_hand(ledger) -> None:
     }
     # oldest first
     assert out["transfer_id"].tolist() == ["late", "poly", "fastpending", "newroute"]
-    assert out.attrs["pending"] == 5
-    assert out.attrs["as_of"] == pd.Timestamp(AS_OF, tz="UTC")
+    assert result_info(out).pending == 5
+    assert result_info(out).as_of == pd.Timestamp(AS_OF, tz="UTC")
     late = out.iloc[0]
     assert late["amount"] == 250.0
     assert late["amount_raw"] == 250_000_000
@@ -90,12 +90,12 @@ def test_factor_and_as_of(ledger) -> None:
 
 def test_default_as_of_is_the_window_end_else_the_latest_time(ledger) -> None:
     # latest time in the data: the 02:00 mint
-    assert pending.stuck(ledger).attrs["as_of"] == pd.Timestamp("2024-07-01T02:00", tz="UTC")
+    assert result_info(pending.stuck(ledger)).as_of == pd.Timestamp("2024-07-01T02:00", tz="UTC")
     attach(
         ledger,
         Provenance(source="test", window=("2024-06-30", AS_OF)),
     )
-    assert pending.stuck(ledger).attrs["as_of"] == pd.Timestamp(AS_OF, tz="UTC")
+    assert result_info(pending.stuck(ledger)).as_of == pd.Timestamp(AS_OF, tz="UTC")
 
 
 def test_all_pending_is_not_judged(caplog) -> None:
@@ -105,7 +105,7 @@ def test_all_pending_is_not_judged(caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="cctx_research.analysis.pending"):
         out = pending.stuck(ledger, as_of="2024-07-05")
     assert out.empty
-    assert out.attrs["unjudged"] == 3
+    assert result_info(out).unjudged == 3
     assert "not judged" in caplog.text
     flight = pending.in_flight(ledger, as_of="2024-07-05", by=None)
     assert flight["count"].tolist() == [3]

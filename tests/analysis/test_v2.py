@@ -6,13 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.frames import make_transfers
+from analysis.ledgers import make_ledger
+from analysis.ledgers import v2 as fields
 from cctx_research import schema
 from cctx_research.analysis import v2
 from cctx_research.errors import DataError
-
-from .frames import make_transfers
-from .ledgers import make_ledger
-from .ledgers import v2 as fields
 
 T0, T1 = "2024-07-01T00:00:00", "2024-07-01T00:00:20"
 ROWS = [

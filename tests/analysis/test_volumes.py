@@ -272,9 +272,8 @@ def test_fixed_length_buckets_line_up_with_the_clients_chunks(rand, freq):
 
 
 def test_kpis_over_periods_the_data_does_not_cover_are_nan_not_zero():
+    from analysis.frames import random_transfers
     from cctx_research.provenance import Provenance, attach
-
-    from .frames import random_transfers
 
     frame = random_transfers(400, days=7)
     lo = frame["timestamp"].min().floor("D")

@@ -1,12 +1,8 @@
-"""Matplotlib plots of the ledger analyses: latency, stuck transfers, fast-transfer share.
+"""Plots of the ledger analyses: latency, stuck transfers, fast-transfer share.
 
-Like :mod:`cctx_research.plots` (which re-exports them), every ``plot_*``
-function takes the data first (an analysis result, or a ``"ledger"`` frame
-it computes that result from), options keyword-only, draws on ``ax`` (a
-new figure when ``ax`` is None) and returns the
-:class:`~matplotlib.axes.Axes`; none calls ``plt.show()``. Titles carry
-the time window of the data (override with ``title=``); empty data gives an
-empty axes with a "no data" note.
+They draw the results of :mod:`cctx_research.analysis.latency`,
+:mod:`~cctx_research.analysis.pending` and :mod:`~cctx_research.analysis.v2`,
+or compute them from a ``"ledger"`` frame.
 
 Examples
 --------
@@ -24,27 +20,24 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from . import _plotting as kit
-from .analysis import _common, _ledger, latency, pending, v2
+from .. import arguments, chains
+from ..analysis import inputs, latency, pending, v2
+from ..analysis.results import result_info
+from . import _axes
 
 __all__ = ["plot_fast_share", "plot_latency", "plot_stuck"]
+
 
 _BLUE = "#2775ca"
 _COLORS = {"fast": "#f39c12", "standard": _BLUE, "unknown": "0.6"}
 
 
-def _is_ledger(data: Any) -> bool:
-    return isinstance(data, pd.DataFrame) and {"burn_timestamp", "mint_timestamp"} <= set(
-        data.columns
-    )
-
-
 def _computable(data: Any, name: str) -> bool:
     """True for a ledger; a transfers frame (no burn times) gets the clear error."""
-    if _is_ledger(data):
+    if inputs.is_ledger(data):
         return True
-    if kit.is_transfers(data) and "timestamp" in data.columns:
-        raise _ledger.no_burn_times(name)
+    if inputs.is_transfers(data) and "timestamp" in data.columns:
+        raise inputs.no_burn_times(name)
     return False
 
 
@@ -53,11 +46,11 @@ def _bar_axes(ax: Axes | None, rows: int) -> Axes:
     if ax is None:
         _, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * rows + 1.5)))
         return ax
-    return kit.axes(ax)
+    return _axes.get_axes(ax)
 
 
 def _route_text(source: Any, destination: Any) -> str:
-    return kit.corridor_text(f"{source}->{destination}")
+    return _axes.corridor_text(f"{source}->{destination}")
 
 
 def _row_labels(frame: pd.DataFrame) -> list[str]:
@@ -144,25 +137,25 @@ def plot_latency(
     """
     if not isinstance(log, bool):
         raise TypeError(f"log must be a bool, got {type(log).__name__}")
-    top = _common.positive_int("top", top)
+    top = arguments.positive_int("top", top)
     marks = _check_reference(reference)
     if _computable(data, "plot_latency"):
         data = latency.by_route(data, by=by)
-    data = kit.require_frame(
+    data = _axes.require_frame(
         data,
         "plot_latency",
         ["source_chain", "destination_chain", "median_s"],
         "latency.by_route(...) or latency.timeseries(...) output, or a ledger frame",
     )
-    win = data.attrs.get(_common.WINDOW_ATTR)
+    span = result_info(data).span
     if "timestamp" in data.columns:
-        ax = kit.axes(ax)
-        return _latency_lines(data, ax, log=log, top=top, win=win, title=title)
+        ax = _axes.get_axes(ax)
+        return _latency_lines(data, ax, log=log, top=top, span=span, title=title)
     ax = _bar_axes(ax, len(data))
-    kit.set_title(ax, "Burn-to-mint latency per route", win, title)
+    _axes.set_title(ax, "Burn-to-mint latency per route", span, title)
     ax.set_xlabel("Burn to mint (seconds; median, bar: 10th-90th percentile)")
     if data.empty:
-        return kit.no_data(ax)
+        return _axes.no_data(ax)
     rows = data.iloc[::-1].reset_index(drop=True)  # first row at the top
     y = np.arange(len(rows))
     median = rows["median_s"].to_numpy(dtype=float)
@@ -218,13 +211,13 @@ def plot_latency(
 
 
 def _latency_lines(
-    data: pd.DataFrame, ax: Axes, *, log: bool, top: int, win: Any, title: str | None
+    data: pd.DataFrame, ax: Axes, *, log: bool, top: int, span: Any, title: str | None
 ) -> Axes:
-    kit.set_title(ax, "Median burn-to-mint latency", win, title)
+    _axes.set_title(ax, "Median burn-to-mint latency", span, title)
     ax.set_xlabel("Burn time (UTC)")
     ax.set_ylabel("Median burn to mint (seconds)")
     if data.empty:
-        return kit.no_data(ax)
+        return _axes.no_data(ax)
     keys = [
         c for c in ("source_chain", "destination_chain", "cctp_version", "finality") if c in data
     ]
@@ -238,14 +231,14 @@ def _latency_lines(
         part = data.loc[mask]
         label = _row_labels(part.head(1))[0]
         ax.plot(
-            kit.naive_utc(part["timestamp"]),
+            _axes.naive_utc(part["timestamp"]),
             part["median_s"].to_numpy(dtype=float),
             marker=".",
             label=label,
         )
     if log:
         ax.set_yscale("log")
-    kit.date_axis(ax)
+    _axes.date_axis(ax)
     ax.legend(fontsize="small")
     return ax
 
@@ -287,33 +280,33 @@ def plot_stuck(
     """
     if _computable(data, "plot_stuck"):
         data = pending.stuck(data, factor=factor)
-    data = kit.require_frame(
+    data = _axes.require_frame(
         data,
         "plot_stuck",
         ["source_chain", "destination_chain", "age_s", "amount"],
         "pending.stuck(...) output or a ledger frame",
     )
-    ax = kit.axes(ax)
-    as_of = data.attrs.get("as_of")
+    ax = _axes.get_axes(ax)
+    as_of = result_info(data).as_of
     base = f"Stuck transfers: {len(data):,}"
     if as_of is not None and not pd.isna(as_of):
         base += f" as of {pd.Timestamp(as_of):%Y-%m-%d %H:%M} UTC"
-        win = None
+        span = None
     else:
-        win = data.attrs.get(_common.WINDOW_ATTR)
-    kit.set_title(ax, base, win, title)
+        span = result_info(data).span
+    _axes.set_title(ax, base, span, title)
     ax.set_xlabel("Waiting since burn (hours)")
-    ax.set_ylabel(f"Amount ({kit.USDC})")
+    ax.set_ylabel(f"Amount ({_axes.USDC})")
     if data.empty:
-        return kit.no_data(ax)
+        return _axes.no_data(ax)
     hours = data["age_s"].to_numpy(dtype=float) / 3600
     amounts = np.maximum(data["amount"].to_numpy(dtype=float), 1e-6)
     # one colour per source chain: stuck transfers wait on their source's attestation
     sources = data["source_chain"].astype(str).to_numpy()
-    for source in _common.chain_order(sources):
+    for source in chains.in_order(sources):
         mask = sources == source
         ax.scatter(
-            hours[mask], amounts[mask], s=18, alpha=0.75, label=f"from {kit.chain_text(source)}"
+            hours[mask], amounts[mask], s=18, alpha=0.75, label=f"from {_axes.chain_text(source)}"
         )
     ax.set_xlim(left=0)
     ax.set_yscale("log")
@@ -354,11 +347,11 @@ def plot_fast_share(
     --------
     >>> plot_fast_share(ledger, value="volume")  # doctest: +SKIP
     """
-    _common.choice("value", value, ["count", "volume"])
+    arguments.choice("value", value, ["count", "volume"])
     if _computable(data, "plot_fast_share"):
         data = v2.fast_share(data)
     column = f"fast_{value}_share"
-    data = kit.require_frame(
+    data = _axes.require_frame(
         data,
         "plot_fast_share",
         ["source_chain", "destination_chain", column],
@@ -366,12 +359,10 @@ def plot_fast_share(
     )
     ax = _bar_axes(ax, len(data))
     noun = "transfers" if value == "count" else "volume"
-    kit.set_title(
-        ax, f"Fast transfers, share of V2 {noun}", data.attrs.get(_common.WINDOW_ATTR), title
-    )
+    _axes.set_title(ax, f"Fast transfers, share of V2 {noun}", result_info(data).span, title)
     ax.set_xlabel(f"Share of V2 {noun} per route")
     if data.empty:
-        return kit.no_data(ax)
+        return _axes.no_data(ax)
     rows = data.iloc[::-1].reset_index(drop=True)
     y = np.arange(len(rows))
     fast = rows[column].fillna(0).to_numpy(dtype=float)

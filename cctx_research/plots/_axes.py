@@ -1,9 +1,8 @@
-"""Drawing helpers shared by the plot modules (private: no public API here).
+"""Drawing helpers shared by the plot modules (private to :mod:`cctx_research.plots`).
 
-Axes creation and checks, titles that carry the data's window, the "no
+Axes creation and checks, titles that carry the span of the data, the "no
 data" note, chain and corridor labels, UTC date axes and compact numbers:
-one home for what :mod:`cctx_research.plots` and
-:mod:`cctx_research.plots_ledger` both draw with.
+one home for what every plot family draws with.
 """
 
 from __future__ import annotations
@@ -17,23 +16,20 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from . import chains
+from .. import chains
 
 USDC = "USDC"
 NO_DATA = "no data"
 
 
-def axes(ax: Axes | None) -> Axes:
+def get_axes(ax: Axes | None) -> Axes:
+    """``ax`` checked, or the axes of a new figure when it is None."""
     if ax is None:
         _, ax = plt.subplots()
         return ax
     if not isinstance(ax, Axes):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     return ax
-
-
-def is_transfers(data: Any) -> bool:
-    return isinstance(data, pd.DataFrame) and {"transfer_id", "mint_recipient"} <= set(data.columns)
 
 
 def require_frame(data: Any, name: str, columns: Sequence[str], what: str) -> pd.DataFrame:
@@ -45,10 +41,11 @@ def require_frame(data: Any, name: str, columns: Sequence[str], what: str) -> pd
     return data
 
 
-def window_text(win: Any) -> str:
-    if not isinstance(win, tuple) or len(win) != 2 or win[0] is None or pd.isna(win[0]):
+def span_text(span: Any) -> str:
+    """``(first, last)`` as title text; empty for no span."""
+    if not isinstance(span, tuple) or len(span) != 2 or span[0] is None or pd.isna(span[0]):
         return ""
-    start, end = pd.Timestamp(win[0]), pd.Timestamp(win[1])
+    start, end = pd.Timestamp(span[0]), pd.Timestamp(span[1])
     if start.tzinfo is not None:
         start, end = start.tz_convert("UTC"), end.tz_convert("UTC")
     if start.normalize() == end.normalize():
@@ -58,13 +55,14 @@ def window_text(win: Any) -> str:
     return f"{start:%Y-%m-%d} – {end:%Y-%m-%d} (UTC)"
 
 
-def set_title(ax: Axes, base: str, win: Any, title: str | None) -> None:
+def set_title(ax: Axes, base: str, span: Any, title: str | None) -> None:
+    """``title``, or ``base`` followed by the span of the data."""
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a str or None, got {type(title).__name__}")
     if title is not None:
         ax.set_title(title)
         return
-    text = window_text(win)
+    text = span_text(span)
     ax.set_title(f"{base}, {text}" if text else base)
 
 

@@ -1,0 +1,60 @@
+"""What kind of frame the analysis functions were given, and what to say when it is the wrong one.
+
+The transfer analyses (flows, volumes, addresses) take a ``"transfers"``
+frame; the ledger analyses (latency, pending, v2) a ``"ledger"`` frame with
+the burn time of each transfer. The plots use these checks to decide
+whether to compute a result from raw data, and to fail with the same
+message the analyses give.
+
+Examples
+--------
+>>> import pandas as pd
+>>> is_ledger(pd.DataFrame(columns=["burn_timestamp", "mint_timestamp"]))
+True
+>>> is_transfers(pd.DataFrame(columns=["timestamp"]))
+False
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..errors import DataError
+
+__all__ = ["SOURCES_OF_BURN_TIMES", "is_ledger", "is_transfers", "no_burn_times"]
+
+SOURCES_OF_BURN_TIMES = (
+    "a ledger with both sides of each transfer: cctx_research.load(...) of event logs "
+    "or exports, cctx_research.load_sample(), or the file given to `report --data`"
+)
+"""Where data with burn times comes from, for error messages."""
+
+
+def is_transfers(data: Any) -> bool:
+    """Whether ``data`` is a pandas frame shaped like a ``"transfers"`` frame."""
+    return isinstance(data, pd.DataFrame) and {"transfer_id", "mint_recipient"} <= set(data.columns)
+
+
+def is_ledger(data: Any) -> bool:
+    """Whether ``data`` is a pandas frame with a ledger's burn and mint times."""
+    return isinstance(data, pd.DataFrame) and {"burn_timestamp", "mint_timestamp"} <= set(
+        data.columns
+    )
+
+
+def no_burn_times(what: str) -> DataError:
+    """The error to raise when ``what`` was given data without burn times.
+
+    Examples
+    --------
+    >>> str(no_burn_times("latency.by_route")).startswith("latency.by_route needs")
+    True
+    """
+    return DataError(
+        f"{what} needs the burn time of each transfer, and this data has none "
+        "(a 'transfers' frame from the interface has one timestamp per transfer, "
+        "the mint's)",
+        hint=f"pass {SOURCES_OF_BURN_TIMES}",
+    )

@@ -1,0 +1,318 @@
+"""Plots of volumes over time, ticket sizes, seasonality and USDC in flight.
+
+They draw the results of :mod:`cctx_research.analysis.volumes`.
+
+Examples
+--------
+>>> from cctx_research import plots
+>>> ax = plots.plot_volume(transfers, kind="area")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from .. import arguments, schema
+from ..analysis import inputs, volumes
+from ..analysis.results import result_info, span_of
+from . import _axes
+
+__all__ = ["plot_in_flight", "plot_seasonality", "plot_size_distribution", "plot_volume"]
+
+
+def _group_column(frame: pd.DataFrame) -> str | None:
+    for column in ("corridor", "source_chain", "destination_chain"):
+        if column in frame.columns:
+            return column
+    return None
+
+
+def plot_volume(
+    data: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    value: str = "volume",
+    kind: str = "line",
+    top: int | None = 8,
+    title: str | None = None,
+) -> Axes:
+    """Volume (or count) over time, as lines or stacked areas per group.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Output of :func:`cctx_research.analysis.volumes.timeseries`, or a
+        ``"transfers"`` frame (daily totals).
+    ax : matplotlib.axes.Axes, optional
+    value : {"volume", "count"}, default "volume"
+    kind : {"line", "area"}, default "line"
+        One line per group, or stacked areas.
+    top : int or None, default 8
+        With groups, draw the ``top`` largest and merge the rest into
+        "other"; None draws every group.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Lines (``ax.lines``) or stacked areas (``ax.collections``), one per
+        group drawn.
+
+    Examples
+    --------
+    >>> plot_volume(volumes.timeseries(transfers, by="source_chain"), kind="area")  # doctest: +SKIP
+    """
+    arguments.choice("value", value, ["volume", "count"])
+    arguments.choice("kind", kind, ["line", "area"])
+    top = arguments.positive_int("top", top, allow_none=True)
+    if inputs.is_transfers(data):
+        data = volumes.timeseries(data)
+    data = _axes.require_frame(
+        data, "plot_volume", ["timestamp", value], "volumes.timeseries(...) output"
+    )
+    ax = _axes.get_axes(ax)
+    base = "CCTP transfer volume" if value == "volume" else "CCTP transfers"
+    freq = result_info(data).freq
+    if freq:
+        base += f" per {freq}"
+    span = result_info(data).span
+    if span == (None, None):
+        span = span_of(data["timestamp"])
+    _axes.set_title(ax, base, span, title)
+    ax.set_xlabel("Time (UTC)")
+    ax.set_ylabel(_axes.value_label(value))
+    if data.empty:
+        return _axes.no_data(ax)
+    group = _group_column(data)
+    if group is None:
+        wide = data.groupby("timestamp")[[value]].sum()
+        labels = ["all chains"]
+    else:
+        wide = data.pivot_table(
+            index="timestamp", columns=group, values=value, aggfunc="sum", observed=True
+        )
+        wide = wide[wide.sum().sort_values(ascending=False, kind="stable").index]
+        if top is not None and wide.shape[1] > top:
+            rest = wide.iloc[:, top:].sum(axis=1)
+            wide = wide.iloc[:, :top].copy()
+            wide["other"] = rest
+        text = _axes.corridor_text if group == "corridor" else _axes.chain_text
+        labels = [c if c == "other" else text(c) for c in wide.columns]
+    x = _axes.naive_utc(wide.index)
+    if kind == "area":
+        ax.stackplot(x, wide.to_numpy(dtype=float).T, labels=labels, alpha=0.85)
+    else:
+        for column, label in zip(wide.columns, labels, strict=True):
+            ax.plot(x, wide[column].to_numpy(dtype=float), label=label)
+    if group is not None:
+        ax.legend(fontsize="small")
+    ax.set_ylim(bottom=0)
+    _axes.date_axis(ax)
+    return ax
+
+
+def plot_size_distribution(
+    data: Any,
+    *,
+    ax: Axes | None = None,
+    bins: int = 50,
+    weights: str = "count",
+    title: str | None = None,
+) -> Axes:
+    """Distribution of transfer amounts on a log x axis, with the size classes marked.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, SizeDistribution or array-like
+        A ``"transfers"`` frame or amounts in USDC (drawn as a histogram
+        with log-spaced bins), or the output of
+        :func:`cctx_research.analysis.volumes.size_buckets` (one bar per
+        size class, spanning the class on the log axis; the dust class is
+        drawn from 0.01 USDC and the whale class up to 10x its lower bound).
+    ax : matplotlib.axes.Axes, optional
+    bins : int, default 50
+        Number of log-spaced bins (histogram only).
+    weights : {"count", "volume"}, default "count"
+        Height = number of transfers, or USDC volume in the bin.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Bars (``ax.patches``), a dashed line at each class threshold of
+        :data:`cctx_research.analysis.volumes.SIZE_CLASSES`, log x axis.
+
+    Examples
+    --------
+    >>> plot_size_distribution(transfers, weights="volume")  # doctest: +SKIP
+    >>> plot_size_distribution(volumes.size_buckets(transfers))  # doctest: +SKIP
+    """
+    arguments.choice("weights", weights, ["count", "volume"])
+    arguments.positive_int("bins", bins)
+    classes = None
+    if isinstance(data, volumes.SizeDistribution):
+        classes = data.classes
+        span = data.span
+        amount = np.zeros(0)
+        empty = data.count == 0
+    elif isinstance(data, pd.DataFrame):
+        frame = schema.validate(data, "transfers")
+        amount = frame["amount"].to_numpy(dtype=float, na_value=np.nan)
+        span = span_of(frame["timestamp"])
+    else:
+        try:
+            amount = np.asarray(data, dtype=float)
+        except (TypeError, ValueError):
+            amount = np.empty((0, 0))
+        if amount.ndim != 1:
+            raise TypeError(
+                "plot_size_distribution expects a transfers frame, volumes.size_buckets(...) "
+                f"output or a 1-d array of amounts, got {type(data).__name__}"
+            )
+        span = None
+    if classes is None:
+        amount = amount[np.isfinite(amount) & (amount > 0)]
+        empty = amount.size == 0
+    ax = _axes.get_axes(ax)
+    _axes.set_title(ax, "Transfer sizes", span, title)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"Transfer amount ({_axes.USDC}, log scale)")
+    ax.set_ylabel("Transfers" if weights == "count" else f"Volume ({_axes.USDC})")
+    if empty:
+        return _axes.no_data(ax)
+    if classes is not None:
+        lower = classes["lower"].to_numpy(dtype=float).clip(min=0.01)
+        upper = classes["upper"].to_numpy(dtype=float)
+        upper = np.where(np.isfinite(upper), upper, lower * 10)
+        ax.bar(
+            lower,
+            classes[weights].to_numpy(dtype=float),
+            width=upper - lower,
+            align="edge",
+            color="#2775ca",
+            alpha=0.85,
+            edgecolor="white",
+        )
+    else:
+        lo, hi = amount.min(), amount.max()
+        if lo == hi:
+            lo, hi = lo / 1.5, hi * 1.5
+        edges = np.logspace(np.log10(lo), np.log10(hi), bins + 1)
+        ax.hist(
+            amount,
+            bins=edges,
+            weights=amount if weights == "volume" else None,
+            color="#2775ca",
+            alpha=0.85,
+        )
+    for name, lower_bound, _upper in volumes.SIZE_CLASSES[1:]:
+        ax.axvline(lower_bound, color="0.4", linestyle="--", linewidth=0.8)
+        ax.text(
+            lower_bound,
+            1.0,
+            f" {name}",
+            transform=ax.get_xaxis_transform(),
+            fontsize="x-small",
+            va="top",
+            color="0.3",
+        )
+    return ax
+
+
+def plot_seasonality(
+    data: pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    values: str = "count",
+    cmap: str = "viridis",
+    title: str | None = None,
+) -> Axes:
+    """Heatmap of activity by weekday x hour of day (UTC).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Output of :func:`cctx_research.analysis.volumes.seasonality`, or a
+        ``"transfers"`` frame.
+    ax : matplotlib.axes.Axes, optional
+    values : {"count", "volume"}, default "count"
+    cmap : str, default "viridis"
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        A 7 x 24 image with a colorbar.
+
+    Examples
+    --------
+    >>> plot_seasonality(transfers, values="volume")  # doctest: +SKIP
+    """
+    arguments.choice("values", values, ["count", "volume"])
+    if inputs.is_transfers(data):
+        data = volumes.seasonality(data)
+    data = _axes.require_frame(
+        data, "plot_seasonality", ["weekday", "hour", values], "volumes.seasonality(...) output"
+    )
+    ax = _axes.get_axes(ax)
+    _axes.set_title(ax, "Activity by weekday and hour", result_info(data).span, title)
+    ax.set_xlabel("Hour of day (UTC)")
+    ax.set_ylabel("Day of week (UTC)")
+    if data.empty or not data[values].to_numpy(dtype=float).any():
+        return _axes.no_data(ax)
+    grid = np.zeros((7, 24))
+    grid[data["weekday"].to_numpy(dtype=int), data["hour"].to_numpy(dtype=int)] = data[
+        values
+    ].to_numpy(dtype=float)
+    image = ax.imshow(grid, aspect="auto", cmap=cmap)
+    ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+    ax.set_xticks(range(0, 24, 3))
+    ax.figure.colorbar(image, ax=ax, label=_axes.value_label(values))
+    return ax
+
+
+def plot_in_flight(data: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
+    """USDC burned but not yet minted, over time.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Output of :func:`cctx_research.analysis.volumes.in_flight`, or a
+        ``"volume"`` frame to compute it from.
+    ax : matplotlib.axes.Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One step line, at each bucket's end.
+
+    Examples
+    --------
+    >>> history = client.volume_history(start="2024-06-01", end="2024-07-01")  # doctest: +SKIP
+    >>> plot_in_flight(history)  # doctest: +SKIP
+    """
+    if isinstance(data, pd.DataFrame) and "in_flight" not in data.columns:
+        data = volumes.in_flight(data)
+    data = _axes.require_frame(
+        data, "plot_in_flight", ["end", "in_flight"], "volumes.in_flight(...) output"
+    )
+    ax = _axes.get_axes(ax)
+    _axes.set_title(ax, "USDC in flight", result_info(data).span, title)
+    ax.set_xlabel("Time (UTC)")
+    ax.set_ylabel(f"In flight ({_axes.USDC} burned, not yet minted)")
+    if data.empty:
+        return _axes.no_data(ax)
+    ax.step(
+        _axes.naive_utc(data["end"]),
+        data["in_flight"].to_numpy(dtype=float),
+        where="post",
+        color="#2775ca",
+    )
+    ax.axhline(0, color="0.5", linewidth=0.8)
+    _axes.date_axis(ax)
+    return ax
