@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import matplotlib.image as mpimg
@@ -18,7 +19,7 @@ from cctx_research.service.sample import generate
 
 SAMPLE_AS_OF = "2024-07-01T12:00:00Z"  # the sample client's clock (conftest)
 START, END = "2024-06-29T00:00:00Z", "2024-07-01T00:00:00Z"
-LEDGER_IDS = ("latency", "pending", "v2")
+LEDGER_IDS = ("latency", "pending", "v2", "links")
 
 
 @pytest.fixture(scope="module")
@@ -238,3 +239,30 @@ def test_bad_ledgers_are_refused_with_what_to_pass(client: Any, plain: report.Re
         report.build(client, START, END, ledger="ledger.parquet")
     with pytest.raises(errors.DataError, match=r"missing columns: .*burn_timestamp"):
         report.build(client, START, END, ledger=plain.data["transfers"])
+
+
+# ----------------------------------------------------------- links
+
+
+def test_the_links_section_counts_how_a_loaded_ledger_was_linked() -> None:
+    import cctx_research as cctx
+
+    dune = Path(__file__).parent / "fixtures" / "dune"
+    ledger = cctx.load(
+        [dune / "bridges_evms_flows.csv", dune / "bridges_evms_withdrawals.csv"]
+    )
+    built = report.build(ledger=ledger, progress=False)
+    section = built.section("links")
+    assert section.supported
+    table = built.data["links"]
+    assert int(table["burns"].sum()) == int(ledger["burn_tx_hash"].notna().sum())
+    assert int(table["mint_only"].sum()) == int((ledger["pairing"] == "mint_only").sum())
+    html = section.to_html()
+    assert "link rate" in html
+    assert "mints linked to their burn" in html
+
+
+def test_the_sample_says_it_has_no_link_data(with_v2: report.Report) -> None:
+    section = with_v2.section("links")
+    assert section.supported is False
+    assert "does not say how its burns and mints were joined" in section.parts[0]

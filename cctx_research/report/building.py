@@ -16,7 +16,7 @@ from ..analysis import addresses, flows, volumes
 from ..errors import CoverageWarning
 from ..selection import chain_names, touching, with_main_chain
 from .document import Report
-from .ledger_sections import scope_ledger
+from .ledger_sections import link_quality, scope_ledger
 from .registry import Context, build_sections
 from .sections import REGISTRY
 from .sources import check, data_days, fetch, from_frames
@@ -256,6 +256,7 @@ def build(
         raise ValueError(f"top_n must be a positive int, got {top_n!r}")
     freq = bucket_for(start_ts, end_ts)
     scoped = None if ledger is None else scope_ledger(ledger, start_ts, end_ts, names)
+    links = None if ledger is None else link_quality(ledger, start_ts, end_ts, names)
 
     from tqdm.auto import tqdm
 
@@ -307,6 +308,7 @@ def build(
             data=results,
             provenance=prov,
             ledger=scoped,
+            links=links,
         )
         sections = build_sections(REGISTRY, ctx)
         if notes and fetched.empty:

@@ -68,6 +68,10 @@ class Context:
     data: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     ledger: pd.DataFrame | None = None
+    links: pd.DataFrame | None = None
+    """How the ledger's burns and mints were linked, per route (:func:`~cctx_research.analysis.
+    linking.quality`), over the transfers burned in the window and the mints in it whose burn
+    is not in the data; None without a ledger."""
 
 
 def _always(ctx: Context) -> bool:
