@@ -238,10 +238,10 @@ def group_ids(columns: Sequence[Parts]) -> np.ndarray:
     if not columns:
         raise ValueError("group_ids needs at least one key column")
     h = _fingerprints(columns)
-    ids, uniques = pd.factorize(h)
+    ids = pd.factorize(h)[0]
     ids = ids.astype(np.int64)
-    first = np.empty(len(uniques), np.int64)
-    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    # ids count up in order of first appearance: a group starts where the running max grows
+    first = np.flatnonzero(np.r_[True, ids[1:] > np.maximum.accumulate(ids)[:-1]])
     rows = np.flatnonzero(first[ids] != np.arange(len(ids)))
     leaders = first[ids[rows]]
     if all(_Column(parts).equal(rows, leaders).all() for parts in columns):
