@@ -166,6 +166,7 @@ LATENCY_COLUMNS: tuple[str, ...] = (
     "mint_timestamp",
     "cctp_version",
     "min_finality_threshold",
+    "pairing",
 )
 """What :func:`table` and :func:`latency_seconds` read: copy only these of a large ledger."""
 

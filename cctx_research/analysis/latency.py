@@ -42,15 +42,19 @@ def _completed(ledger: pd.DataFrame, keys: list[str], *, what: str) -> pd.DataFr
     done = _ledger.completed(frame)
     rows = _ledger.table(done, ["cctp_version", "burn_timestamp"])
     rows["latency_s"] = _ledger.latency_seconds(done)
+    # identical V2 transfers linked in time order: their latency is uncertain, and counted
+    rows["ambiguous"] = (done["pairing"] == "content_ambiguous").fillna(False).to_numpy(bool)
     rows.attrs.clear()
     results.describe(rows, span=_ledger.span(frame))
-    return rows[[*_ledger.ROUTE, *keys, "burn_timestamp", "latency_s"]]
+    return rows[[*_ledger.ROUTE, *keys, "burn_timestamp", "latency_s", "ambiguous"]]
 
 
 def _stats(rows: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     """count, median_s, p10_s and p90_s of ``latency_s`` per group."""
-    grouped = rows.groupby(group, observed=True, dropna=False, sort=True)["latency_s"]
+    groups = rows.groupby(group, observed=True, dropna=False, sort=True)
+    grouped = groups["latency_s"]
     out = grouped.size().rename("count").to_frame()
+    out["ambiguous"] = groups["ambiguous"].sum().astype("int64")
     qs = grouped.quantile([q for _, q in _QUANTILES])
     if len(qs):
         qs = qs.unstack(level=-1)
@@ -61,7 +65,7 @@ def _stats(rows: pd.DataFrame, group: list[str]) -> pd.DataFrame:
             out[name] = pd.Series(dtype="float64")
     out = out.reset_index()
     out["count"] = out["count"].astype("int64")
-    return out[[*group, "count", "median_s", "p10_s", "p90_s"]]
+    return out[[*group, "count", "median_s", "p10_s", "p90_s", "ambiguous"]]
 
 
 def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.DataFrame:
@@ -84,8 +88,11 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
         ``cctp_version`` (Int64) and/or ``finality`` (categorical) when
         asked, ``count`` (completed transfers, int64), ``median_s``,
         ``p10_s`` and ``p90_s`` (seconds, float64; linear interpolation
-        between transfers). Sorted by route in registry order, then group.
-        Pending transfers are left out (see :mod:`.pending`).
+        between transfers), and ``ambiguous``: how many of the counted
+        transfers were linked among identical ones (``pairing``
+        ``"content_ambiguous"``), whose latency is uncertain. Sorted by
+        route in registry order, then group. Pending transfers are left out
+        (see :mod:`.pending`).
 
     Raises
     ------
@@ -101,7 +108,7 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
     >>> ledger = cctx.load_sample(as_of="2024-07-01", days=1)
     >>> table = by_route(ledger)
     >>> list(table.columns)
-    ['source_chain', 'destination_chain', 'count', 'median_s', 'p10_s', 'p90_s']
+    ['source_chain', 'destination_chain', 'count', 'median_s', 'p10_s', 'p90_s', 'ambiguous']
     >>> row = table.set_index(["source_chain", "destination_chain"]).loc[("ethereum", "base")]
     >>> bool(600 < row["median_s"] < 1800)
     True

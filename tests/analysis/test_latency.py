@@ -39,8 +39,9 @@ def ledger() -> pd.DataFrame:
 def test_by_route_by_hand(ledger) -> None:
     out = latency.by_route(ledger)
     assert list(out.columns) == [
-        "source_chain", "destination_chain", "count", "median_s", "p10_s", "p90_s"
+        "source_chain", "destination_chain", "count", "median_s", "p10_s", "p90_s", "ambiguous"
     ]  # fmt: skip
+    assert out["ambiguous"].tolist() == [0, 0]
     assert out["source_chain"].astype(str).tolist() == ["ethereum", "base"]
     eth = out.iloc[0]
     assert eth["count"] == 4
@@ -108,7 +109,7 @@ def test_matches_plain_pandas_on_the_sample() -> None:
 def test_edge_cases(ledger) -> None:
     empty = latency.by_route(schema.empty("ledger"))
     assert empty.empty
-    assert list(empty.columns)[-1] == "p90_s"
+    assert list(empty.columns)[-2:] == ["p90_s", "ambiguous"]
     assert result_info(empty).span == (None, None)
     all_pending = make_ledger([{"src": 0, "dst": 6, "amount": 5, "burn": "2024-07-01"}])
     assert latency.by_route(all_pending).empty
@@ -170,3 +171,16 @@ def test_timeseries_by_finality_and_empty(ledger) -> None:
     fast = out[(out["source_chain"] == "ethereum") & (out["finality"] == "fast")]
     assert fast["count"].tolist() == [0, 1]
     assert latency.timeseries(schema.empty("ledger")).empty
+
+
+def test_identical_transfers_are_counted_as_ambiguous(ledger) -> None:
+    """Transfers linked among identical ones are counted per route: their latency is uncertain."""
+    marked = ledger.copy()
+    eth = (marked["source_domain"] == 0) & marked["mint_timestamp"].notna()
+    chosen = np.flatnonzero(eth.to_numpy())[:2]
+    pairing = np.full(len(marked), "exact", dtype=object)
+    pairing[chosen] = "content_ambiguous"
+    marked["pairing"] = pd.array(pairing, dtype="string[pyarrow]")
+    out = latency.by_route(marked)
+    assert out["ambiguous"].tolist() == [2, 0]  # ethereum -> base, then base -> ethereum
+    assert out["count"].tolist() == latency.by_route(ledger)["count"].tolist()
