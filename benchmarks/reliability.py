@@ -267,7 +267,7 @@ def section_faults(t: Table, svc: Services, tmp: Path, texts: Texts, quick: bool
         client = svc.client(
             handle.url, page_size=40, timeout=0.2, retries=10, cache=cached, cache_dir=cache_dir
         )
-        client._transport.sleep = sleeps.append  # Retry-After is honoured; not waited out here
+        client.session.sender.sleep = sleeps.append  # Retry-After is honoured; not waited out here
         try:
             got = pull(client)
         except errors.CctxError as exc:
@@ -369,7 +369,7 @@ def section_faults(t: Table, svc: Services, tmp: Path, texts: Texts, quick: bool
         client = svc.client(
             broken.url, page_size=40, timeout=0.2, retries=2, cache=True, cache_dir=cache_dir
         )
-        client._transport.sleep = lambda s: None
+        client.session.sender.sleep = lambda s: None
         for op in operations.values():
             calls += 1
             try:
@@ -1076,7 +1076,7 @@ def section_secrets(
         with connect(
             base_url=faulty.url, clock=lambda: AS_OF, progress=False, timeout=0.2, backoff=0.001
         ) as client:
-            client._transport.sleep = lambda s: None
+            client.session.sender.sleep = lambda s: None
             client.mints("2024-06-27", "2024-06-30")
             client.received(svc.busy_recipients(1)[0], "2024-06-27", "2024-06-30")
             client.volume_history("2024-06-27", "2024-06-30", freq="6h")
@@ -1084,7 +1084,7 @@ def section_secrets(
             reprs = [
                 repr(client),
                 str(client),
-                repr(client._transport.__dict__),
+                repr(client.session.sender.__dict__),
                 repr(Settings.from_env()),
                 repr(client.cache_info()),
             ]

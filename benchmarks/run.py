@@ -338,7 +338,8 @@ def pull_worker(args: argparse.Namespace) -> None:
         print(json.dumps({
             "rows": len(frame), "cold": min(times),
             "network": frame.attrs["cctx"]["network_requests"],
-            "max_workers": c.max_workers, "page_size": c._limit,
+            "max_workers": c.max_workers,
+            "page_size": c.session.page_size("transactions-mint").limit,
         }))  # fmt: skip
         return
     rss_before = psutil.Process().memory_info().rss
@@ -369,7 +370,7 @@ def pull_worker(args: argparse.Namespace) -> None:
     out = {
         "rows": len(frame),
         "requests": frame.attrs["cctx"]["requests"],
-        "page_size": c._limit,
+        "page_size": c.session.page_size("transactions-mint").limit,
         "cold": min(cold),
         "warm": min(warm),
         "first_warm": warm[0],

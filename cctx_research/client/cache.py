@@ -85,7 +85,6 @@ logger = logging.getLogger(__name__)
 
 HTTP_FILE = "http.sqlite"
 CHUNK_DIR = "chunks"
-NEVER_EXPIRE = -1
 _CHUNK_FORMAT = 2  # 2: Arrow IPC + checksum trailer; part of every chunk key
 
 # Headers and fields never stored or matched. The lowercase spelling is the

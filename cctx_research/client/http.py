@@ -1,18 +1,22 @@
 """One POST to the interface: retries, envelope checks, typed errors.
 
-:class:`Transport` sends ``POST {base_url}/rest/<project_id>/<operation>``
+:class:`Sender` sends ``POST {base_url}/rest/<project_id>/<operation>``
 with the ``x-api-key`` header and returns the envelope's ``body``. It owns
 the retry policy (429, 5xx, timeouts, dropped connections and unreadable
 replies are retried with exponential backoff and full jitter, honouring
 ``Retry-After`` in seconds or as an HTTP date) and maps everything else to
 the exception tree of :mod:`cctx_research.errors`.
 
-Cancelling: :meth:`Transport.post` takes a ``cancel`` event. Once it is
+Cancelling: :meth:`Sender.post` takes a ``cancel`` event. Once it is
 set, no new attempt starts, a wait between attempts ends at once, and
-:meth:`Transport.abort` shuts down the sockets of requests in flight, so a
+:meth:`Sender.abort` shuts down the sockets of requests in flight, so a
 thread blocked reading a slow reply wakes up; the call then raises
 :class:`Cancelled`. Every session's connections are made through
-:class:`TrackingAdapter`, which is how the transport knows those sockets.
+:class:`TrackingAdapter`, which is how the sender knows those sockets.
+
+The wire under it is the default (sockets) or a
+:class:`~.transports.BaseTransport` (``transport=``), mounted on every
+session under the reply cache.
 
 Both statuses are checked: the HTTP status and the envelope's ``status``,
 since a reply can be HTTP 200 with an error envelope.
@@ -44,11 +48,12 @@ from .. import errors
 from ..config import Secret
 from .sockets import Sockets, TrackingAdapter
 from .stats import Cancelled, RequestStats
+from .transports import BaseTransport, TransportAdapter
 
 __all__ = [
     "Cancelled",
     "RequestStats",
-    "Transport",
+    "Sender",
     "error_for_status",
     "parse_retry_after",
 ]
@@ -155,7 +160,7 @@ class Answer:
 SessionFactory = Callable[[], requests.Session]
 
 
-class Transport:
+class Sender:
     """Send interface operations with retries and typed errors.
 
     Parameters
@@ -176,6 +181,8 @@ class Transport:
     max_backoff : float
         Longest wait between attempts; a ``Retry-After`` beyond it gives up
         at once with :class:`~cctx_research.errors.RateLimitError`.
+    transport : BaseTransport, optional
+        The wire (default: sockets, tracked for :meth:`abort`).
     """
 
     def __init__(
@@ -189,6 +196,7 @@ class Transport:
         retries: int = 5,
         backoff: float = 0.5,
         max_backoff: float = 60.0,
+        transport: BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url
         self.project_id = project_id
@@ -202,6 +210,7 @@ class Transport:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.transport = transport
         self.sleep: Callable[[float], None] = time.sleep
         """How to wait between attempts (tests replace it)."""
 
@@ -216,7 +225,11 @@ class Transport:
             sess = self._sessions.get_nowait()
         except queue.Empty:
             sess = self._session_factory()
-            adapter = TrackingAdapter(self._socket_registry)
+            adapter: requests.adapters.HTTPAdapter = (
+                TrackingAdapter(self._socket_registry)
+                if self.transport is None
+                else TransportAdapter(self.transport)
+            )
             sess.mount("http://", adapter)
             sess.mount("https://", adapter)
             with self._lock:
