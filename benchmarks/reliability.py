@@ -90,6 +90,7 @@ from cctx_research import errors  # noqa: E402
 from cctx_research.client import Client  # noqa: E402
 from cctx_research.service.app import make_app  # noqa: E402
 from cctx_research.service.fields import OPERATIONS  # noqa: E402
+from cctx_research.service.local import local_service  # noqa: E402
 from cctx_research.service.sample import generate  # noqa: E402
 from cctx_research.service.server import start_in_background  # noqa: E402
 from cctx_research.service.store import Store  # noqa: E402
@@ -179,9 +180,9 @@ class Services:
     def __init__(self, key: str) -> None:
         self.key = key
         self.ledger = generate(AS_OF, days=5, per_day=300, seed=11)
-        self.store = Store(self.ledger, clock=AS_OF)
-        self.app = make_app(self.store, api_key=key, project_id=PROJECT_ID)
-        self.clean = start_in_background(self.app)
+        local = local_service(self.ledger, as_of=AS_OF, api_key=key, project_id=PROJECT_ID)
+        self.app = local.app
+        self.clean = local.serve()
         self._handles = [self.clean]
 
     def serve(self, wsgi: Any, threads: int = 16) -> Any:
@@ -1089,7 +1090,11 @@ def section_secrets(
                 repr(client.cache_info()),
             ]
         # exceptions with the key in use: wrong project or key, persistent faults, bad input
-        other = svc.serve(make_app(svc.store, api_key="another-key", project_id=PROJECT_ID))
+        other = svc.serve(
+            local_service(
+                svc.ledger, as_of=AS_OF, api_key="another-key", project_id=PROJECT_ID
+            ).app
+        )
         broken = svc.serve(
             FaultInjector(
                 svc.app, rate=1.0, max_per_request=None, kinds=["server_error", "envelope_error"]

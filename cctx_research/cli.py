@@ -305,16 +305,12 @@ def _embedded_ledger(args: argparse.Namespace) -> Any:
 
 
 def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> object:
-    """Build the report over ``--data`` served by an in-process local service."""
+    """Build the report over ``--data``, joined to a client by ``connect(data=...)``."""
     import pandas as pd
 
     from . import report
-    from .client import Client
-    from .provenance import is_synthetic, provenance
-    from .service.app import make_app
+    from .connection import connect
     from .service.loading import load_ledger
-    from .service.server import start_in_background
-    from .service.store import Store
 
     ledger = load_ledger(args.data, fractions="floor")
     if not len(ledger):
@@ -324,20 +320,7 @@ def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> 
     start = args.start if args.start is not None else first.floor("D")
     end = args.end if args.end is not None else last.floor("D") + pd.Timedelta(days=1)
     clock = last + pd.Timedelta(seconds=1)
-    app = make_app(Store(ledger, clock=clock), api_key=config.DEMO_API_KEY,
-                   project_id=config.DEMO_PROJECT_ID)
-    record = provenance(ledger)
-    with start_in_background(app) as handle, Client(
-        handle.url,
-        config.DEMO_PROJECT_ID,
-        config.DEMO_API_KEY,
-        source=record.source if record else str(args.data),
-        synthetic=is_synthetic(ledger),
-        cache=False,
-        progress=progress,
-        page_size=1000,
-        clock=lambda: clock,
-    ) as client:
+    with connect(data=ledger, as_of=clock, cache=False, progress=progress) as client:
         return report.build(
             client, start, end, chains=args.chains, progress=progress, ledger=ledger, **options
         )

@@ -187,6 +187,7 @@ def local_service(
             ledger = for_service(to_ledger(data), fractions=fractions)
             named = record.source if record is not None else "in-memory data"
             source = f"{named} (frame of {len(data)} rows, digest {_digest(ledger)})"
+            synthetic = is_synthetic(data)
         elif isinstance(data, (str, Path, list, tuple)):
             ledger = load_ledger(data, fractions=fractions)
             path = Path(data).expanduser() if isinstance(data, (str, Path)) else None
@@ -194,12 +195,12 @@ def local_service(
                 source = _file_source(path.resolve())
             else:
                 source = f"data {data!s} (digest {_digest(ledger)})"
+            synthetic = is_synthetic(ledger)
         else:
             raise TypeError(
                 "data must be a ledger or transfers DataFrame, or a path (or list of paths) "
                 f"that cctx_research.load reads; got {type(data).__name__}"
             )
-        synthetic = is_synthetic(ledger)
     store = Store(ledger, clock=pinned)
     app = make_app(store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG)
     return LocalService(app, project_id, api_key, source, synthetic, len(store), pinned)

@@ -211,16 +211,15 @@ def test_capped_limit_is_learned(app, serve, make_client, clean):
 )
 def test_bound_semantics_are_learned_despite_neighbouring_mints(serve, make_client, options):
     """Mints on every second, 1, 2, 3, 1, 2, 3, ... a second: no probe second is alone."""
-    from cctx_research.service.app import make_app
+    from cctx_research.service.local import local_service
     from cctx_research.service.sample import generate
-    from cctx_research.service.store import Store
 
     ledger = generate("2024-07-01", days=1).head(3000).copy()
     base = pd.Timestamp("2024-06-30T12:00Z")
     seconds = np.repeat(np.arange(1500), np.tile([1, 2, 3], 500))[: len(ledger)]
     ledger["burn_timestamp"] = base + pd.to_timedelta(seconds - 600, unit="s")
     ledger["mint_timestamp"] = base + pd.to_timedelta(seconds, unit="s")
-    app = make_app(Store(ledger, clock="2024-07-01"), api_key=API_KEY, project_id=PROJECT_ID)
+    app = local_service(ledger, as_of="2024-07-01", api_key=API_KEY, project_id=PROJECT_ID).app
     client = make_client(serve(Semantics(app, **options)).url, cache=False)
     start, end = base + pd.Timedelta(seconds=100), base + pd.Timedelta(seconds=700)
     got = client.volume(start, end)
