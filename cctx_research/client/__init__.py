@@ -15,10 +15,12 @@ The modules behind it:
 - :mod:`.runner`, :mod:`.calls`: tasks on worker threads, one call's counters;
 - :mod:`.planner`, :mod:`.paging`: the page size and pure page generators;
 - :mod:`.bounds`: the service's bound semantics;
-- :mod:`.http`: one POST with retries, envelope checks and typed errors;
+- :mod:`.http`: one POST with retries, envelope checks and typed errors
+  (:mod:`.statuses`: what a status means; :mod:`.replies`: decoding replies);
 - :mod:`.transports`: the wire under it (sockets, or a
   :class:`~.transports.BaseTransport` such as :class:`WSGITransport`);
-- :mod:`.cache`: requests-cache (SQLite) for replies, Arrow IPC for settled chunks;
+- :mod:`.cache`: requests-cache (SQLite) for replies; :mod:`.chunks`:
+  Arrow IPC files for settled chunks;
 - :mod:`.parse`: JSON -> frames of :mod:`cctx_research.schema`;
 - :mod:`.progress`: the tqdm bar.
 

@@ -37,7 +37,7 @@ from .. import addressing, chains, schema
 from ..errors import BadRequestError
 from ..times import TimeLike, chunk_window, to_unix, to_unix_ceil
 from . import parse
-from .cache import ChunkStore
+from .chunks import ChunkStore
 from .http import Answer, RequestStats
 from .paging import PageRequest
 from .planner import ChunkPages, PageSize

@@ -32,8 +32,9 @@ import requests
 from ..config import Secret
 from ..times import TimeLike, to_timestamp, window
 from . import bounds, coverage
-from .cache import ChunkStore, HttpCache, info, parse_age
+from .cache import HttpCache, parse_age
 from .calls import Call, record
+from .chunks import ChunkStore, directory_bytes
 from .http import Answer, RequestStats, Sender
 from .options import ClientOptions
 from .planner import MEMO_FILE, PageSize
@@ -267,7 +268,16 @@ class Session:
 
     def cache_info(self) -> dict[str, Any]:
         """Where the cache is and how much it holds (see ``Client.cache_info``)."""
-        return info(self.cache_dir, self.http_cache, self.chunks)
+        http_entries = self.http_cache.count() if self.http_cache is not None else 0
+        chunk_entries = len(self.chunks.files()) if self.chunks is not None else 0
+        return {
+            "enabled": self.http_cache is not None,
+            "location": str(self.cache_dir),
+            "entries": http_entries + chunk_entries,
+            "http_entries": http_entries,
+            "chunk_entries": chunk_entries,
+            "bytes": directory_bytes(self.cache_dir) if self.cache_dir.exists() else 0,
+        }
 
     def clear_cache(self, older_than: Any = None) -> int:
         """Remove cached entries (see ``Client.clear_cache``); how many."""

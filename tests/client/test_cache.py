@@ -98,7 +98,7 @@ def frozen(monkeypatch):
             self.now = self.now + pd.Timedelta(seconds=seconds).to_pytimedelta()
 
     clock = Clock()
-    monkeypatch.setattr("cctx_research.client.cache._wall", lambda: clock.now.timestamp())
+    monkeypatch.setattr("cctx_research.client.chunks._wall", lambda: clock.now.timestamp())
     for module in (
         "requests_cache.policy.expiration",
         "requests_cache.policy.actions",
