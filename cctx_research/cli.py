@@ -310,6 +310,7 @@ def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> 
 
     from . import report
     from .connection import connect
+    from .provenance import provenance
     from .service.loading import load_ledger
 
     ledger = load_ledger(args.data, fractions="floor")
@@ -320,7 +321,11 @@ def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> 
     start = args.start if args.start is not None else first.floor("D")
     end = args.end if args.end is not None else last.floor("D") + pd.Timedelta(days=1)
     clock = last + pd.Timedelta(seconds=1)
-    with connect(data=ledger, as_of=clock, cache=False, progress=progress) as client:
+    record = provenance(ledger)
+    source = record.source if record else str(args.data)
+    with connect(
+        data=ledger, as_of=clock, cache=False, progress=progress, source=source
+    ) as client:
         return report.build(
             client, start, end, chains=args.chains, progress=progress, ledger=ledger, **options
         )

@@ -130,7 +130,7 @@ def connect(
             overrides.setdefault("page_size", settings.page_size)
         return Client(base_url, project_id, api_key, **overrides)
 
-    for name in ("base_url", "project_id", "api_key"):
+    for name in ("base_url", "project_id", "api_key", "transport"):
         if overrides.get(name) is not None:
             raise ValueError(
                 f"{name}= does not apply to local data or the embedded sample; "

@@ -133,3 +133,5 @@ def test_connect_data_refuses_what_does_not_fit(ledger):
         connect(data=42)
     with pytest.raises(ValueError, match="does not apply"):
         connect(data=ledger, base_url="http://127.0.0.1:1")
+    with pytest.raises(ValueError, match="does not apply"):
+        connect(data=ledger, transport=WSGITransport(lambda environ, start: []))
