@@ -94,12 +94,17 @@ class Client:
         if transport is not None:
             check_type(transport, BaseTransport, "transport", "a BaseTransport such as "
                        "WSGITransport(app)")  # fmt: skip
-        self.options = (options or ClientOptions()).replace(**keywords)
+        resolved = (options or ClientOptions()).replace(**keywords)
         self._api_key = api_key
         self.session = Session(
             validate_base_url(base_url), validate_project_id(project_id), api_key,
-            self.options, transport=transport,
+            resolved, transport=transport,
         )  # fmt: skip
+
+    @property
+    def options(self) -> ClientOptions:
+        """The options, one validated record (each field is also a property of its own)."""
+        return self.session.options
 
     # ------------------------------------------------------------------ what it talks to
 
