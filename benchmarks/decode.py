@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from run import Row, machine, table  # noqa: E402
+from suite import Row, machine, table  # noqa: E402
 
 from cctx_research.ingest.events import BY_TOPIC0  # noqa: E402
 from cctx_research.ingest.evm_logs import decode_logs  # noqa: E402

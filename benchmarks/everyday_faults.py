@@ -273,7 +273,7 @@ def section_everyday(
             warnings.simplefilter("always")
             with svc.client(svc.clean.url, clock=lambda o=offset: as_of + o) as skewed:
                 frame = skewed.mints("2024-06-30", None)
-                skew = skewed._coverage.skew
+                skew = skewed.session.coverage.skew
         with svc.client(svc.clean.url) as plain:
             truth = plain.mints("2024-06-30", min(as_of, as_of + offset))
         told = sum(issubclass(w.category, errors.CoverageWarning) for w in shown)

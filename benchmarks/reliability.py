@@ -90,6 +90,7 @@ from cctx_research import errors  # noqa: E402
 from cctx_research.client import Client  # noqa: E402
 from cctx_research.service.app import make_app  # noqa: E402
 from cctx_research.service.fields import OPERATIONS  # noqa: E402
+from cctx_research.service.local import local_service  # noqa: E402
 from cctx_research.service.sample import generate  # noqa: E402
 from cctx_research.service.server import start_in_background  # noqa: E402
 from cctx_research.service.store import Store  # noqa: E402
@@ -179,9 +180,9 @@ class Services:
     def __init__(self, key: str) -> None:
         self.key = key
         self.ledger = generate(AS_OF, days=5, per_day=300, seed=11)
-        self.store = Store(self.ledger, clock=AS_OF)
-        self.app = make_app(self.store, api_key=key, project_id=PROJECT_ID)
-        self.clean = start_in_background(self.app)
+        local = local_service(self.ledger, as_of=AS_OF, api_key=key, project_id=PROJECT_ID)
+        self.app = local.app
+        self.clean = local.serve()
         self._handles = [self.clean]
 
     def serve(self, wsgi: Any, threads: int = 16) -> Any:
@@ -267,7 +268,7 @@ def section_faults(t: Table, svc: Services, tmp: Path, texts: Texts, quick: bool
         client = svc.client(
             handle.url, page_size=40, timeout=0.2, retries=10, cache=cached, cache_dir=cache_dir
         )
-        client._transport.sleep = sleeps.append  # Retry-After is honoured; not waited out here
+        client.session.sender.sleep = sleeps.append  # Retry-After is honoured; not waited out here
         try:
             got = pull(client)
         except errors.CctxError as exc:
@@ -369,7 +370,7 @@ def section_faults(t: Table, svc: Services, tmp: Path, texts: Texts, quick: bool
         client = svc.client(
             broken.url, page_size=40, timeout=0.2, retries=2, cache=True, cache_dir=cache_dir
         )
-        client._transport.sleep = lambda s: None
+        client.session.sender.sleep = lambda s: None
         for op in operations.values():
             calls += 1
             try:
@@ -1076,7 +1077,7 @@ def section_secrets(
         with connect(
             base_url=faulty.url, clock=lambda: AS_OF, progress=False, timeout=0.2, backoff=0.001
         ) as client:
-            client._transport.sleep = lambda s: None
+            client.session.sender.sleep = lambda s: None
             client.mints("2024-06-27", "2024-06-30")
             client.received(svc.busy_recipients(1)[0], "2024-06-27", "2024-06-30")
             client.volume_history("2024-06-27", "2024-06-30", freq="6h")
@@ -1084,12 +1085,16 @@ def section_secrets(
             reprs = [
                 repr(client),
                 str(client),
-                repr(client._transport.__dict__),
+                repr(client.session.sender.__dict__),
                 repr(Settings.from_env()),
                 repr(client.cache_info()),
             ]
         # exceptions with the key in use: wrong project or key, persistent faults, bad input
-        other = svc.serve(make_app(svc.store, api_key="another-key", project_id=PROJECT_ID))
+        other = svc.serve(
+            local_service(
+                svc.ledger, as_of=AS_OF, api_key="another-key", project_id=PROJECT_ID
+            ).app
+        )
         broken = svc.serve(
             FaultInjector(
                 svc.app, rate=1.0, max_per_request=None, kinds=["server_error", "envelope_error"]

@@ -41,17 +41,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
-import platform
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,165 +58,22 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-AS_OF = pd.Timestamp("2024-07-01", tz="UTC")
-BASE_PER_DAY = 2_800  # the sample's default
-MILLION_PER_DAY = 33_334
-PAGE_SIZE = 100
-WARM_PULLS = 4
-NS = 1_000_000_000
+from suite import (  # noqa: E402
+    AS_OF,
+    BASE_PER_DAY,
+    MILLION_PER_DAY,
+    PAGE_SIZE,
+    WARM_PULLS,
+    Row,
+    Suite,
+    best,
+    machine,
+    served,
+    table,
+    window_s,
+)
 
-
-# ---------------------------------------------------------------------------
-# the table
-
-
-@dataclass
-class Row:
-    """One figure: ``ratio = value / baseline``, met when ``ok``."""
-
-    figure: str
-    value: float
-    baseline: float | None
-    unit: str
-    target: str
-    ok: bool | None  # None: for information, no target
-    detail: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        if self.baseline is None or self.baseline == 0:
-            return None
-        return self.value / self.baseline
-
-
-@dataclass
-class Suite:
-    quick: bool
-    rows: list[Row] = field(default_factory=list)
-
-    def add(self, row: Row) -> None:
-        self.rows.append(row)
-        print(f"  {row.figure}: {_fmt(row.value, row.unit)} ({row.detail})", file=sys.stderr)
-
-
-def _fmt(value: float | None, unit: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if unit == "s":
-        return f"{value:.3f} s"
-    if unit == "ms":
-        return f"{value:.2f} ms"
-    if unit == "us/row":
-        return f"{value:.2f} us/row"
-    if unit == "MB":
-        return f"{value:.1f} MB"
-    if unit == "req/s":
-        return f"{value:.0f} req/s"
-    return f"{value:.3g} {unit}".strip()
-
-
-def table(rows: list[Row]) -> str:
-    """The rows as a Markdown table (readable in a terminal too)."""
-    head = ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
-    body = []
-    for r in rows:
-        ratio = r.ratio
-        body.append(
-            [
-                r.figure,
-                _fmt(r.value, r.unit),
-                _fmt(r.baseline, r.unit) if r.baseline is not None else "-",
-                "-" if ratio is None else f"{ratio:.2f}",
-                r.target,
-                "info" if r.ok is None else ("pass" if r.ok else "MISS"),
-                r.detail,
-            ]
-        )
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
-
-    out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    out += [line(b) for b in body]
-    return "\n".join(out)
-
-
-def best(fn: Callable[[], Any], repeat: int) -> float:
-    """Fastest of ``repeat`` calls, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for text in Path("/proc/cpuinfo").read_text().splitlines():
-            if text.startswith("model name"):
-                cpu = text.split(":", 1)[1].strip()
-                break
-    mem = ""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kb / 2**20:.0f} GiB"
-    return (
-        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores{mem}; "
-        f"Python {platform.python_version()}, pandas {pd.__version__}, numpy {np.__version__}"
-    )
-
-
-# ---------------------------------------------------------------------------
-# the service in its own process
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def served(per_day: int, *, timeout: float = 600) -> Iterator[str]:
-    """``cctx-research serve`` of the pinned sample in a subprocess; yields its URL."""
-    import requests
-
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "cctx_research.cli", "--log-level", "WARNING", "serve",
-        "--as-of", AS_OF.isoformat(), "--port", str(port), "--per-day", str(per_day),
-    ]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the service exited with {proc.returncode}: {cmd}")
-            try:
-                requests.post(f"{url}/rest", timeout=2)
-                break
-            except requests.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def window_s(days: int) -> tuple[int, int]:
-    """``[start, end)`` of the last ``days`` days before AS_OF, in Unix seconds."""
-    end = AS_OF.value // NS
-    return end - days * 86_400, end
+__all__ = ["AS_OF", "MILLION_PER_DAY", "Row", "Suite", "main", "served", "table"]
 
 
 # ---------------------------------------------------------------------------
@@ -338,7 +191,8 @@ def pull_worker(args: argparse.Namespace) -> None:
         print(json.dumps({
             "rows": len(frame), "cold": min(times),
             "network": frame.attrs["cctx"]["network_requests"],
-            "max_workers": c.max_workers, "page_size": c._limit,
+            "max_workers": c.max_workers,
+            "page_size": c.session.page_size("transactions-mint").limit,
         }))  # fmt: skip
         return
     rss_before = psutil.Process().memory_info().rss
@@ -369,7 +223,7 @@ def pull_worker(args: argparse.Namespace) -> None:
     out = {
         "rows": len(frame),
         "requests": frame.attrs["cctx"]["requests"],
-        "page_size": c._limit,
+        "page_size": c.session.page_size("transactions-mint").limit,
         "cold": min(cold),
         "warm": min(warm),
         "first_warm": warm[0],

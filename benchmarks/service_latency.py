@@ -278,7 +278,7 @@ def rows(
     ``served(per_day)`` is the suite's context manager running
     ``cctx-research serve`` in a subprocess; without it the load test is skipped.
     """
-    from run import Row
+    from suite import Row
 
     from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
     from cctx_research.service.app import make_app
@@ -314,17 +314,17 @@ def rows(
 def main() -> int:
     import argparse
 
-    import run
+    import suite
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     from cctx_research.service.sample import generate
 
-    per_day = 1_000 if args.quick else run.MILLION_PER_DAY
-    ledger = generate(run.AS_OF, per_day=per_day)
-    found = rows(ledger, run.AS_OF, quick=args.quick, served=run.served, per_day=per_day)
-    print(run.table(found))
+    per_day = 1_000 if args.quick else suite.MILLION_PER_DAY
+    ledger = generate(suite.AS_OF, per_day=per_day)
+    found = rows(ledger, suite.AS_OF, quick=args.quick, served=suite.served, per_day=per_day)
+    print(suite.table(found))
     return 0
 
 

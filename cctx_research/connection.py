@@ -1,19 +1,24 @@
-"""``connect()``: a Client for the configured service, or for the embedded sample.
+"""``connect()``: a Client for the configured service, for local data, or for the sample.
 
 With ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set (or ``api_key=`` and
 ``project_id=`` passed), :func:`connect` talks to ``CCTX_BASE_URL``
 (default :data:`~cctx_research.config.DEFAULT_BASE_URL`,
 ``http://127.0.0.1:8000``, where ``cctx-research serve`` listens), naming it
 ``CCTX_SOURCE`` and marking its data synthetic when ``CCTX_SYNTHETIC`` says so.
-Otherwise it starts the bundled synthetic sample in-process, on a free
-loopback port with the demo credentials, and says so with a
-:class:`~cctx_research.errors.SyntheticDataWarning` (shown by notebooks
-without any logging set up) and one log line. The client stops that
-service when it is closed.
+
+With ``data=`` (a ledger or transfers frame, or files
+:func:`cctx_research.load` reads), or without credentials (the bundled
+synthetic sample), it makes the data a local service
+(:func:`cctx_research.service.local.local_service`) and joins the client
+to it: in-process through a :class:`~cctx_research.client.WSGITransport`
+(no socket, no server), or with ``loopback=True`` on a free loopback port,
+which the client stops when it is closed. Synthetic data is announced with
+a :class:`~cctx_research.errors.SyntheticDataWarning` (shown by notebooks
+without any logging set up) and one log line.
 
 This is the one place that reads the ``CCTX_*`` settings for a client
 (including ``CCTX_CACHE_DIR``, passed on as ``cache_dir``), and the one
-that joins the client to the local service: :mod:`cctx_research.client`
+that joins a client to a local service: :mod:`cctx_research.client`
 never imports :mod:`cctx_research.service`.
 """
 
@@ -21,37 +26,57 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .client import Client
-from .config import Secret, Settings
+from .client import Client, WSGITransport
+from .config import Settings
 from .errors import ConfigError, SyntheticDataWarning
-from .times import TimeLike, to_timestamp
+from .times import TimeLike
 
-__all__ = ["connect"]
+if TYPE_CHECKING:
+    from .service.local import LocalService
+
+__all__ = ["IN_PROCESS_URL", "connect"]
 
 logger = logging.getLogger(__name__)
 
 _SAMPLE_OPTIONS = ("days", "per_day", "seed")
 
+IN_PROCESS_URL = "http://in-process.invalid"
+"""The base URL of a client joined to local data in-process (no socket: it never resolves)."""
+
 
 def connect(
     *,
+    data: Any = None,
     sample: bool | None = None,
     as_of: TimeLike | None = None,
+    loopback: bool = False,
     **overrides: Any,
 ) -> Client:
-    """A :class:`Client` for the configured service, or for the embedded sample.
+    """A :class:`Client` for the configured service, for local data, or for the embedded sample.
 
     Parameters
     ----------
+    data : DataFrame, path or list of paths, optional
+        Local data to serve and query: a ``ledger`` or ``transfers`` frame,
+        or files :func:`cctx_research.load` reads. The client is joined to
+        a local service over it (see ``loopback``); its provenance names
+        the data (a file's size and modification time, a frame's digest)
+        and says whether it is synthetic.
     sample : bool, optional
         ``True`` forces the embedded synthetic sample, ``False`` forbids it
         (missing credentials are then a :class:`~cctx_research.errors.ConfigError`).
         Default: the sample unless credentials are configured.
     as_of : date-like, optional
-        Only with the sample: pin its clock (and the client's) to this time,
-        for reproducible results. Default: now, live.
+        Only with local data or the sample: pin the service's clock (and the
+        client's) to this time, for reproducible results. Default: now, live.
+    loopback : bool, default False
+        Local data and the sample are served in-process, through a
+        :class:`~cctx_research.client.WSGITransport` (no socket, no
+        server). ``True`` serves them on a free loopback port instead and
+        talks HTTP to it, as to a remote service; the client stops it when
+        closed.
     **overrides
         Any :class:`Client` keyword (``base_url``, ``project_id``,
         ``api_key``, ``cache_dir``, ``page_size``, ...), taking precedence
@@ -66,19 +91,27 @@ def connect(
     --------
     >>> client = connect(sample=True, as_of="2024-07-01")  # doctest: +SKIP
     >>> client.volume("2024-06-30", "2024-07-01")  # doctest: +SKIP
+    >>> client = connect(data="transfers.parquet")  # doctest: +SKIP
     """
     if sample is not None and not isinstance(sample, bool):
         raise TypeError(f"sample must be True, False or None, got {type(sample).__name__}")
+    if not isinstance(loopback, bool):
+        raise TypeError(f"loopback must be True or False, got {type(loopback).__name__}")
+    if data is not None and sample is not None:
+        raise ValueError("data= and sample= exclude each other: pass one source")
     settings = Settings.from_env()
     explicit = overrides.get("api_key") is not None and overrides.get("project_id") is not None
     use_sample = sample if sample is not None else not (explicit or settings.has_credentials)
+    use_sample = use_sample or data is not None
     sample_options = {k: overrides.pop(k) for k in _SAMPLE_OPTIONS if k in overrides}
     if not use_sample:
         if as_of is not None or sample_options:
             raise ValueError(
-                "as_of, days, per_day and seed apply to the embedded sample only; "
-                "pass sample=True to use it"
+                "as_of, days, per_day and seed apply to local data and the embedded sample "
+                "only; pass data= or sample=True to use them"
             )
+        if loopback:
+            raise ValueError("loopback=True applies to local data and the embedded sample only")
         base_url = overrides.pop("base_url", None) or settings.base_url
         project_id = overrides.pop("project_id", None) or settings.project_id
         api_key = overrides.pop("api_key", None) or settings.api_key
@@ -97,43 +130,50 @@ def connect(
             overrides.setdefault("page_size", settings.page_size)
         return Client(base_url, project_id, api_key, **overrides)
 
-    for name in ("base_url", "project_id", "api_key"):
+    for name in ("base_url", "project_id", "api_key", "transport"):
         if overrides.get(name) is not None:
-            raise ValueError(f"{name}= does not apply to the embedded sample; pass sample=False")
+            raise ValueError(
+                f"{name}= does not apply to local data or the embedded sample; "
+                "pass sample=False to reach a service"
+            )
         overrides.pop(name, None)
-    from .service.server import embedded
+    from .service.local import local_service
 
-    pinned = None if as_of is None else to_timestamp(as_of, name="as_of")
-    handle = embedded(pinned, **sample_options)
-    try:
-        # The label is part of every cache key. A live sample's settled days
-        # depend only on the seed and the day, so "live" is stable across
-        # processes and a re-run reuses them; a pinned clock is its own source.
-        label = "pinned " + pinned.isoformat() if pinned is not None else "live"
-        options = ", ".join(f"{k}={v}" for k, v in sorted(sample_options.items()))
-        source = f"embedded synthetic sample ({label}{', ' + options if options else ''})"
-        overrides.setdefault("cache_dir", settings.cache_dir)
-        if pinned is not None:
-            overrides.setdefault("clock", lambda: pinned)
-        key = handle.settings.api_key if handle.settings else None
-        client = Client(
-            handle.url,
-            handle.settings.project_id,
-            key if isinstance(key, Secret) else Secret(str(key)),
-            source=source,
-            synthetic=True,
-            **overrides,
+    local = local_service(data, as_of=as_of, **sample_options)
+    why = (
+        "data=" if data is not None
+        else "sample=True" if sample else "no CCTX_API_KEY/CCTX_PROJECT_ID set"
+    )  # fmt: skip
+    overrides.setdefault("cache_dir", settings.cache_dir)
+    client = _join(local, loopback=loopback, **overrides)
+    logger.info("%s: using the %s at %s", why, local.source, client.base_url)
+    if local.synthetic:
+        warnings.warn(
+            SyntheticDataWarning(
+                f"{why}: using the {local.source}; its numbers are synthetic, not on-chain data"
+            ),
+            stacklevel=2,
         )
+    return client
+
+
+def _join(local: LocalService, *, loopback: bool, **overrides: Any) -> Client:
+    """A client of ``local``: in-process through its WSGI app, or over a loopback port."""
+    overrides.setdefault("page_size", local.page_size)
+    if local.clock is not None:
+        pinned = local.clock
+        overrides.setdefault("clock", lambda: pinned)
+    options = {"source": local.source, "synthetic": local.synthetic, **overrides}
+    if not loopback:
+        return Client(
+            IN_PROCESS_URL, local.project_id, local.api_key,
+            transport=WSGITransport(local.app), **options,
+        )  # fmt: skip
+    handle = local.serve()
+    try:
+        client = Client(handle.url, local.project_id, local.api_key, **options)
     except BaseException:
         handle.close()
         raise
-    client._owned.append(handle)
-    why = "sample=True" if sample else "no CCTX_API_KEY/CCTX_PROJECT_ID set"
-    logger.info("%s: using the %s at %s", why, source, handle.url)
-    warnings.warn(
-        SyntheticDataWarning(
-            f"{why}: using the {source}; its numbers are synthetic, not on-chain data"
-        ),
-        stacklevel=2,
-    )
+    client.session.own(handle)
     return client

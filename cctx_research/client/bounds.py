@@ -29,13 +29,14 @@ from ..times import to_unix, to_unix_ceil
 from . import parse
 from .http import Answer
 from .planner import ChunkPages, PageSize
+from .policy import Keep
 
 __all__ = ["Post", "learn", "subwindow"]
 
 logger = logging.getLogger(__name__)
 
 Post = Callable[..., Answer]
-"""``post(operation, body, *, check, forever) -> Answer`` (the client's call path)."""
+"""``post(operation, body, *, check, keep) -> Answer`` (the session's call path)."""
 
 Bounds = tuple[bool, bool]
 """``(start inclusive, end inclusive)``."""
@@ -47,7 +48,7 @@ def _second(record: dict[str, Any]) -> int:
     return int(parse.timestamps([record["timestamp"]]).asi8[0] // 1_000_000_000)
 
 
-def _listing(post: Post, size: PageSize, a: int, b: int, forever: bool) -> list[dict[str, Any]]:
+def _listing(post: Post, size: PageSize, a: int, b: int, keep: Keep) -> list[dict[str, Any]]:
     """Every mint record listed for the bounds ``[a, b]``."""
     records: list[dict[str, Any]] = []
     pager = ChunkPages(size)
@@ -59,7 +60,7 @@ def _listing(post: Post, size: PageSize, a: int, b: int, forever: bool) -> list[
                 {"startDate": str(a), "endDate": str(b), "page": request.page,
                  "limit": request.limit},
                 check=parse.check_mints,
-                forever=forever,
+                keep=keep,
             )  # fmt: skip
         except BadRequestError:
             if request.page == 1 and size.rejected(request.limit):
@@ -78,7 +79,7 @@ def learn(
     end: pd.Timestamp,
     *,
     size: PageSize,
-    settled: Callable[[pd.Timestamp], bool],
+    keep_for: Callable[[pd.Timestamp], Keep],
 ) -> Bounds:
     """The service's bound semantics, ``(start inclusive, end inclusive)``.
 
@@ -90,8 +91,8 @@ def learn(
         The window the caller asks about (a mint in it is the probe).
     size : PageSize
         The page size of mint listings.
-    settled : callable
-        Whether replies about a window ending at a time may be kept forever.
+    keep_for : callable
+        How long replies about a window ending at a time may be kept.
     """
     t = None
     for window in ({"startDate": str(to_unix(start)), "endDate": str(to_unix_ceil(end))}, {}):
@@ -99,7 +100,7 @@ def learn(
             "transactions-mint",
             {**window, "page": 1, "limit": 1},
             check=parse.check_mints,
-            forever=bool(window) and settled(end),
+            keep=keep_for(end) if window else Keep.FRESH,
         )
         records = parse.mint_records(answer.body)
         if records:
@@ -118,14 +119,14 @@ def learn(
                 "transactions-volume",
                 {"startDate": str(a), "endDate": str(b)},
                 check=parse.check_volume,
-                forever=settled(ts(b)),
+                keep=keep_for(ts(b)),
             )
         except BadRequestError:
             return 0
         return int(parse._ints([answer.body["mintCount"]], name="mintCount")[0])
 
     seen: dict[int, int] = {}
-    for record in _listing(post, size, t - 2, t + 2, settled(ts(t + 2))):
+    for record in _listing(post, size, t - 2, t + 2, keep_for(ts(t + 2))):
         second = _second(record)
         seen[second] = seen.get(second, 0) + 1
     n = {d: seen.get(t + d, 0) for d in (-1, 0, 1)}

@@ -48,15 +48,19 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
 from ..errors import CctxError, CoverageWarning
+from .policy import CachePolicy, Keep
 
-__all__ = ["CLOCK_TOLERANCE", "TOLERANCE", "Probe", "Verdict", "assess", "describe", "for_client"]
+__all__ = [
+    "CLOCK_TOLERANCE", "TOLERANCE", "Asker", "Probe", "Verdict", "assess", "describe",
+    "for_session",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -380,8 +384,22 @@ class Probe:
             return stop.value
 
 
-def for_client(client: Any) -> Probe:
-    """The probe of a :class:`~cctx_research.client.Client`, asking through its ``_post``.
+class Asker(Protocol):
+    """What the probe asks through: a session's call path and clock (:class:`~.session.Session`)."""
+
+    policy: CachePolicy
+
+    def post(self, operation: str, body: Mapping[str, Any], *, stats: Any,
+             check: Callable[[Any], None], keep: Keep,
+             cancel: threading.Event | None = None) -> Any: ...  # fmt: skip
+
+    def keep_for(self, end: pd.Timestamp) -> Keep: ...
+
+    def now(self) -> pd.Timestamp: ...
+
+
+def for_session(session: Asker) -> Probe:
+    """The probe of a client's session, asking through its :meth:`~.session.Session.post`.
 
     Counts are ``mintCount + burnCount`` of ``transactions-volume`` over
     ``startDate = a``, ``endDate = b - 1`` (cached like any volume reply:
@@ -391,22 +409,22 @@ def for_client(client: Any) -> Probe:
     from . import parse
 
     def count(a: int, b: int, stats: Any, cancel: threading.Event | None) -> int:
-        answer = client._post(
+        answer = session.post(
             "transactions-volume",
             {"startDate": str(a), "endDate": str(max(a, b - 1))},
             stats=stats,
             check=parse.check_volume,
-            forever=client._settled(pd.Timestamp(b, unit="s", tz="UTC")),
+            keep=session.keep_for(pd.Timestamp(b, unit="s", tz="UTC")),
             cancel=cancel,
         )
         body = answer.body
         return int(body["mintCount"]) + int(body["burnCount"])
 
     def clock(stats: Any, cancel: threading.Event | None) -> int:
-        answer = client._post(
+        answer = session.post(
             "transactions-volume", {}, stats=stats, check=parse.check_volume,
-            forever=False, store=False, cancel=cancel,
-        )
+            keep=Keep.SKIP, cancel=cancel,
+        )  # fmt: skip
         return int(answer.body["endDate"])
 
-    return Probe(count, clock, client._now, online=not client.offline)
+    return Probe(count, clock, session.now, online=not session.policy.offline)

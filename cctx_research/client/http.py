@@ -1,18 +1,22 @@
 """One POST to the interface: retries, envelope checks, typed errors.
 
-:class:`Transport` sends ``POST {base_url}/rest/<project_id>/<operation>``
+:class:`Sender` sends ``POST {base_url}/rest/<project_id>/<operation>``
 with the ``x-api-key`` header and returns the envelope's ``body``. It owns
 the retry policy (429, 5xx, timeouts, dropped connections and unreadable
 replies are retried with exponential backoff and full jitter, honouring
 ``Retry-After`` in seconds or as an HTTP date) and maps everything else to
 the exception tree of :mod:`cctx_research.errors`.
 
-Cancelling: :meth:`Transport.post` takes a ``cancel`` event. Once it is
+Cancelling: :meth:`Sender.post` takes a ``cancel`` event. Once it is
 set, no new attempt starts, a wait between attempts ends at once, and
-:meth:`Transport.abort` shuts down the sockets of requests in flight, so a
+:meth:`Sender.abort` shuts down the sockets of requests in flight, so a
 thread blocked reading a slow reply wakes up; the call then raises
 :class:`Cancelled`. Every session's connections are made through
-:class:`TrackingAdapter`, which is how the transport knows those sockets.
+:class:`TrackingAdapter`, which is how the sender knows those sockets.
+
+The wire under it is the default (sockets) or a
+:class:`~.transports.BaseTransport` (``transport=``), mounted on every
+session under the reply cache.
 
 Both statuses are checked: the HTTP status and the envelope's ``status``,
 since a reply can be HTTP 200 with an error envelope.
@@ -24,8 +28,6 @@ key scrubbed out in case a service echoes it.
 
 from __future__ import annotations
 
-import collections
-import email.utils
 import json
 import logging
 import queue
@@ -37,20 +39,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import requests
 
 from .. import errors
 from ..config import Secret
+from .replies import UNREADABLE, decoded, error_message
 from .sockets import Sockets, TrackingAdapter
 from .stats import Cancelled, RequestStats
+from .statuses import error_for_status, parse_retry_after
+from .transports import BaseTransport, TransportAdapter
 
 __all__ = [
     "Cancelled",
     "RequestStats",
-    "Transport",
-    "error_for_status",
-    "parse_retry_after",
+    "Sender",
 ]
 
 logger = logging.getLogger(__name__)
@@ -62,71 +64,6 @@ _TRANSIENT_EXC = (
     requests.exceptions.ChunkedEncodingError,
     requests.exceptions.ContentDecodingError,
 )
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date).
-
-    Examples
-    --------
-    >>> parse_retry_after("3")
-    3.0
-    >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0)
-    10.0
-    >>> parse_retry_after("soon") is None
-    True
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    if not text:
-        return None
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    now = time.time() if now is None else now
-    return max(0.0, when.timestamp() - now)
-
-
-_BY_STATUS: dict[int, tuple[type[errors.CctxError], str]] = {
-    400: (errors.BadRequestError, "check the arguments; the service rejected the request"),
-    401: (errors.AuthError, "check CCTX_API_KEY / api_key and CCTX_PROJECT_ID / project_id"),
-    403: (errors.AuthError, "check CCTX_API_KEY / api_key and CCTX_PROJECT_ID / project_id"),
-    404: (errors.NotFoundError, "check the hash, the project id and the base URL"),
-    413: (errors.BadRequestError, "the request body is too large"),
-    415: (errors.BadRequestError, "the service expects Content-Type: application/json"),
-    429: (errors.RateLimitError, "rate limited: wait, or lower max_workers"),
-}
-
-
-def error_for_status(
-    status: int,
-    message: str,
-    *,
-    operation: str | None,
-    retry_after: float | None = None,
-) -> errors.CctxError:
-    """The typed error for an HTTP or envelope status."""
-    if status in _BY_STATUS:
-        cls, hint = _BY_STATUS[status]
-    elif status >= 500:
-        cls, hint = errors.ServerError, "the service failed; try again later"
-    elif 400 <= status < 500:
-        cls, hint = errors.BadRequestError, "the service rejected the request"
-    else:
-        cls, hint = errors.ResponseSchemaError, "the service answered with an unexpected status"
-    if cls is errors.RateLimitError:
-        return errors.RateLimitError(
-            message, operation=operation, status=status, hint=hint, retry_after=retry_after
-        )
-    return cls(message, operation=operation, status=status, hint=hint)
 
 
 class _Retry(Exception):
@@ -155,7 +92,7 @@ class Answer:
 SessionFactory = Callable[[], requests.Session]
 
 
-class Transport:
+class Sender:
     """Send interface operations with retries and typed errors.
 
     Parameters
@@ -176,6 +113,8 @@ class Transport:
     max_backoff : float
         Longest wait between attempts; a ``Retry-After`` beyond it gives up
         at once with :class:`~cctx_research.errors.RateLimitError`.
+    transport : BaseTransport, optional
+        The wire (default: sockets, tracked for :meth:`abort`).
     """
 
     def __init__(
@@ -189,6 +128,7 @@ class Transport:
         retries: int = 5,
         backoff: float = 0.5,
         max_backoff: float = 60.0,
+        transport: BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url
         self.project_id = project_id
@@ -202,6 +142,7 @@ class Transport:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.transport = transport
         self.sleep: Callable[[float], None] = time.sleep
         """How to wait between attempts (tests replace it)."""
 
@@ -216,7 +157,11 @@ class Transport:
             sess = self._sessions.get_nowait()
         except queue.Empty:
             sess = self._session_factory()
-            adapter = TrackingAdapter(self._socket_registry)
+            adapter: requests.adapters.HTTPAdapter = (
+                TrackingAdapter(self._socket_registry)
+                if self.transport is None
+                else TransportAdapter(self.transport)
+            )
             sess.mount("http://", adapter)
             sess.mount("https://", adapter)
             with self._lock:
@@ -452,10 +397,10 @@ class Transport:
         validate: Callable[[Any], None] | None,
     ) -> Answer:
         retry_after = parse_retry_after(headers.get("Retry-After"))
-        envelope = _decoded.take(content) if content else None
-        if envelope is _UNREADABLE:
+        envelope = decoded.take(content) if content else None
+        if envelope is UNREADABLE:
             envelope = None
-        message = _error_message(envelope) if envelope is not None else None
+        message = error_message(envelope) if envelope is not None else None
 
         if not 200 <= http_status < 300:
             text = self._scrub(message or f"HTTP {http_status}")
@@ -506,77 +451,3 @@ class Transport:
                 exc.status = exc.status if exc.status is not None else status
                 raise _Retry(exc) from None
         return Answer(body=body, from_cache=from_cache, status=status)
-
-
-def _error_message(envelope: Any) -> str | None:
-    if not isinstance(envelope, dict):
-        return None
-    body = envelope.get("body")
-    if isinstance(body, dict):
-        parts = [str(body[k]) for k in ("error", "message") if body.get(k)]
-        if parts:
-            return ": ".join(parts)
-    if isinstance(body, str) and body:
-        return body[:200]
-    return None
-
-
-_UNREADABLE = object()
-
-
-class _Decoded:
-    """Replies decoded once: the cache filter decodes, the transport takes.
-
-    Decoding a page of 1,000 records is the largest CPU cost of a pull, and
-    both the reply cache's filter and the transport read every reply. The
-    filter's decode is kept here (a few entries, guarded by a lock) until
-    the transport takes it, so nothing stays alive after a request.
-    """
-
-    def __init__(self, size: int = 16) -> None:
-        self._lock = threading.Lock()
-        self._entries: collections.OrderedDict[bytes, Any] = collections.OrderedDict()
-        self._size = size
-
-    @staticmethod
-    def _decode(content: bytes) -> Any:
-        try:
-            return orjson.loads(content)  # a third faster than json on a page of mints
-        except ValueError:
-            pass
-        try:  # what orjson refuses and json reads: NaN, Infinity
-            return json.loads(content)
-        except (ValueError, UnicodeDecodeError):
-            return _UNREADABLE
-
-    def peek(self, content: bytes) -> Any:
-        """The decoded reply, kept for :meth:`take`. Callers must not modify it."""
-        with self._lock:
-            if content in self._entries:
-                return self._entries[content]
-        value = self._decode(content)
-        with self._lock:
-            self._entries[content] = value
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        return value
-
-    def take(self, content: bytes) -> Any:
-        """The decoded reply, forgotten here."""
-        with self._lock:
-            if content in self._entries:
-                return self._entries.pop(content)
-        return self._decode(content)
-
-
-_decoded = _Decoded()
-
-
-def envelope_ok(content: bytes) -> bool:
-    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter)."""
-    envelope = _decoded.peek(content)
-    try:
-        status = int(envelope["status"])
-    except (ValueError, TypeError, KeyError):
-        return False
-    return 200 <= status < 300 and "body" in envelope

@@ -1,5 +1,9 @@
 """Listing calls (``mints``, ``received``): chunks, their pages, their frames.
 
+The calls take the client's :class:`~.session.Session` and use only its
+public methods (the clock, the cache policy, the page sizes, ``post`` and
+``call``).
+
 A listing's window ``[start, end)`` is cut into chunks (one UTC day by
 default). A chunk is asked for with bounds that cover it whatever the
 service's inclusivity (``startDate = floor(start) - 1``, ``endDate =
@@ -17,9 +21,10 @@ chunk runs; the others start once its first page has been accepted.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,21 +33,23 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import schema
+from .. import addressing, chains, schema
 from ..errors import BadRequestError
-from ..times import to_unix, to_unix_ceil
+from ..times import TimeLike, chunk_window, to_unix, to_unix_ceil
 from . import parse
-from .cache import ChunkStore
+from .chunks import ChunkStore
 from .http import Answer, RequestStats
 from .paging import PageRequest
 from .planner import ChunkPages, PageSize
+from .policy import CachePolicy
 from .progress import Progress
 from .runner import Task
 
 if TYPE_CHECKING:
     from .calls import Call
+    from .session import Session
 
-__all__ = ["Chunk", "Listing", "ListingRun", "assemble", "fetch_listing"]
+__all__ = ["Chunk", "Listing", "ListingRun", "assemble", "fetch_listing", "mints", "received"]
 
 logger = logging.getLogger(__name__)
 
@@ -182,8 +189,8 @@ class ListingRun:
     size : PageSize
         The page size of this operation (shared by the client's calls).
     post : callable
-        The client's request path: ``post(operation, body, *, stats, check,
-        forever, store, cancel)``.
+        The session's request path: ``post(operation, body, *, stats, check,
+        keep, cancel)``.
     store : ChunkStore, optional
         Where finished chunks are kept.
     cancel : threading.Event
@@ -241,13 +248,10 @@ class ListingRun:
             "page": request.page,
             "limit": request.limit,
         }
-        # A settled chunk is kept whole, parsed, in the chunk cache: storing
-        # its pages as replies too would double the work. A listing whose
-        # rows may still change (spec.final) keeps its pages as replies for
-        # expire_after instead: whether this chunk is final is known only
-        # once it is all here.
-        keep_whole = chunk.settled and spec.final is None
-        store = not (keep_whole and chunk.key is not None)
+        # a settled chunk kept whole, parsed, is not kept as replies too
+        keep = CachePolicy.page(
+            settled=chunk.settled, final_known=spec.final is None, kept=chunk.key is not None
+        )
         probing = request.page == 1 and not self.size.explicit
 
         def fetch(stats: RequestStats) -> list[dict[str, Any]] | _Rejected:
@@ -257,8 +261,7 @@ class ListingRun:
                     body,
                     stats=stats,
                     check=spec.check,
-                    forever=keep_whole,
-                    store=store,
+                    keep=keep,
                     cancel=self.cancel,
                 )
             except BadRequestError as exc:
@@ -328,20 +331,23 @@ class ListingRun:
 
 
 def fetch_listing(
+    session: Session,
     call: Call,
     spec: Listing,
-    chunks: list[Chunk],
-    *,
-    size: PageSize,
-    post: Callable[..., Answer],
-    store: ChunkStore | None,
-    max_age: float | None,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    key_parts: dict[str, Any],
 ) -> pd.DataFrame:
-    """The frame of a listing call: stored chunks read, the others fetched, all joined.
-
-    ``max_age`` bounds the age of stored chunks that have not settled
-    (settled ones never expire).
-    """
+    """The frame of a listing call: stored chunks read, the others fetched, all joined."""
+    chunks = []
+    for i, (cs, ce) in enumerate(chunk_window(start, end, session.options.chunk)):
+        settled = session.settled(ce)
+        key = session.chunk_key(
+            settled=settled, **key_parts, operation=spec.operation, kind=spec.kind,
+            start=cs.isoformat(), end=ce.isoformat(),
+        )  # fmt: skip
+        chunks.append(Chunk(i, cs, ce, key, settled))
+    store, max_age = session.chunks, session.policy.chunk_max_age
     # Stored chunks are read here, in order: a plain file read is faster
     # than a trip through the pool.
     tables: dict[int, pa.Table] = {}
@@ -358,8 +364,85 @@ def fetch_listing(
     todo = [c for c in chunks if c.index not in tables]
     with call.progress(len(todo), spec.operation) as bar:
         state = ListingRun(
-            spec, todo, size=size, post=post, store=store, cancel=call.cancel, bar=bar
-        )
+            spec, todo, size=session.page_size(spec.operation), post=session.post, store=store,
+            cancel=call.cancel, bar=bar,
+        )  # fmt: skip
         call.run(state.first_tasks(), state.on_result, bar)
     tables.update(state.tables)
     return assemble(spec, [tables[i] for i in sorted(tables)])
+
+
+# ---------------------------------------------------------------------------
+# the listing calls (the Client's methods of the same names)
+
+
+def mints(
+    session: Session,
+    start: TimeLike | None,
+    end: TimeLike | None,
+    *,
+    source: int | str | Iterable[int | str] | None,
+    destination: int | str | Iterable[int | str] | None,
+) -> pd.DataFrame:
+    """Mint transactions in ``[start, end)`` (see ``Client.mints``)."""
+    src = chains.domains(source)
+    dst = chains.domains(destination)
+    start_ts, end_ts = session.window(start, end)
+    body: dict[str, Any] = {}
+    if src is not None:
+        body["sourceDomain"] = json.dumps([str(d) for d in src])
+    if dst is not None:
+        body["destinationDomain"] = json.dumps([str(d) for d in dst])
+    decimals = session.options.decimals
+
+    def keep(frame: pd.DataFrame) -> pd.Series:
+        ok = pd.Series(True, index=frame.index)
+        if src is not None:
+            ok &= frame["source_domain"].isin(src)
+        if dst is not None:
+            ok &= frame["destination_domain"].isin(dst)
+        return ok
+
+    spec = Listing(
+        operation="transactions-mint",
+        kind="transfers",
+        id_column="transfer_id",
+        body=body,
+        records=parse.mint_records,
+        check=parse.check_mints,
+        parse=lambda recs: parse.transfers(recs, decimals=decimals),
+        keep=keep if (src is not None or dst is not None) else None,
+        one_chunk_per_id=True,
+    )
+    return session.call(
+        "mints",
+        {"start": start_ts, "end": end_ts, "source": src, "destination": dst},
+        lambda call: fetch_listing(
+            session, call, spec, start_ts, end_ts, {"src": src, "dst": dst}
+        ),
+    )
+
+
+def received(
+    session: Session, address: str, start: TimeLike | None, end: TimeLike | None
+) -> pd.DataFrame:
+    """Transactions received by ``address`` in ``[start, end)`` (see ``Client.received``)."""
+    norm = addressing.normalize_address(address)
+    wire = addressing.to_bytes32(norm)
+    start_ts, end_ts = session.window(start, end)
+    decimals = session.options.decimals
+    spec = Listing(
+        operation="transactions-address-recipient",
+        kind="received",
+        id_column="transfer_id",
+        body={"address": wire},
+        records=lambda body: body["transactions"],
+        check=parse.check_received,
+        parse=lambda recs: parse.received(recs, address=norm, decimals=decimals),
+        final=lambda frame: not (frame["transaction_type"] == "burn").any(),
+    )
+    return session.call(
+        "received",
+        {"address": norm, "start": start_ts, "end": end_ts},
+        lambda call: fetch_listing(session, call, spec, start_ts, end_ts, {"address": norm}),
+    )

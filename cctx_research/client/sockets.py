@@ -2,9 +2,9 @@
 
 A thread blocked reading a slow reply cannot be stopped from outside, but
 its socket can be shut down: the read then returns at once and the request
-fails. Every session of a :class:`~.http.Transport` mounts a
+fails. Every session of a :class:`~.http.Sender` mounts a
 :class:`TrackingAdapter`, whose connections register their socket in the
-transport's :class:`Sockets` when they connect; ``Transport.abort()`` shuts
+sender's :class:`Sockets` when they connect; ``Sender.abort()`` shuts
 them all down. Sockets are held weakly: a closed connection drops out.
 """
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -41,6 +43,7 @@ _DAY = 86_400
 _EPOCH_DAY = dt.date(2020, 1, 1).toordinal()
 
 
+@lru_cache(maxsize=1)
 def _calibration_text() -> str:
     # A wheel ships data/ as cctx_research._data; an editable install or a
     # checkout reads data/ in place.
@@ -54,10 +57,28 @@ def _calibration_text() -> str:
     return repo.read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=1)
 def calibration() -> dict[str, Any]:
-    """The calibration table (``data/calibration.json``), parsed once."""
+    """The calibration table (``data/calibration.json``): a fresh copy on every call.
+
+    The text is read once; each caller gets its own parsed dict, which it
+    may change without changing anyone else's sample.
+    """
     return json.loads(_calibration_text())
+
+
+def _frozen(value: Any) -> Any:
+    """A cached table made read-only: dicts as mapping proxies, arrays not writeable.
+
+    The tables below are cached for every caller in the process: one that
+    could change them would change every later sample.
+    """
+    if isinstance(value, dict):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    return value
 
 
 # --------------------------------------------------------------------------
@@ -87,11 +108,11 @@ def _routes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         dst.append(chains.domain(b))
         p.append(w)
     prob = np.array(p)
-    return np.array(src), np.array(dst), prob / prob.sum()
+    return _frozen((np.array(src), np.array(dst), prob / prob.sum()))
 
 
 @lru_cache(maxsize=1)
-def _route_params() -> dict[str, np.ndarray]:
+def _route_params() -> Mapping[str, np.ndarray]:
     """Per route: amount tilt, latency medians (standard, fast), V2 and fee figures."""
     src, dst, _ = _routes()
     cal = calibration()
@@ -110,9 +131,9 @@ def _route_params() -> dict[str, np.ndarray]:
         out["v2"].append(both_v2)
         out["can_fast"].append(both_v2 and a.fast_source)
         out["bps"].append(v2["fast_fee_bps"].get(a.name, v2["fast_fee_bps_default"]))
-    return {
-        k: np.array(v, dtype=bool if k in ("v2", "can_fast") else float) for k, v in out.items()
-    }
+    return _frozen(
+        {k: np.array(v, dtype=bool if k in ("v2", "can_fast") else float) for k, v in out.items()}
+    )
 
 
 def _hex(raw: np.ndarray, width: int) -> np.ndarray:
@@ -127,7 +148,7 @@ def _zipf_cdf(n: int, a: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=4)
-def _pools(seed: int) -> dict[str, Any]:
+def _pools(seed: int) -> Mapping[str, Any]:
     """Address pools, depending on the seed only (they recur across days).
 
     EVM pools are hex strings; Solana and Noble pools are raw bytes, spelled
@@ -157,7 +178,7 @@ def _pools(seed: int) -> dict[str, Any]:
             "senders": _zipf_cdf(sizes["senders"], cfg["sender_zipf"]),
             "recipients": _zipf_cdf(sizes["recipients"], cfg["recipient_zipf"]),
         }
-    return pools
+    return _frozen(pools)
 
 
 def _spell(raw_rows: np.ndarray, chain: str) -> np.ndarray:
@@ -174,7 +195,7 @@ def _spell(raw_rows: np.ndarray, chain: str) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-def _contracts() -> dict[str, dict[int, str]]:
+def _contracts() -> Mapping[str, Mapping[int, str]]:
     """Burn token and token messengers (V1, V2) per domain, in each chain's format."""
     cfg = calibration()["contracts"]
     usdc = {**cfg["usdc"], **cfg["usdc_non_evm"]}
@@ -187,7 +208,7 @@ def _contracts() -> dict[str, dict[int, str]]:
         fmt = chains.address_format(name)
         v2 = cfg["token_messenger_v2"].get(name if fmt != "evm" else "evm")
         out["v2"][d] = addressing.normalize_address(v2, chain=name) if v2 else out["v1"][d]
-    return out
+    return _frozen(out)
 
 
 def _amounts_usd(u: np.ndarray) -> np.ndarray:

@@ -3,12 +3,12 @@
 Both use waitress, a production WSGI server (a pool of worker threads behind
 one event loop). :func:`serve` blocks until SIGINT or SIGTERM and then shuts
 down cleanly; :func:`start_in_background` returns a :class:`ServerHandle` for
-the embedded default and for tests; :func:`embedded` builds the bundled
-synthetic sample and serves it with the demo credentials.
+local data (:meth:`.local.LocalService.serve`) and for tests.
 
 Examples
 --------
->>> with embedded("2024-07-01", days=1) as handle:  # doctest: +SKIP
+>>> from cctx_research.service.local import local_service
+>>> with local_service(as_of="2024-07-01", days=1).serve() as handle:  # doctest: +SKIP
 ...     handle.url
 'http://127.0.0.1:54321'
 """
@@ -26,10 +26,9 @@ from typing import Any
 import waitress
 from waitress import wasyncore
 
-from ..config import DEMO_API_KEY, DEMO_PROJECT_ID, Secret, Settings
-from ..times import TimeLike
+from ..config import Settings
 
-__all__ = ["ServerHandle", "embedded", "serve", "start_in_background"]
+__all__ = ["ServerHandle", "serve", "start_in_background"]
 
 logger = logging.getLogger(__name__)
 # waitress warns "Task queue depth is N" whenever a request waits for a free
@@ -188,46 +187,3 @@ def serve(app: WSGIApp, host: str = "127.0.0.1", port: int = 8000, *, threads: i
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     logger.info("service stopped")
-
-
-def embedded(
-    as_of: TimeLike | None = None,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    days: int | None = None,
-    per_day: int | None = None,
-    seed: int | None = None,
-    api_key: str = DEMO_API_KEY,
-    project_id: str = DEMO_PROJECT_ID,
-) -> ServerHandle:
-    """Build the synthetic sample and serve it in the background with the demo credentials.
-
-    Parameters
-    ----------
-    as_of : date-like, optional
-        Pin the clock (and the sample's last day); ``None`` means now, with
-        a live clock.
-    host, port
-        Where to listen (default: a free port on loopback).
-    days, per_day, seed : int, optional
-        Passed to :func:`cctx_research.service.sample.generate`.
-    api_key, project_id : str
-        Default: :data:`~cctx_research.config.DEMO_API_KEY` and
-        :data:`~cctx_research.config.DEMO_PROJECT_ID`.
-
-    Returns
-    -------
-    ServerHandle
-        With ``settings`` holding the base URL, project id and key.
-    """
-    from .app import make_app
-    from .sample import generate
-    from .store import Store
-
-    store = Store(generate(as_of, days=days, per_day=per_day, seed=seed), clock=as_of)
-    app = make_app(store, api_key=api_key, project_id=project_id, log_level=logging.DEBUG)
-    handle = start_in_background(app, host, port)
-    handle.settings = Settings(base_url=handle.url, project_id=project_id, api_key=Secret(api_key))
-    logger.debug("embedded sample service (%d transfers) at %s", len(store), handle.url)
-    return handle

@@ -3,7 +3,8 @@
 :func:`run` is what ``cctx-research dashboard`` does:
 
 1. **The data** (:func:`data_source`). ``data=PATH``: a ledger or transfers
-   file (what ``cctx-research serve --data`` accepts), served on a free
+   file (what ``cctx-research serve --data`` accepts), made a local service
+   (:func:`cctx_research.service.local.local_service`) and served on a free
    loopback port with a key made for this run. Otherwise, with
    ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set: that service, as
    configured. Otherwise: the bundled synthetic sample, built once and
@@ -28,7 +29,6 @@ http://127.0.0.1:8866/
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import os
 import secrets
@@ -36,9 +36,12 @@ import socket
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import DEMO_PROJECT_ID, Settings
+from ..config import Settings
+
+if TYPE_CHECKING:
+    from ..service.local import LocalService
 
 __all__ = ["NOTEBOOK", "DataSource", "check_port", "data_source", "run", "url"]
 
@@ -46,10 +49,6 @@ logger = logging.getLogger(__name__)
 
 NOTEBOOK = Path(__file__).with_name("app.ipynb")
 """The notebook Voila runs for each page."""
-
-_SAMPLE_SOURCE = "embedded synthetic sample (live)"
-# the local service answers pages of up to 1,000 rows (the interface's default is 100)
-_LOCAL_PAGE_SIZE = "1000"
 
 
 @dataclass
@@ -76,22 +75,17 @@ class DataSource:
             self.handle.close()
 
 
-def _local(store: Any, *, source: str, synthetic: bool) -> DataSource:
-    from ..service.app import make_app
-    from ..service.server import start_in_background
-
-    key = secrets.token_urlsafe(24)
-    app = make_app(store, api_key=key, project_id=DEMO_PROJECT_ID, log_level=logging.DEBUG)
-    handle = start_in_background(app)
+def _served(local: LocalService) -> DataSource:
+    handle = local.serve()
     env = {
         "CCTX_BASE_URL": handle.url,
-        "CCTX_PROJECT_ID": DEMO_PROJECT_ID,
-        "CCTX_API_KEY": key,
-        "CCTX_SOURCE": source,
-        "CCTX_SYNTHETIC": "1" if synthetic else "0",
-        "CCTX_PAGE_SIZE": _LOCAL_PAGE_SIZE,
+        "CCTX_PROJECT_ID": local.project_id,
+        "CCTX_API_KEY": local.api_key.get(),
+        "CCTX_SOURCE": local.source,
+        "CCTX_SYNTHETIC": "1" if local.synthetic else "0",
+        "CCTX_PAGE_SIZE": str(local.page_size),
     }
-    return DataSource(f"{source}: {len(store):,} transfers at {handle.url}", env, handle)
+    return DataSource(f"{local.description} at {handle.url}", env, handle)
 
 
 def data_source(data: str | Path | None = None, *, sample: bool = False) -> DataSource:
@@ -100,7 +94,7 @@ def data_source(data: str | Path | None = None, *, sample: bool = False) -> Data
     Parameters
     ----------
     data : path, optional
-        A Parquet or CSV file of kind ``"ledger"`` or ``"transfers"``.
+        A file :func:`cctx_research.load` reads (a ledger or transfers file).
     sample : bool, default False
         The bundled synthetic sample even when credentials are configured.
 
@@ -116,30 +110,17 @@ def data_source(data: str | Path | None = None, *, sample: bool = False) -> Data
     ValueError
         If both ``data`` and ``sample`` are given.
     """
-    from ..provenance import is_synthetic
-    from ..service.loading import load_ledger
-    from ..service.store import Store
+    from ..service.local import local_service
 
-    if data is not None:
-        if sample:
-            raise ValueError("pass either a data file or sample=True, not both")
-        path = Path(data).expanduser().resolve()
-        ledger = load_ledger(path)
-        stat = path.stat()
-        # size and modification time in the name: every cache key includes
-        # it, so an edited file is never answered from an older one's cache
-        modified = dt.datetime.fromtimestamp(stat.st_mtime_ns / 1e9, dt.timezone.utc)
-        source = (
-            f"data file {path} ({stat.st_size} bytes, "
-            f"modified {modified:%Y-%m-%d %H:%M:%S.%f} UTC)"
-        )
-        return _local(Store(ledger), source=source, synthetic=is_synthetic(ledger))
-    if not sample and Settings.from_env().has_credentials:
+    if data is not None and sample:
+        raise ValueError("pass either a data file or sample=True, not both")
+    if data is None and not sample and Settings.from_env().has_credentials:
         return DataSource(f"the configured service at {Settings.from_env().base_url}")
-    from ..service.sample import generate
-
-    # the same name as connect()'s live sample: the two share cached days
-    return _local(Store(generate()), source=_SAMPLE_SOURCE, synthetic=True)
+    # a key made for this run; the sample is live, named as connect() names it,
+    # so that the two share cached days
+    key = secrets.token_urlsafe(24)
+    path = None if data is None else Path(data).expanduser().resolve()
+    return _served(local_service(path, api_key=key))
 
 
 @contextlib.contextmanager

@@ -1,5 +1,8 @@
 """A pinned sample served on loopback, the truth computed from its ledger, and clients.
 
+The sample becomes a service the one public way (:func:`local_service`);
+fault-injecting wrappers of its app are served with ``serve``.
+
 The sample is small (5 days, ~300 transfers a day) so that the whole suite
 talks to a real server quickly; ``page_size`` is lowered where a test needs
 many pages. ``API_KEY`` is distinctive so that the leak test can search raw
@@ -18,10 +21,9 @@ import pytest
 
 from cctx_research.client import Client
 from cctx_research.client.parse import addresses
-from cctx_research.service.app import make_app
+from cctx_research.service.local import LocalService, local_service
 from cctx_research.service.sample import generate
 from cctx_research.service.server import ServerHandle, start_in_background
-from cctx_research.service.store import Store
 from cctx_research.times import to_timestamp
 
 AS_OF = pd.Timestamp("2024-07-01T12:00:00Z")
@@ -36,13 +38,19 @@ def ledger() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="session")
-def app(ledger: pd.DataFrame) -> Any:
-    return make_app(Store(ledger, clock=AS_OF), api_key=API_KEY, project_id=PROJECT_ID)
+def local(ledger: pd.DataFrame) -> LocalService:
+    """The ledger as a local service on the pinned clock, with the test credentials."""
+    return local_service(ledger, as_of=AS_OF, api_key=API_KEY, project_id=PROJECT_ID)
 
 
 @pytest.fixture(scope="session")
-def service(app: Any) -> Iterator[ServerHandle]:
-    with start_in_background(app) as handle:
+def app(local: LocalService) -> Any:
+    return local.app
+
+
+@pytest.fixture(scope="session")
+def service(local: LocalService) -> Iterator[ServerHandle]:
+    with local.serve() as handle:
         yield handle
 
 

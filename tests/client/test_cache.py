@@ -69,7 +69,7 @@ def test_api_key_is_in_no_log_line_repr_or_attrs(client, ledger, caplog):
         assert API_KEY not in record.getMessage()
     assert API_KEY not in repr(client)
     assert API_KEY not in repr(df.attrs)
-    assert API_KEY not in repr(client._transport.__dict__)
+    assert API_KEY not in repr(client.session.sender.__dict__)
 
 
 def test_warm_pull_needs_no_network(client):
@@ -98,7 +98,7 @@ def frozen(monkeypatch):
             self.now = self.now + pd.Timedelta(seconds=seconds).to_pytimedelta()
 
     clock = Clock()
-    monkeypatch.setattr("cctx_research.client.cache._wall", lambda: clock.now.timestamp())
+    monkeypatch.setattr("cctx_research.client.chunks._wall", lambda: clock.now.timestamp())
     for module in (
         "requests_cache.policy.expiration",
         "requests_cache.policy.actions",

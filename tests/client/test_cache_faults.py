@@ -99,7 +99,7 @@ def test_a_locked_database_is_a_cache_error_and_keeps_the_file(make_client, serv
 
     directory = tmp_path / "cache"
     client = make_client(service.url, cache_dir=directory)
-    client._http_cache.busy_timeout_ms = 200  # not 30 s
+    client.session.http_cache.busy_timeout_ms = 200  # not 30 s
     holder = sqlite3.connect(directory / "http.sqlite", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process writing, and never done
     try:

@@ -11,9 +11,10 @@ import pytest
 import requests
 
 from cctx_research import cli, connect, schema
-from cctx_research.client import Client
+from cctx_research.client import Client, WSGITransport
 from cctx_research.client.progress import wanted
 from cctx_research.config import DEMO_PROJECT_ID
+from cctx_research.connection import IN_PROCESS_URL
 from cctx_research.errors import ConfigError, SyntheticDataWarning
 
 from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
@@ -101,8 +102,21 @@ def test_connect_without_credentials_starts_the_sample(env, caplog):
         df = client.mints()  # the pinned clock gives the default window
         assert len(df) > 100
         assert df.attrs["cctx"]["source"].startswith("embedded synthetic sample")
+        # served in-process, through the transport seam: no port, no server
+        assert client.base_url == IN_PROCESS_URL
+        assert isinstance(client.transport, WSGITransport)
+
+
+def test_connect_loopback_serves_on_a_port_and_stops_it_on_close(env):
+    with pytest.warns(SyntheticDataWarning):
+        client = connect(sample=True, as_of="2024-07-01T12:00Z", days=1, per_day=100,
+                         loopback=True, progress=False)  # fmt: skip
+    with client:
+        assert client.base_url.startswith("http://127.0.0.1:")
+        assert client.transport is None
+        assert len(client.mints("2024-07-01", "2024-07-01T12:00Z")) > 10
         url = client.base_url
-    # closing the client stops the embedded service
+    # closing the client stops the service it started
     with pytest.raises(requests.ConnectionError):
         requests.post(url + "/rest/x/y", timeout=2)
 

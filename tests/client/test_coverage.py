@@ -87,7 +87,7 @@ def test_what_was_learned_is_remembered(client):
 def test_a_clock_ahead_of_the_service_is_measured(service, make_client):
     ahead = make_client(service.url, clock=lambda: AS_OF + pd.Timedelta(minutes=10))
     frame, caught = _pull(lambda: ahead.mints("2024-06-30", None))
-    assert ahead._coverage.skew == pytest.approx(-600, abs=2)
+    assert ahead.session.coverage.skew == pytest.approx(-600, abs=2)
     assert len(caught) == 1
     assert "10 min past the service's clock" in str(caught[0].message)
     assert frame["timestamp"].max() <= AS_OF

@@ -44,7 +44,7 @@ def test_transient_faults_give_identical_results(app, serve, make_client, clean)
     handle = serve(faulty)
     client = make_client(handle.url, cache=False, page_size=40, timeout=0.5, retries=5)
     sleeps = []
-    client._transport.sleep = sleeps.append
+    client.session.sender.sleep = sleeps.append
     pd.testing.assert_frame_equal(client.mints(START, END), clean["mints"])
     pd.testing.assert_series_equal(client.volume(START, END), clean["volume"])
     pd.testing.assert_frame_equal(client.top_senders(START, END, limit=10), clean["top"])
@@ -60,7 +60,7 @@ def test_transient_faults_with_cache_give_identical_results(app, serve, make_cli
         app, rate=0.5, seed=5, kinds=["server_error", "truncate", "envelope_error", "drop"]
     )
     client = make_client(serve(faulty).url, page_size=40)
-    client._transport.sleep = lambda s: None
+    client.session.sender.sleep = lambda s: None
     first = client.mints(START, END)
     pd.testing.assert_frame_equal(first, clean["mints"])
     faulty.enabled = False
@@ -76,7 +76,7 @@ def test_retry_after_http_date_is_honoured(app, serve, make_client):
     )
     client = make_client(serve(faulty).url, cache=False)
     sleeps = []
-    client._transport.sleep = sleeps.append
+    client.session.sender.sleep = sleeps.append
     client.volume(START, END)
     assert sleeps
     assert all(0.0 <= s <= 2.0 for s in sleeps)
@@ -98,7 +98,7 @@ def test_persistent_faults_raise_typed_errors(app, serve, make_client, kind, err
     faulty = FaultInjector(app, rate=1.0, kinds=[kind], max_per_request=None, stall_seconds=0.6)
     client = make_client(serve(faulty).url, timeout=0.3, retries=2)
     sleeps = []
-    client._transport.sleep = sleeps.append
+    client.session.sender.sleep = sleeps.append
     with pytest.raises(error) as info:
         client.mints(START, END)
     exc = info.value
@@ -115,7 +115,7 @@ def test_persistent_faults_raise_typed_errors(app, serve, make_client, kind, err
 def test_persistent_faults_leave_no_cache_entries(app, serve, make_client):
     faulty = FaultInjector(app, rate=1.0, kinds=["envelope_error"], max_per_request=None)
     client = make_client(serve(faulty).url, retries=1)
-    client._transport.sleep = lambda s: None
+    client.session.sender.sleep = lambda s: None
     with pytest.raises(ServerError):
         client.volume(START, END)
     assert client.cache_info()["http_entries"] == 0
@@ -128,7 +128,7 @@ def test_http_200_with_error_envelope_is_an_error(app, serve, make_client):
 
     client = make_client(serve(wrong_key).url)
     calls = []
-    client._transport.sleep = calls.append
+    client.session.sender.sleep = calls.append
     with pytest.raises(AuthError) as info:
         client.volume(START, END)
     assert info.value.status == 401
@@ -162,7 +162,7 @@ def test_not_json_at_all_is_a_schema_error(serve, make_client):
         return [b"<html>hello</html>"]
 
     client = make_client(serve(html).url, retries=1)
-    client._transport.sleep = lambda s: None
+    client.session.sender.sleep = lambda s: None
     with pytest.raises(ResponseSchemaError):
         client.volume(START, END)
 
@@ -194,7 +194,7 @@ def test_capped_limit_is_learned(app, serve, make_client, clean):
     client = make_client(serve(Semantics(app, max_limit=25)).url, cache=False, page_size=100)
     small = client.mints("2024-06-29T00:00Z", "2024-06-29T05:00Z")
     assert 25 < len(small) < 100  # one short first page: the probe finds the cap
-    assert client._limit == 25
+    assert client.session.page_size("transactions-mint").limit == 25
     assert ids(small) == ids(
         clean["mints"].loc[
             (clean["mints"]["timestamp"] >= "2024-06-29T00:00Z")
@@ -211,16 +211,15 @@ def test_capped_limit_is_learned(app, serve, make_client, clean):
 )
 def test_bound_semantics_are_learned_despite_neighbouring_mints(serve, make_client, options):
     """Mints on every second, 1, 2, 3, 1, 2, 3, ... a second: no probe second is alone."""
-    from cctx_research.service.app import make_app
+    from cctx_research.service.local import local_service
     from cctx_research.service.sample import generate
-    from cctx_research.service.store import Store
 
     ledger = generate("2024-07-01", days=1).head(3000).copy()
     base = pd.Timestamp("2024-06-30T12:00Z")
     seconds = np.repeat(np.arange(1500), np.tile([1, 2, 3], 500))[: len(ledger)]
     ledger["burn_timestamp"] = base + pd.to_timedelta(seconds - 600, unit="s")
     ledger["mint_timestamp"] = base + pd.to_timedelta(seconds, unit="s")
-    app = make_app(Store(ledger, clock="2024-07-01"), api_key=API_KEY, project_id=PROJECT_ID)
+    app = local_service(ledger, as_of="2024-07-01", api_key=API_KEY, project_id=PROJECT_ID).app
     client = make_client(serve(Semantics(app, **options)).url, cache=False)
     start, end = base + pd.Timedelta(seconds=100), base + pd.Timedelta(seconds=700)
     got = client.volume(start, end)

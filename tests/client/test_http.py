@@ -7,7 +7,8 @@ import email.utils
 import pytest
 
 from cctx_research import errors
-from cctx_research.client.http import envelope_ok, error_for_status, parse_retry_after
+from cctx_research.client.replies import envelope_ok
+from cctx_research.client.statuses import error_for_status, parse_retry_after
 
 
 @pytest.mark.parametrize(
@@ -75,7 +76,8 @@ def test_numbers_past_64_bits_in_a_reply_are_an_error_never_a_wrong_value():
     import pandas as pd
 
     from cctx_research.client import parse
-    from cctx_research.client.http import _UNREADABLE, _Decoded
+    from cctx_research.client.replies import UNREADABLE as _UNREADABLE
+    from cctx_research.client.replies import Decoded as _Decoded
     from cctx_research.errors import ResponseSchemaError
 
     when = pd.Timestamp("2024-06-01", tz="UTC")

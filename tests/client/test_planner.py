@@ -47,7 +47,8 @@ def test_the_largest_accepted_page_is_learned_and_remembered(app, serve, make_cl
     first = make_client(url)
     df = first.mints(START, END)
     assert ids(df) == ids(mints_in(ledger, START, END))
-    assert first._limit == MAX_LIMIT  # 10,000, 5,000 and 2,000 answered 400
+    # 10,000, 5,000 and 2,000 answered 400
+    assert first.session.page_size("transactions-mint").limit == MAX_LIMIT
     assert [x for x in counting.limits if x > MAX_LIMIT] == [s for s in LADDER if s > MAX_LIMIT]
     memo = json.loads((Path(first.cache_dir) / MEMO_FILE).read_text())
     assert MAX_LIMIT in [entry["limit"] for entry in memo.values()]
@@ -64,7 +65,7 @@ def test_the_largest_accepted_page_is_learned_and_remembered(app, serve, make_cl
 def test_a_silent_cap_is_learned_with_the_default_page_size(app, serve, make_client, ledger):
     client = make_client(serve(Semantics(app, max_limit=30)).url, cache=False)
     df = client.mints(START, END)
-    assert client._limit == 30
+    assert client.session.page_size("transactions-mint").limit == 30
     assert ids(df) == ids(mints_in(ledger, START, END))
 
 

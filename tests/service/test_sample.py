@@ -307,3 +307,14 @@ def test_load_sample_at_the_package_face(ledger):
         cctx.load_sample(days=0)
     with pytest.raises(TypeError):
         cctx.load_sample("2026-11-01")  # keyword-only
+
+
+def test_a_caller_cannot_change_the_sample_for_everyone():
+    """Cached tables are copies or read-only: changing one changes no later sample."""
+    before = sample.generate("2024-07-01", days=1, per_day=50, seed=3)
+    cal = sample.calibration()
+    cal["amounts"]["knots"] = [[0.0, 1.0], [1.0, 1.0]]
+    cal["routes"]["counts"].clear()
+    assert sample.calibration()["routes"]["counts"]
+    after = sample.generate("2024-07-01", days=1, per_day=50, seed=3)
+    pd.testing.assert_frame_equal(before, after)

@@ -18,7 +18,8 @@ import requests
 from cctx_research import cli
 from cctx_research.config import DEMO_API_KEY, DEMO_PROJECT_ID
 from cctx_research.service.app import make_app
-from cctx_research.service.server import embedded, start_in_background
+from cctx_research.service.local import local_service
+from cctx_research.service.server import start_in_background
 from cctx_research.service.store import Store
 
 from .conftest import API_KEY, CLOCK, PROJECT_ID, make_ledger
@@ -48,7 +49,7 @@ def test_background_handle_serves_then_releases_the_port(store):
 
 
 def test_embedded_sample_uses_the_demo_credentials():
-    with embedded("2024-07-01", days=2) as handle:
+    with local_service(as_of="2024-07-01", days=2).serve() as handle:
         assert handle.settings.project_id == DEMO_PROJECT_ID
         assert handle.settings.api_key.get() == DEMO_API_KEY
         assert handle.settings.base_url == handle.url

@@ -1,0 +1,165 @@
+"""Level 2 of the cache: parsed, settled chunks as sealed Arrow IPC files.
+
+See :mod:`.cache` for both levels, how damage is told apart from faults of
+the directory, and read-only directories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .._version import __version__
+from ..errors import CacheError
+from .cache import CHUNK_DIR, fault, move_aside
+
+__all__ = ["ChunkStore", "directory_bytes"]
+
+_CHUNK_FORMAT = 2  # 2: Arrow IPC + checksum trailer; part of every chunk key
+
+
+class ChunkStore:
+    """Level 2: parsed, settled chunks as Arrow IPC files."""
+
+    def __init__(self, directory: Path, *, read_only: bool = False) -> None:
+        self.directory = Path(directory) / CHUNK_DIR
+        self.read_only = read_only
+        if not read_only:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise fault(self.directory.parent, exc, "creating chunks/") from exc
+
+    @staticmethod
+    def key(**parts: Any) -> str:
+        """A file name from everything that shapes a chunk (plus the library version)."""
+        parts = {**parts, "library_version": __version__, "chunk_format": _CHUNK_FORMAT}
+        text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}.arrow"
+
+    def get(self, key: str, *, max_age: float | None = None) -> pa.Table | None:
+        """The stored table, or ``None``.
+
+        ``max_age`` (seconds) bounds the age of entries about the recent
+        past; an unreadable file is dropped.
+        """
+        path = self._path(key)
+        try:
+            if max_age is not None and _wall() - path.stat().st_mtime > max_age:
+                return None
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise fault(self.directory.parent, exc, f"reading {path.name}") from exc
+        try:
+            return _unseal(data)
+        except (ValueError, OSError, pa.ArrowException) as exc:
+            # moved aside, not deleted: a damaged file is evidence worth keeping
+            with contextlib.suppress(OSError):
+                move_aside(path, str(exc)[:200])
+            return None
+
+    def put(self, key: str, table: pa.Table) -> None:
+        """Store a table atomically (temporary file, then rename).
+
+        Raises :class:`CacheError` when the directory cannot take it (full,
+        read-only, another user's); no partial file is left behind.
+        """
+        if self.read_only:
+            return
+        path = self._path(key)
+        tmp: str | None = None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_seal(table))
+            os.replace(tmp, path)
+        except BaseException as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise fault(self.directory.parent, exc, f"storing {path.name}") from exc
+            raise
+
+    def files(self) -> list[Path]:
+        return sorted(self.directory.glob("*.arrow"))
+
+    def clear(self, older_than: pd.Timedelta | None) -> int:
+        if self.read_only:
+            raise CacheError(
+                f"the cache directory {self.directory.parent} is read-only: nothing can "
+                "be removed from it",
+                directory=self.directory.parent,
+            )
+        cutoff = None if older_than is None else time.time() - older_than.total_seconds()
+        removed = 0
+        for path in [*self.files(), *self.directory.glob(".*.tmp")]:
+            try:
+                if cutoff is None or path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += path.suffix == ".arrow"
+            except FileNotFoundError:
+                pass
+        return removed
+
+
+_SEAL = b"CCTXCRC1"
+_TRAILER = len(_SEAL) + 12  # magic, CRC-32 (4 bytes), length of the Arrow file (8 bytes)
+
+
+def _seal(table: pa.Table) -> bytes:
+    """An uncompressed Arrow IPC file followed by a trailer: magic, CRC-32, length.
+
+    Arrow checks the framing of a file but not its data: a byte flipped
+    inside a column reads back as a wrong value. The CRC catches that, and
+    the length a file cut short.
+    """
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    body = sink.getvalue().to_pybytes()
+    return body + _SEAL + struct.pack(">IQ", zlib.crc32(body), len(body))
+
+
+def _unseal(data: bytes) -> pa.Table:
+    """The table of a sealed file; ``ValueError`` when it is truncated or damaged."""
+    if len(data) < _TRAILER or data[-_TRAILER:-12] != _SEAL:
+        raise ValueError("no checksum trailer (truncated, or not written by this version)")
+    crc, length = struct.unpack(">IQ", data[-12:])
+    body = memoryview(data)[: len(data) - _TRAILER]
+    if length != len(body):
+        raise ValueError(f"expected {length} bytes of Arrow data, found {len(body)}")
+    if zlib.crc32(body) != crc:
+        raise ValueError("checksum mismatch: the file is damaged")
+    return pa.ipc.open_file(pa.py_buffer(body)).read_all()
+
+
+def _wall() -> float:
+    """Wall-clock seconds for the age of chunk entries (tests freeze it)."""
+    return time.time()
+
+
+def directory_bytes(directory: Path) -> int:
+    """Bytes of every file under ``directory``."""
+    total = 0
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, name))
+    return total
