@@ -66,6 +66,7 @@ import sqlite3
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -261,6 +262,12 @@ class HttpCache:
         loopback port) shares entries. Default: ``base_url``.
     expire_after : int
         Default expiry in seconds (the client passes one per request).
+    methods : tuple of str, default ("POST",)
+        The methods whose replies are kept.
+    cacheable : callable, optional
+        ``cacheable(response) -> bool``: which replies are kept (default:
+        HTTP 200 with a 2xx envelope). The Iris client keeps only replies
+        whose messages are all complete.
     """
 
     def __init__(
@@ -270,12 +277,16 @@ class HttpCache:
         base_url: str,
         namespace: str | None = None,
         expire_after: int = 300,
+        methods: tuple[str, ...] = ("POST",),
+        cacheable: Callable[[requests.Response], bool] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.path = self.directory / HTTP_FILE
         self.base_url = base_url
         self.namespace = namespace or base_url
         self.expire_after = expire_after
+        self.methods = methods
+        self.cacheable = cacheable or _cacheable
         self._admin: SQLiteCache | None = None
         self.busy_timeout_ms = 30_000
         problem = writable(self.directory)
@@ -301,9 +312,9 @@ class HttpCache:
         _ensure_wal(self.path)
 
     def _key_fn(self, request: requests.PreparedRequest, **kwargs: Any) -> str:
-        # The transport serialises every body canonically (sorted keys, no
-        # spaces) and sends no query string, so the method, the address and
-        # the body bytes identify a request. Hashing them directly costs a
+        # The sender serialises every body canonically (sorted keys, no
+        # spaces) and sorts a GET's query string, so the method, the address
+        # and the body bytes identify a request. Hashing them directly costs a
         # tenth of requests-cache's create_key, which normalises URLs, bodies
         # and headers for the general case (a seventh of a cold pull's time).
         url = request.url or ""
@@ -345,13 +356,13 @@ class HttpCache:
             self.directory,
             backend=self.backend(),
             expire_after=self.expire_after,
-            allowable_methods=("POST",),
+            allowable_methods=self.methods,
             allowable_codes=(200,),
             cache_control=False,
             match_headers=False,
             ignored_parameters=IGNORED,
             key_fn=self._key_fn,
-            filter_fn=_cacheable,
+            filter_fn=self.cacheable,
             stale_if_error=False,
         )
 

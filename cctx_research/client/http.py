@@ -1,7 +1,10 @@
-"""One POST to the interface: retries, envelope checks, typed errors.
+"""One request to a service: retries, envelope checks, typed errors.
 
 :class:`Sender` sends ``POST {base_url}/rest/<project_id>/<operation>``
-with the ``x-api-key`` header and returns the envelope's ``body``. It owns
+with the ``x-api-key`` header and returns the envelope's ``body``
+(:meth:`Sender.post`), or ``GET {base_url}/<path>?<query>`` to an API that
+answers plain JSON and returns it whole (:meth:`Sender.get`, used by the
+Iris client). It owns
 the retry policy (429, 5xx, timeouts, dropped connections and unreadable
 replies are retried with exponential backoff and full jitter, honouring
 ``Retry-After`` in seconds or as an HTTP date) and maps everything else to
@@ -38,11 +41,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
+from requests.adapters import BaseAdapter
 
 from .. import errors
 from ..config import Secret
+from .pacing import PacedAdapter
 from .replies import UNREADABLE, decoded, error_message
 from .sockets import Sockets, TrackingAdapter
 from .stats import Cancelled, RequestStats
@@ -115,6 +121,10 @@ class Sender:
         at once with :class:`~cctx_research.errors.RateLimitError`.
     transport : BaseTransport, optional
         The wire (default: sockets, tracked for :meth:`abort`).
+    pace : callable, optional
+        Called before every request that goes over the wire (not before a
+        cache hit), from the thread sending it; blocks to keep a rate (see
+        :class:`~.pacing.TokenBucket`).
     """
 
     def __init__(
@@ -129,6 +139,7 @@ class Sender:
         backoff: float = 0.5,
         max_backoff: float = 60.0,
         transport: BaseTransport | None = None,
+        pace: Callable[[], Any] | None = None,
     ) -> None:
         self.base_url = base_url
         self.project_id = project_id
@@ -143,6 +154,7 @@ class Sender:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.transport = transport
+        self.pace = pace
         self.sleep: Callable[[float], None] = time.sleep
         """How to wait between attempts (tests replace it)."""
 
@@ -157,11 +169,13 @@ class Sender:
             sess = self._sessions.get_nowait()
         except queue.Empty:
             sess = self._session_factory()
-            adapter: requests.adapters.HTTPAdapter = (
+            adapter: BaseAdapter = (
                 TrackingAdapter(self._socket_registry)
                 if self.transport is None
                 else TransportAdapter(self.transport)
             )
+            if self.pace is not None:
+                adapter = PacedAdapter(adapter, self.pace)
             sess.mount("http://", adapter)
             sess.mount("https://", adapter)
             with self._lock:
@@ -250,16 +264,66 @@ class Sender:
         Cancelled
             ``cancel`` was set.
         """
-        url = self.url(operation)
-        payload = json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
+        payload = json.dumps(dict(body), separators=(",", ":"), sort_keys=True).encode()
+        return self._send(
+            operation, "POST", self.url(operation), payload, stats=stats,
+            only_if_cached=only_if_cached, expire_after=expire_after, validate=validate,
+            store=store, cancel=cancel, envelope=True,
+        )  # fmt: skip
+
+    def get(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        operation: str | None = None,
+        stats: RequestStats | None = None,
+        only_if_cached: bool = False,
+        expire_after: int | None = None,
+        validate: Callable[[Any], None] | None = None,
+        store: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        """``GET {base_url}/{path}?{params}`` from an API that answers plain JSON (no envelope).
+
+        The same retries, cache options, typed errors and cancelling as
+        :meth:`post`; the reply's JSON is the answer's ``body``, whole.
+        ``params`` are sent sorted, so one question has one address (and
+        one cache key). ``operation`` names the request in logs and errors
+        (default: ``path``).
+        """
+        query = urlencode(sorted((str(k), str(v)) for k, v in (params or {}).items()))
+        url = f"{self.base_url}/{path.lstrip('/')}" + (f"?{query}" if query else "")
+        return self._send(
+            operation or path, "GET", url, None, stats=stats, only_if_cached=only_if_cached,
+            expire_after=expire_after, validate=validate, store=store, cancel=cancel,
+            envelope=False,
+        )  # fmt: skip
+
+    def _send(
+        self,
+        operation: str,
+        method: str,
+        url: str,
+        payload: bytes | None,
+        *,
+        stats: RequestStats | None,
+        only_if_cached: bool,
+        expire_after: int | None,
+        validate: Callable[[Any], None] | None,
+        store: bool,
+        cancel: threading.Event | None,
+        envelope: bool,
+    ) -> Answer:
         attempt = 0
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled
             try:
                 answer = self._attempt(
-                    operation, url, payload, stats, only_if_cached, expire_after, validate, store
-                )
+                    operation, method, url, payload, stats, only_if_cached, expire_after,
+                    validate, store, envelope,
+                )  # fmt: skip
             except _CacheMiss:
                 raise errors.CacheMissError(
                     "offline and this request is not in the cache",
@@ -299,15 +363,21 @@ class Sender:
     def _attempt(
         self,
         operation: str,
+        method: str,
         url: str,
-        payload: str,
+        payload: bytes | None,
         stats: RequestStats | None,
         only_if_cached: bool,
         expire_after: int | None,
         validate: Callable[[Any], None] | None,
         store: bool = True,
+        envelope: bool = True,
     ) -> Answer:
-        headers = {"Content-Type": "application/json", "x-api-key": self._api_key.get()}
+        headers = {"Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        if self._api_key.get():  # an API that needs no key (Iris) is sent none
+            headers["x-api-key"] = self._api_key.get()
         kwargs: dict[str, Any] = {}
         if only_if_cached:
             kwargs["only_if_cached"] = True
@@ -318,11 +388,11 @@ class Sender:
             try:
                 if store or not hasattr(sess, "cache"):
                     resp = sess.request(
-                        "POST",
+                        method,
                         url,
                         # bytes, so that http.client sends headers and body in
                         # one segment rather than two
-                        data=payload.encode(),
+                        data=payload,
                         headers=headers,
                         timeout=self.timeout,
                         **kwargs,
@@ -332,7 +402,7 @@ class Sender:
                     # cache keeps it parsed) skips the reply cache's machinery:
                     # sent by the plain requests path on the same connection
                     prepared = sess.prepare_request(
-                        requests.Request("POST", url, data=payload.encode(), headers=headers)
+                        requests.Request(method, url, data=payload, headers=headers)
                     )
                     # proxies and CA bundle from the environment, as request() does
                     env = sess.merge_environment_settings(prepared.url, {}, None, None, None)
@@ -373,10 +443,11 @@ class Sender:
             " cache hit" if from_cache else "",
             elapsed,
         )
-        logger.debug("%s request body %s", operation, payload)
+        if payload is not None:
+            logger.debug("%s request body %s", operation, payload.decode())
         try:
             answer = self._read(
-                operation, resp.status_code, resp.headers, content, from_cache, validate
+                operation, resp.status_code, resp.headers, content, from_cache, validate, envelope
             )
         except _Retry:
             # A cached reply that fails the checks must not be served again.
@@ -395,12 +466,16 @@ class Sender:
         content: bytes,
         from_cache: bool,
         validate: Callable[[Any], None] | None,
+        enveloped: bool = True,
     ) -> Answer:
         retry_after = parse_retry_after(headers.get("Retry-After"))
         envelope = decoded.take(content) if content else None
         if envelope is UNREADABLE:
             envelope = None
-        message = error_message(envelope) if envelope is not None else None
+        if envelope is None:
+            message = None
+        else:  # a plain reply's error reads like an envelope's body
+            message = error_message(envelope if enveloped else {"body": envelope})
 
         if not 200 <= http_status < 300:
             text = self._scrub(message or f"HTTP {http_status}")
@@ -419,6 +494,9 @@ class Sender:
                     hint="the reply was cut off or the base URL is not the service",
                 )
             )
+        if not enveloped:
+            self._validate(operation, envelope, http_status, validate)
+            return Answer(body=envelope, from_cache=from_cache, status=http_status)
         if not isinstance(envelope, dict) or "status" not in envelope or "body" not in envelope:
             raise errors.ResponseSchemaError(
                 "the reply is not the documented envelope {status, body}",
@@ -443,11 +521,18 @@ class Sender:
                 raise _Retry(error, retry_after)
             raise error
         body = envelope["body"]
-        if validate is not None:
-            try:
-                validate(body)
-            except errors.ResponseSchemaError as exc:
-                exc.operation = exc.operation or operation
-                exc.status = exc.status if exc.status is not None else status
-                raise _Retry(exc) from None
+        self._validate(operation, body, status, validate)
         return Answer(body=body, from_cache=from_cache, status=status)
+
+    @staticmethod
+    def _validate(
+        operation: str, body: Any, status: int, validate: Callable[[Any], None] | None
+    ) -> None:
+        if validate is None:
+            return
+        try:
+            validate(body)
+        except errors.ResponseSchemaError as exc:
+            exc.operation = exc.operation or operation
+            exc.status = exc.status if exc.status is not None else status
+            raise _Retry(exc) from None
