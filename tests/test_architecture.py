@@ -1,0 +1,210 @@
+"""The rules of docs/architecture.md, checked from the package's imports (``ast``, no import).
+
+- The client knows the service only through HTTP or the transport seam: neither imports
+  the other.
+- Analysis does no IO and knows no pictures: it imports no data access (client, ingest,
+  service), no view (plots, report, widgets, webapp, cli) and no plotting or IO library.
+- Plots draw what analysis computed: they never fetch.
+- Dependencies point one way: the contract modules import no package above them.
+- No module reaches another package's private names; no import cycle; no module over
+  ~500 lines unless it is a declarative table.
+- The top level holds the face, the contract modules, ``connect`` and ``cli``, and the
+  packages: every other module lives in the package of its concern.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "cctx_research"
+PACKAGE = "cctx_research"
+
+# Modules allowed past the size limit: declarative tables, each with why.
+TABLES = {
+    "cctx_research/_registry_table.py": "the CCTP domain registry's data, one row a fact",
+}
+MAX_LINES = 560  # "about 500": a module may run a little over while it reads as one concern
+
+CONTRACT = (
+    "config", "errors", "chains", "chain_entries", "chains_toml", "_registry_table", "schema",
+    "times", "arguments", "provenance", "addressing", "tokens", "_version", "_codes",
+    "_textarrays",
+)
+VIEWS = ("plots", "report", "widgets", "webapp", "cli", "notebook_export", "export", "markup")
+DATA_ACCESS = ("client", "service", "ingest", "connection", "datasets")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def _imports(name: str, path: Path) -> list[tuple[str, tuple[str, ...], bool]]:
+    """(imported module, names taken from it, at module level) of one module, resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    top_level = {id(node) for node in tree.body}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, (), id(node) in top_level) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            names = tuple(a.name for a in node.names)
+            out.append((target, names, id(node) in top_level))
+    return out
+
+
+def _part(module: str) -> str:
+    """The top-level part of the package a module belongs to (``client``, ``schema``, ...)."""
+    bits = module.split(".")
+    return bits[1] if len(bits) > 1 else ""
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, list[tuple[str, tuple[str, ...], bool]]]:
+    return {name: _imports(name, path) for name, path in _modules().items()}
+
+
+def _edges(graph, *, lazy: bool = True):
+    modules = set(graph)
+    for name, imports in graph.items():
+        for target, names, top in imports:
+            if not target.startswith(PACKAGE) or (not lazy and not top):
+                continue
+            targets = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules] or [target]
+            for t in targets:
+                yield name, t, names
+
+
+def test_client_and_service_never_import_each_other(graph):
+    bad = [
+        (a, b)
+        for a, b, _ in _edges(graph)
+        if {_part(a), _part(b)} == {"client", "service"}
+    ]
+    assert bad == []
+
+
+@pytest.mark.parametrize("library", ["matplotlib", "requests", "requests_cache", "urllib",
+                                     "socket", "ipywidgets", "waitress", "tqdm"])
+def test_analysis_does_no_io_and_knows_no_pictures(graph, library):
+    bad = [
+        (name, target)
+        for name, imports in graph.items()
+        if _part(name) == "analysis"
+        for target, _, _ in imports
+        if target == library or target.startswith(library + ".")
+    ]
+    assert bad == []
+
+
+def test_analysis_imports_no_data_access_and_no_view(graph):
+    bad = [
+        (a, b)
+        for a, b, _ in _edges(graph)
+        if _part(a) == "analysis" and _part(b) in (*DATA_ACCESS, *VIEWS)
+    ]
+    assert bad == []
+
+
+def test_plots_never_fetch(graph):
+    bad = [(a, b) for a, b, _ in _edges(graph) if _part(a) == "plots" and _part(b) in DATA_ACCESS]
+    assert bad == []
+
+
+def test_the_contract_imports_nothing_above_it(graph):
+    bad = [
+        (a, b)
+        for a, b, _ in _edges(graph)
+        if _part(a) in CONTRACT and _part(b) not in CONTRACT and _part(b) != ""
+    ]
+    assert bad == []
+
+
+def test_no_module_reaches_another_packages_private_names(graph):
+    bad = []
+    for name, imports in graph.items():
+        home = name if _is_init(name) else name.rsplit(".", 1)[0]
+        for target, names, _ in imports:
+            if not target.startswith(PACKAGE):
+                continue
+            parts = target.split(".")
+            private_module = next((p for p in parts[1:] if p.startswith("_")), None)
+            owner = ".".join(parts[: parts.index(private_module)]) if private_module else target
+            if private_module and not (home + ".").startswith(owner + "."):
+                bad.append((name, target))
+            owner_of_names = target.rsplit(".", 1)[0] + "."
+            for n in names:
+                if n.startswith("_") and not (home + ".").startswith(owner_of_names):
+                    bad.append((name, f"{target}.{n}"))
+    assert bad == []
+
+
+def test_no_import_cycle_at_module_level(graph):
+    edges: dict[str, set[str]] = {}
+    for a, b, _ in _edges(graph, lazy=False):
+        if a != b and not b.startswith(a + "."):  # a package importing its own modules
+            edges.setdefault(a, set()).add(b)
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])
+    # a package's __init__ re-exporting its modules, which import siblings through it, is
+    # not a cycle of concerns: only cycles between different modules of the tree count
+    real = [c for c in cycles if len({x for x in c if not _is_init(x)}) > 1]
+    assert real == []
+
+
+def _is_init(module: str) -> bool:
+    return _modules()[module].name == "__init__.py"
+
+
+TOP_LEVEL = {
+    "__init__", "_version", "_codes", "_textarrays", "config", "errors", "chains", "schema",
+    "times", "arguments", "provenance", "addressing", "tokens", "connection", "cli",
+}
+"""The face, the contract modules (settings, errors, the registry, the schema, times,
+argument checks, provenance, addresses, tokens), ``connect`` and the command line."""
+
+
+def test_the_top_level_holds_the_face_the_contract_and_the_packages():
+    modules = {p.stem for p in ROOT.glob("*.py")}
+    assert sorted(modules - TOP_LEVEL) == []
+
+
+def test_modules_stay_small_unless_declarative():
+    big = {
+        str(path.relative_to(ROOT.parent)): n
+        for path in ROOT.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert {k: v for k, v in big.items() if k not in TABLES} == {}
