@@ -1,4 +1,4 @@
-"""Figure 9: linking V2 burns to their mints, against a bare pandas merge on the same key.
+"""Figure 10: linking V2 burns to their mints, against a bare pandas merge on the same key.
 
 Run::
 
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     linked = link["content"] + link["content_ambiguous"]
     rows = [
         Row(
-            "9a link V2 burns to mints vs bare merge",
+            "10a link V2 burns to mints vs bare merge",
             link["seconds"],
             merge["seconds"],
             "s",
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             f"the merge gave {merge['rows']:,} rows; best of {args.repeat}",
         ),
         Row(
-            "9b peak memory of linking vs bare merge",
+            "10b peak memory of linking vs bare merge",
             link["peak"] / 2**20,
             merge["peak"] / 2**20,
             "MiB",
