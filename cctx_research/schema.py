@@ -156,6 +156,9 @@ _LEDGER: dict[str, Any] = {
     "finality_threshold_executed": NULLABLE_INT,  # V2 mint: at what finality it was attested
     "hook_data": STRING,  # V2: hex, "0x" when empty
     "pairing": STRING,  # how burn and mint were joined (see LEDGER_PAIRING)
+    "link_group_size": NULLABLE_INT,  # identical V2 transfers sharing a content key (else null)
+    "token": STRING,  # the burned token's symbol (USDC, EURC, USYC), null when unknown
+    "relayer": STRING,  # who called receiveMessage (MessageReceived's caller), null when unknown
 }
 
 LEDGER_V2: tuple[str, ...] = (
@@ -183,7 +186,9 @@ file). A ``mint_only`` row has a null burn side: ``burn_timestamp`` NaT,
 ``burn_tx_hash`` null, ``burn_block`` -1.
 """
 
-_OPTIONAL: dict[str, tuple[str, ...]] = {"ledger": (*LEDGER_V2, "pairing")}
+_OPTIONAL: dict[str, tuple[str, ...]] = {
+    "ledger": (*LEDGER_V2, "pairing", "link_group_size", "token", "relayer")
+}
 
 ADDRESS_COLUMNS: tuple[str, ...] = (
     "message_sender",
