@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -240,9 +240,10 @@ def _checked(frame: pd.DataFrame, *, what: str) -> pd.DataFrame:
         try:
             names.append(chains.chain_name(chains.domain(value)))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{what}: unknown chain {value!r}; use a registry name "
-                             f"({', '.join(chains.known_names()[:6])}, ...) or leave it empty"
-                             ) from exc
+            raise ValueError(
+                f"{what}: unknown chain {value!r}; use a registry name "
+                f"({', '.join(chains.known_names()[:6])}, ...) or leave it empty"
+            ) from exc
     out["chain"] = names
     for col in COLUMNS:
         out[col] = out[col].astype(schema.STRING)
@@ -272,9 +273,7 @@ def read(user: str | Path | pd.DataFrame) -> pd.DataFrame:
     elif isinstance(user, pd.DataFrame):
         frame, what = user, "user labels"
     else:
-        raise TypeError(
-            f"user labels must be a CSV path or a DataFrame, got {type(user).__name__}"
-        )
+        raise TypeError(f"user labels must be a CSV path or a DataFrame, got {type(user).__name__}")
     out = _checked(frame, what=what)
     out["source"] = out["source"].fillna("user")
     key = out["chain"].fillna("").astype(str) + "|" + out["address"].astype(str)
@@ -522,4 +521,3 @@ def attach(
         out[f"{col}_label"] = pd.array(label, dtype=schema.STRING)
         out[f"{col}_kind"] = pd.array(kind, dtype=schema.STRING)
     return out
-
