@@ -63,6 +63,7 @@ __all__ = [
     "Labels",
     "attach",
     "bundled",
+    "chains_of",
     "labels",
     "lookup",
     "read",
@@ -450,8 +451,13 @@ def lookup(
     return labels(user).lookup(address, chain)
 
 
-def _side_chains(frame: pd.DataFrame, column: str) -> list[Any] | None:
-    """The chain name of each row for an address column, or None if the frame lacks it."""
+def chains_of(frame: pd.DataFrame, column: str) -> list[Any] | None:
+    """The chain each row's address in ``column`` is on, or None if the frame does not say.
+
+    ``message_sender`` (and ``burn_token``) live on the source chain, other
+    address columns on the destination; read from ``source_chain`` /
+    ``destination_chain``, else the domain columns.
+    """
     side = "source" if column in _SOURCE_SIDE else "destination"
     if f"{side}_chain" in frame.columns:
         return [None if pd.isna(v) else str(v) for v in frame[f"{side}_chain"]]
@@ -517,7 +523,7 @@ def attach(
     table_ = labels(user)
     out = frame.copy(deep=False)
     for col in columns:
-        label, kind = table_.resolve(out[col], _side_chains(out, col))
+        label, kind = table_.resolve(out[col], chains_of(out, col))
         out[f"{col}_label"] = pd.array(label, dtype=schema.STRING)
         out[f"{col}_kind"] = pd.array(kind, dtype=schema.STRING)
     return out
