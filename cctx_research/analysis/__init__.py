@@ -43,9 +43,10 @@ inputs
     :func:`~inputs.is_ledger`, and the error for data without burn times.
 
 ``flows``, ``volumes`` and ``addresses`` take a ``"transfers"`` frame (the
-interface's mints); ``latency``, ``pending``, ``v2``, ``actors`` and ``movements`` need a ``"ledger"``
-frame, which has both sides of each transfer (``cctx_research.load(...)``,
-``cctx_research.load_sample()``, ``report --data``).
+interface's mints); ``latency``, ``pending``, ``v2``, ``actors`` and
+``movements`` need a ``"ledger"`` frame, which has both sides of each
+transfer (``cctx_research.load(...)``, ``cctx_research.load_sample()``,
+``report --data``).
 
 Examples
 --------
