@@ -358,19 +358,28 @@ class Labels:
     def resolve(self, addresses: Any, chain_names: Sequence[Any] | None) -> tuple:
         """``label`` and ``kind`` arrays (object, None where unknown) for a column of addresses.
 
-        Only the distinct addresses are respelled, and only rows whose
-        address is labelled somewhere are resolved one by one.
+        A vectorised membership test (any case, bytes32-padded or not) picks
+        the rows that may be labelled; only those are respelled and resolved.
         """
-        codes, uniques = pd.factorize(pd.Series(addresses), use_na_sentinel=True)
-        canon = np.array(_canonical(uniques), dtype=object)
-        hit = np.array([c is not None and c in self._rows for c in canon] + [False])
-        n = len(codes)
+        values = pd.Series(addresses).astype(schema.STRING).reset_index(drop=True)
+        n = len(values)
         labels = np.full(n, None, dtype=object)
         kinds = np.full(n, None, dtype=object)
-        where = np.flatnonzero(hit[codes])
+        known = list(self._rows)
+        lowered = values.str.lower()
+        maybe = values.isin(known) | lowered.isin(known)
+        tails = [k[2:] for k in known if k.startswith("0x") and len(k) == 42]
+        if tails:
+            maybe |= (lowered.str.len() == 66) & lowered.str[-40:].isin(tails)
+        where = np.flatnonzero(maybe.to_numpy(dtype=bool, na_value=False))
+        if not len(where):
+            return labels, kinds
+        canon = _canonical(values.iloc[where])
         cache: dict[tuple[str, Any], int | None] = {}
-        for i in where:
-            pair = (canon[codes[i]], None if chain_names is None else chain_names[i])
+        for i, address in zip(where, canon, strict=True):
+            if address is None:
+                continue
+            pair = (address, None if chain_names is None else chain_names[i])
             if pair not in cache:
                 cache[pair] = self._pick(*pair)
             found = cache[pair]
@@ -451,7 +460,7 @@ def lookup(
     return labels(user).lookup(address, chain)
 
 
-def chains_of(frame: pd.DataFrame, column: str) -> list[Any] | None:
+def chains_of(frame: pd.DataFrame, column: str) -> np.ndarray | None:
     """The chain each row's address in ``column`` is on, or None if the frame does not say.
 
     ``message_sender`` (and ``burn_token``) live on the source chain, other
@@ -460,12 +469,13 @@ def chains_of(frame: pd.DataFrame, column: str) -> list[Any] | None:
     """
     side = "source" if column in _SOURCE_SIDE else "destination"
     if f"{side}_chain" in frame.columns:
-        return [None if pd.isna(v) else str(v) for v in frame[f"{side}_chain"]]
+        names = frame[f"{side}_chain"].astype(object)
+        return names.where(names.notna(), None).to_numpy(dtype=object)
     if f"{side}_domain" in frame.columns:
         domains = frame[f"{side}_domain"].to_numpy()
         uniq, inverse = np.unique(domains, return_inverse=True)
         names = np.array([chains.chain_name(int(d)) for d in uniq], dtype=object)
-        return list(names[inverse])
+        return names[inverse.ravel()]
     return None
 
 

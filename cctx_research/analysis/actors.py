@@ -124,7 +124,7 @@ def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]
     """Per-row indexes of source and destination domains into ``domains`` (sorted)."""
     src = frame["source_domain"].to_numpy(dtype="int64")
     dst = frame["destination_domain"].to_numpy(dtype="int64")
-    domains = np.unique(np.concatenate([src, dst]))
+    domains = np.union1d(pd.unique(src), pd.unique(dst))
     return np.searchsorted(domains, src), np.searchsorted(domains, dst), domains.tolist()
 
 
@@ -383,7 +383,7 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
     # sums in float for speed, then the exact one in integers for volume_raw
     volume_raw = pd.Series(raw).groupby(codes).sum().reindex(range(n), fill_value=0)
     count = np.bincount(codes, minlength=n)
-    pairs = np.unique(codes.astype("int64") * (len(domains) ** 2 + 1) + route)
+    pairs = pd.unique(codes.astype("int64") * (len(domains) ** 2 + 1) + route)
     routes = np.bincount(pairs // (len(domains) ** 2 + 1), minlength=n)
     amount = raw / _ledger.USDC_UNIT
     out = pd.DataFrame(

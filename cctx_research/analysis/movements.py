@@ -123,10 +123,11 @@ def _rules(rules: Any) -> tuple[str, ...]:
 
 
 def _wrapped(frame: pd.DataFrame) -> np.ndarray:
-    hook = frame["hook_data"].astype(schema.STRING).str.strip().str.lower()
-    has_hook = (~hook.isin(["", "0x"]) & hook.notna()).to_numpy(dtype=bool, na_value=False)
-    caller = frame["destination_caller"].astype(schema.STRING).str.lower().str[-40:]
-    recipient = frame["mint_recipient"].astype(schema.STRING).str.lower().str[-40:]
+    # ledger addresses are canonical (lowercase, 20-byte EVM): compared as they are
+    hook = frame["hook_data"].astype(schema.STRING)
+    has_hook = (hook.str.len() > 2).to_numpy(dtype=bool, na_value=False)
+    caller = frame["destination_caller"].astype(schema.STRING)
+    recipient = frame["mint_recipient"].astype(schema.STRING)
     self_relay = (caller == recipient).to_numpy(dtype=bool, na_value=False)
     return has_hook | self_relay
 
@@ -165,32 +166,31 @@ def _round_trips(frame: pd.DataFrame, window: int) -> tuple[np.ndarray, np.ndarr
 
 
 def _flags(frame: pd.DataFrame, window: int, rules: tuple[str, ...], table: Any) -> tuple:
+    """Per row: the index in ``rules`` of the first rule that caught it (-1: none), and the
+    position of the round trip's other leg (-1: none)."""
     n = len(frame)
-    rule = np.full(n, None, dtype=object)
+    rule = np.full(n, -1, dtype="int8")
     counterpart = np.full(n, -1, dtype="int64")
-    sender = frame["message_sender"].astype(schema.STRING).str.lower()
-    recipient = frame["mint_recipient"].astype(schema.STRING).str.lower()
+    sender = frame["message_sender"].astype(schema.STRING)
+    recipient = frame["mint_recipient"].astype(schema.STRING)
     same = (sender == recipient).to_numpy(dtype=bool, na_value=False)
     plain = ~_wrapped(frame)
+    s_label = r_label = np.full(n, None, dtype=object)
+    operator = r_operator = np.zeros(n, dtype=bool)
     if table is not None and ({"same_address", "same_entity"} & set(rules)):
-        s_label, s_kind = table.resolve(
-            frame["message_sender"], labels_.chains_of(frame, "message_sender")
-        )
-        r_label, r_kind = table.resolve(
-            frame["mint_recipient"], labels_.chains_of(frame, "mint_recipient")
-        )
-        operator = np.isin(s_kind.astype(str), list(OPERATOR_KINDS)) & (s_kind != None)  # noqa: E711
-        r_operator = np.isin(r_kind.astype(str), list(OPERATOR_KINDS)) & (r_kind != None)  # noqa: E711
-    else:
-        s_label = r_label = np.full(n, None, dtype=object)
-        operator = r_operator = np.zeros(n, dtype=bool)
-    for name in rules:
-        todo = np.array([r is None for r in rule]) if n else np.zeros(0, dtype=bool)
+        s_label, s_kind = table.resolve(sender, labels_.chains_of(frame, "message_sender"))
+        r_label, r_kind = table.resolve(recipient, labels_.chains_of(frame, "mint_recipient"))
+        operator = pd.Series(s_kind).isin(list(OPERATOR_KINDS)).to_numpy()
+        r_operator = pd.Series(r_kind).isin(list(OPERATOR_KINDS)).to_numpy()
+    for k, name in enumerate(rules):
+        todo = rule < 0
         if name == "same_address":
             hit = same & operator & plain
         elif name == "same_entity":
-            labelled = (s_label != None) & (s_label == r_label)  # noqa: E711
-            hit = ~same & labelled & operator & r_operator & plain
+            both = operator & r_operator
+            labelled = np.zeros(n, dtype=bool)
+            labelled[both] = s_label[both] == r_label[both]
+            hit = ~same & labelled & plain
         elif name == "self_transfer":
             hit = same & plain
         else:
@@ -200,7 +200,7 @@ def _flags(frame: pd.DataFrame, window: int, rules: tuple[str, ...], table: Any)
             take_i, take_j = todo[out_i], todo[back_j]
             counterpart[out_i[take_i]] = back_j[take_i]
             counterpart[back_j[take_j]] = out_i[take_j]
-        rule[hit & todo] = name
+        rule[hit & todo] = k
     return rule, counterpart
 
 
@@ -238,7 +238,7 @@ def rebalancing(
     window_ns, chosen = _window_ns(window), _rules(rules)
     frame = actors.ledger_columns(ledger, _COLUMNS, what="movements.rebalancing")
     rule, counterpart = _flags(frame, window_ns, chosen, actors._labels_of(labels))
-    keep = np.flatnonzero(rule != None)  # noqa: E711
+    keep = np.flatnonzero(rule >= 0)
     rows = frame.iloc[keep]
     out = pd.DataFrame(_ledger.routes(rows)).assign(transfer_id=rows["transfer_id"].to_numpy())
     out = out[["transfer_id", "source_chain", "destination_chain"]]
@@ -248,7 +248,7 @@ def rebalancing(
     out["amount_raw"] = rows["amount_raw"].to_numpy(dtype="int64")
     for col in ("message_sender", "mint_recipient"):
         out[col] = rows[col].astype(schema.STRING).to_numpy()
-    out["rule"] = pd.array(rule[keep], dtype=schema.STRING)
+    out["rule"] = pd.array(np.array(chosen, dtype=object)[rule[keep]], dtype=schema.STRING)
     ids = frame["transfer_id"].astype(schema.STRING).to_numpy(dtype=object)
     other = counterpart[keep]
     out["counterpart"] = pd.array(
@@ -279,11 +279,11 @@ def rebalancing_share(
     amount = _ledger.amount(frame["amount_raw"])
     table = pd.DataFrame(_ledger.routes(frame))
     table["amount"] = amount
-    flagged = rule != None  # noqa: E711
+    flagged = rule >= 0
     table["rebalancing"] = np.where(flagged, amount, 0.0)
     table["flagged"] = flagged.astype("int64")
-    for name in chosen:
-        table[f"{name}_volume"] = np.where(rule == name, amount, 0.0)
+    for k, name in enumerate(chosen):
+        table[f"{name}_volume"] = np.where(rule == k, amount, 0.0)
     grouped = table.groupby(list(_ledger.ROUTE), observed=True, sort=True)
     out = grouped.agg(
         count=("amount", "size"),
@@ -312,8 +312,8 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
         eligible |= minted & (kind == "integrator")
     if not eligible.any():
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
-    recipient = frame["mint_recipient"].astype(schema.STRING).str.lower()
-    sender = frame["message_sender"].astype(schema.STRING).str.lower()
+    recipient = frame["mint_recipient"].astype(schema.STRING)
+    sender = frame["message_sender"].astype(schema.STRING)
     forwarders = pd.unique(recipient.to_numpy()[eligible])
     candidate = sender.isin(forwarders).to_numpy(dtype=bool, na_value=False)
     candidate = candidate & _ledger.burn_known(frame)
