@@ -201,7 +201,8 @@ def relayers(
     cols = ["source_domain", "destination_domain", "amount_raw", "burn_timestamp"]
     cols += ["mint_timestamp", "cctp_version", "relayer"]
     frame = ledger_columns(ledger, cols, what="actors.relayers")
-    frame = frame.loc[frame["mint_timestamp"].notna().to_numpy()]
+    # filter numbers, not the frame: a row filter would copy every string column
+    minted = frame["mint_timestamp"].notna().to_numpy()
     codes, uniques = pd.factorize(frame["relayer"], use_na_sentinel=True)
     work = pd.DataFrame(
         {
@@ -221,6 +222,8 @@ def relayers(
     if freq is not None:
         work["timestamp"] = frame["mint_timestamp"].array
         group = ["timestamp", *group]
+    if not minted.all():
+        work = work.loc[minted]
     grouper = [_common.time_grouper(freq) if g == "timestamp" else g for g in group]
     agg = (
         work.groupby([*grouper, "r"], observed=True, sort=False, dropna=False)
@@ -258,7 +261,7 @@ def relayers(
     table = _labels_of(labels)
     if table is not None:
         out = labels_.attach(out, ["relayer"], user=table)
-    span = results.span_of(frame["mint_timestamp"])
+    span = results.span_of(frame["mint_timestamp"].dropna())
     return results.describe(out, span=span, freq=freq, by=tuple(groups))
 
 
@@ -364,18 +367,18 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         "hook_data",
     ]
     frame = ledger_columns(ledger, cols, what="actors.integrators")
-    frame = frame.loc[_ledger.burn_known(frame)]
+    burned = _ledger.burn_known(frame)
     table = _labels_of(labels)
     codes, uniques = pd.factorize(_integrator_key(frame, by, table), use_na_sentinel=True)
     n = len(uniques) + 1
-    codes = np.where(codes < 0, n - 1, codes)
-    raw = frame["amount_raw"].to_numpy(dtype="int64")
-    stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")
+    codes = np.where(codes < 0, n - 1, codes)[burned]
+    raw = frame["amount_raw"].to_numpy(dtype="int64")[burned]
+    stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")[burned]
     mid = (stamps.min() + (stamps.max() - stamps.min()) // 2) if len(stamps) else 0
     late = stamps >= mid
-    version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+    version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)[burned]
     src, dst, domains = _route_codes(frame)
-    route = src * len(domains) + dst
+    route = (src * len(domains) + dst)[burned]
 
     def total(weights: np.ndarray) -> np.ndarray:
         return np.bincount(codes, weights=weights, minlength=n)
@@ -428,4 +431,5 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         label, kind = table.resolve(out["integrator"], None)
         out["integrator_label"] = pd.array(label, dtype=schema.STRING)
         out["integrator_kind"] = pd.array(kind, dtype=schema.STRING)
-    return results.describe(out, span=results.span_of(frame["burn_timestamp"]), by=())
+    span = results.span_of(frame["burn_timestamp"][burned])
+    return results.describe(out, span=span, by=())
