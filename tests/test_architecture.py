@@ -30,7 +30,7 @@ MAX_LINES = 560  # "about 500": a module may run a little over while it reads as
 
 CONTRACT = (
     "config", "errors", "chains", "chain_entries", "chains_toml", "_registry_table", "schema",
-    "times", "arguments", "provenance", "addressing", "tokens", "_version", "_codes",
+    "times", "arguments", "provenance", "addressing", "tokens", "labels", "_version", "_codes",
     "_textarrays",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "notebook_export", "export", "markup")
@@ -190,10 +190,11 @@ def _is_init(module: str) -> bool:
 
 TOP_LEVEL = {
     "__init__", "_version", "_codes", "_textarrays", "config", "errors", "chains", "schema",
-    "times", "arguments", "provenance", "addressing", "tokens", "connection", "cli",
+    "times", "arguments", "provenance", "addressing", "tokens", "labels", "connection", "cli",
 }
 """The face, the contract modules (settings, errors, the registry, the schema, times,
-argument checks, provenance, addresses, tokens), ``connect`` and the command line."""
+argument checks, provenance, addresses, tokens, address labels), ``connect`` and the
+command line."""
 
 
 def test_the_top_level_holds_the_face_the_contract_and_the_packages():

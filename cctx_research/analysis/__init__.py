@@ -28,6 +28,15 @@ v2
 history
     A ledger's mint and burn volume per bucket,
     :func:`~history.volume_history` (what ``client.volume_history`` returns).
+actors
+    Who moves the money: :func:`~actors.relayers`,
+    :func:`~actors.integrators`, :func:`~actors.hhi`.
+movements
+    Rebalancing and volume counted once per movement:
+    :func:`~movements.rebalancing`, :func:`~movements.rebalancing_share`,
+    :func:`~movements.continuations`, :func:`~movements.dedupe`.
+hooks
+    CCTP V2 hook data decoded: :func:`~hooks.decode`, :func:`~hooks.classify`.
 results
     What a result says about itself: :class:`~results.ResultInfo` (the
     ``span`` of the data seen, ``freq``, ``by``, ``as_of``, ...), read with
@@ -37,9 +46,10 @@ inputs
     :func:`~inputs.is_ledger`, and the error for data without burn times.
 
 ``flows``, ``volumes`` and ``addresses`` take a ``"transfers"`` frame (the
-interface's mints); ``latency``, ``pending`` and ``v2`` need a ``"ledger"``
-frame, which has both sides of each transfer (``cctx_research.load(...)``,
-``cctx_research.load_sample()``, ``report --data``).
+interface's mints); ``latency``, ``pending``, ``v2``, ``actors`` and
+``movements`` need a ``"ledger"`` frame, which has both sides of each
+transfer (``cctx_research.load(...)``, ``cctx_research.load_sample()``,
+``report --data``).
 
 Examples
 --------
@@ -49,7 +59,21 @@ Examples
 
 from __future__ import annotations
 
-from . import addresses, flows, history, inputs, latency, linking, pending, results, v2, volumes
+from . import (
+    actors,
+    addresses,
+    flows,
+    history,
+    hooks,
+    inputs,
+    latency,
+    linking,
+    movements,
+    pending,
+    results,
+    v2,
+    volumes,
+)
 from .addresses import AddressProfile, Concentration
 from .results import ResultInfo, result_info
 from .volumes import SizeDistribution
@@ -59,12 +83,15 @@ __all__ = [
     "Concentration",
     "ResultInfo",
     "SizeDistribution",
+    "actors",
     "addresses",
     "flows",
     "history",
+    "hooks",
     "inputs",
     "latency",
     "linking",
+    "movements",
     "pending",
     "result_info",
     "results",

@@ -1,0 +1,435 @@
+"""Who moves the money: relayers and integrators of a ledger.
+
+Functions take a canonical ``"ledger"`` frame (pandas, or a Polars, DuckDB
+or Dask frame, of which only the columns used are collected; see
+:mod:`.engines`) and return small tables. Volumes are USDC (``volume``,
+float) and exact base units (``volume_raw``).
+
+- The *relayer* of a transfer is who called ``receiveMessage`` on the
+  destination (``MessageReceived``'s ``caller``, the ledger's ``relayer``
+  column): who paid to mint. A transfer whose relayer the source does not
+  give counts under a null relayer, so shares still sum to one.
+- The *integrator* is read from the burn: the depositor (``message_sender``,
+  a contract when an application burns for its users), the
+  ``destination_caller`` (who alone may relay; the zero address means
+  anyone), or the first four bytes of the hook data (see :mod:`.hooks`).
+- Labels (:mod:`cctx_research.labels`) name the addresses; ``labels=False``
+  leaves them out, a path or frame adds your own over the bundled ones.
+
+Time to relay is ``mint_timestamp - burn_timestamp``: the ledger holds no
+attestation time, so it includes the attestation wait (use
+:mod:`.latency` for the route's typical wait). Rebalancing and the rule that
+counts a wrapped movement once are in :mod:`.rebalancing`.
+
+Examples
+--------
+>>> import cctx_research as cctx
+>>> table = relayers(cctx.load_sample(as_of="2024-07-01", days=1), labels=False)
+>>> float(table["volume_share"].sum())
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import chains, schema
+from .. import labels as labels_
+from ..errors import DataError
+from . import _common, _ledger, engines, results
+from .inputs import no_burn_times
+
+__all__ = [
+    "INTEGRATOR_KEYS",
+    "RELAYER_BY",
+    "hhi",
+    "integrators",
+    "ledger_columns",
+    "relayers",
+]
+
+RELAYER_BY: tuple[str, ...] = ("route", "cctp_version")
+"""What ``by`` may split :func:`relayers` by: the route, the CCTP version."""
+
+INTEGRATOR_KEYS: tuple[str, ...] = ("message_sender", "destination_caller", "hook_prefix", "label")
+"""What identifies an integrator in :func:`integrators` (``label``: the depositor's label)."""
+
+OPTIONAL: tuple[str, ...] = (*schema.LEDGER_V2, "pairing", "link_group_size", "token", "relayer")
+"""Ledger columns a source may lack: read as null."""
+
+ZERO_CALLERS = frozenset({"0x" + "0" * 40, "0x" + "0" * 64})
+"""A destination caller of zero: anyone may relay."""
+
+
+def ledger_columns(ledger: Any, columns: Sequence[str], *, what: str) -> pd.DataFrame:
+    """The ``columns`` of a ledger as pandas; optional ones it lacks come back null.
+
+    A pandas frame is used as it is (no copy unless a column must be
+    added); a Polars, DuckDB or Dask frame has only these columns collected.
+
+    Raises
+    ------
+    TypeError
+        If ``ledger`` is no frame an engine recognises.
+    DataError
+        Naming the required ledger columns it lacks.
+    """
+    wanted = list(dict.fromkeys(columns))
+    required = [c for c in wanted if c not in OPTIONAL]
+    if engines.is_pandas(ledger):
+        frame = ledger
+        names = set(frame.columns)
+    elif engines.recognised(ledger):
+        names = set(engines.lazy(ledger, "ledger", columns=()).collect_schema().names())
+        frame = None
+    else:
+        raise TypeError(
+            f"{what} takes a ledger: {engines.SUPPORTED} of kind 'ledger', "
+            f"got {type(ledger).__name__}"
+        )
+    if "burn_timestamp" not in names and "timestamp" in names:
+        raise no_burn_times(what)
+    missing = [c for c in required if c not in names]
+    if missing:
+        raise DataError(
+            f"{what} needs the ledger columns {missing}, which this frame lacks",
+            hint="see cctx_research.schema.columns('ledger')",
+        )
+    if frame is None:
+        lf = engines.lazy(ledger, "ledger", columns=required)
+        frame = engines.collect(lf.select([c for c in wanted if c in names]))
+        frame = _common.typed(frame, "ledger")
+    absent = [c for c in wanted if c not in frame.columns]
+    if absent:
+        frame = frame.copy(deep=False) if frame is ledger else frame
+        types = schema.dtypes("ledger")
+        for col in absent:
+            frame[col] = pd.Series(pd.NA, index=frame.index, dtype=types[col])
+    return frame
+
+
+def _labels_of(labels: Any) -> labels_.Labels | None:
+    if labels is False:
+        return None
+    if labels is True:
+        return labels_.labels()
+    return labels_.labels(labels)
+
+
+def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Per-row indexes of source and destination domains into ``domains`` (sorted)."""
+    src = frame["source_domain"].to_numpy(dtype="int64")
+    dst = frame["destination_domain"].to_numpy(dtype="int64")
+    domains = np.union1d(pd.unique(src), pd.unique(dst))
+    return np.searchsorted(domains, src), np.searchsorted(domains, dst), domains.tolist()
+
+
+def _chain_categorical(values: Sequence[int]) -> pd.Categorical:
+    names = [chains.chain_name(int(d)) for d in values]
+    return _common.chain_column(names, chains.in_order(names))
+
+
+def _shares(out: pd.DataFrame, group: list[str], count: str) -> pd.DataFrame:
+    if group:
+        totals = out.groupby(group, observed=True, sort=False)[[count, "volume_raw"]].transform(
+            "sum"
+        )
+    else:
+        totals = pd.DataFrame(
+            {count: out[count].sum(), "volume_raw": out["volume_raw"].sum()}, index=out.index
+        )
+    out[f"{count[:-1]}_share" if count.endswith("s") else f"{count}_share"] = (
+        out[count] / totals[count].where(totals[count] > 0)
+    ).astype("float64")
+    out["volume_share"] = (
+        out["volume_raw"].astype("float64")
+        / totals["volume_raw"].astype("float64").where(totals["volume_raw"] > 0)
+    ).astype("float64")
+    return out
+
+
+def relayers(
+    ledger: Any,
+    *,
+    by: str | Sequence[str] | None = None,
+    freq: str | None = None,
+    labels: Any = True,
+) -> pd.DataFrame:
+    """Share of mints and volume per relayer, and each relayer's time to relay.
+
+    Parameters
+    ----------
+    ledger : DataFrame (pandas, Polars, DuckDB, Dask)
+        A canonical ledger; only minted transfers count.
+    by : {None, "route", "cctp_version"} or a list of them
+        Split by route (``source_chain``, ``destination_chain``) and/or version;
+        shares are within each group.
+    freq : str, optional
+        Also split by the time bucket of the mint (``"1D"``, ``"7D"``).
+    labels : bool, path or DataFrame, default True
+        Add ``relayer_label`` and ``relayer_kind`` (bundled labels, or yours
+        over them); ``False`` leaves them out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``timestamp`` (with ``freq``), the ``by`` columns, ``relayer``,
+        ``mints``, ``volume``, ``volume_raw``, ``mint_share``,
+        ``volume_share`` (within the group), ``median_relay_s`` (burn to mint,
+        seconds; NaN without burn times) and the label columns. Sorted by
+        group, then volume, largest first. :func:`~.results.result_info`
+        records ``by`` (the group columns) and ``freq``.
+
+    Raises
+    ------
+    DataError, TypeError, ValueError
+        For a frame that is no ledger, or a bad ``by`` / ``freq``.
+
+    Examples
+    --------
+    >>> from cctx_research import schema
+    >>> list(relayers(schema.empty("ledger"), labels=False).columns)[:4]
+    ['relayer', 'mints', 'volume', 'volume_raw']
+    """
+    keys = _ledger.by_keys(by, RELAYER_BY)
+    if freq is not None:
+        _common.frequency(freq)
+    cols = ["source_domain", "destination_domain", "amount_raw", "burn_timestamp"]
+    cols += ["mint_timestamp", "cctp_version", "relayer"]
+    frame = ledger_columns(ledger, cols, what="actors.relayers")
+    # filter numbers, not the frame: a row filter would copy every string column
+    minted = frame["mint_timestamp"].notna().to_numpy()
+    codes, uniques = pd.factorize(frame["relayer"], use_na_sentinel=True)
+    work = pd.DataFrame(
+        {
+            "r": codes,
+            "amount_raw": frame["amount_raw"].to_numpy(dtype="int64"),
+            "latency_s": _ledger.latency_seconds(frame).to_numpy(dtype="float64"),
+        }
+    )
+    group: list[str] = []
+    if "route" in keys:
+        src, dst, domains = _route_codes(frame)
+        work["s"], work["d"] = src, dst
+        group += ["s", "d"]
+    if "cctp_version" in keys:
+        work["v"] = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+        group.append("v")
+    if freq is not None:
+        work["timestamp"] = frame["mint_timestamp"].array
+        group = ["timestamp", *group]
+    if not minted.all():
+        work = work.loc[minted]
+    grouper = [_common.time_grouper(freq) if g == "timestamp" else g for g in group]
+    agg = (
+        work.groupby([*grouper, "r"], observed=True, sort=False, dropna=False)
+        .agg(
+            mints=("amount_raw", "size"),
+            volume_raw=("amount_raw", "sum"),
+            median_relay_s=("latency_s", "median"),
+        )
+        .reset_index()
+    )
+    out = pd.DataFrame(index=agg.index)
+    if freq is not None:
+        out["timestamp"] = agg["timestamp"].astype(schema.TIMESTAMP)
+    if "route" in keys:
+        names = np.array(domains)
+        out["source_chain"] = _chain_categorical(names[agg["s"].to_numpy(dtype=int)])
+        out["destination_chain"] = _chain_categorical(names[agg["d"].to_numpy(dtype=int)])
+    if "cctp_version" in keys:
+        out["cctp_version"] = pd.array(agg["v"].to_numpy(), dtype="Float64").astype("Int64")
+    names = np.append(np.asarray(uniques, dtype=object), None)
+    out["relayer"] = pd.array(names[agg["r"].to_numpy()], dtype=schema.STRING)
+    out["mints"] = agg["mints"].astype("int64")
+    out["volume"] = _ledger.amount(agg["volume_raw"])
+    out["volume_raw"] = agg["volume_raw"].astype("int64")
+    groups = [
+        c
+        for c in out.columns
+        if c in ("timestamp", "source_chain", "destination_chain", "cctp_version")
+    ]
+    out = _shares(out, groups, "mints")
+    out["median_relay_s"] = agg["median_relay_s"].astype("float64")
+    out = out.sort_values(
+        [*groups, "volume_raw"], ascending=[True] * len(groups) + [False], kind="stable"
+    ).reset_index(drop=True)
+    table = _labels_of(labels)
+    if table is not None:
+        out = labels_.attach(out, ["relayer"], user=table)
+    span = results.span_of(frame["mint_timestamp"].dropna())
+    return results.describe(out, span=span, freq=freq, by=tuple(groups))
+
+
+def hhi(table: pd.DataFrame, *, share: str = "volume_share") -> pd.DataFrame:
+    """Herfindahl-Hirschman index of a share table, per group (0 to 1; 1: one actor).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A result of :func:`relayers` or :func:`integrators`; its groups are
+        the ``by`` of its :func:`~.results.result_info`.
+    share : str, default "volume_share"
+        The share column (``"mint_share"``, ``"transfer_share"`` ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The group columns, ``hhi`` (sum of squared shares) and ``actors``
+        (rows in the group).
+
+    Examples
+    --------
+    >>> hhi(pd.DataFrame({"volume_share": [0.5, 0.5]}))["hhi"].tolist()
+    [0.5]
+    """
+    if not isinstance(table, pd.DataFrame) or share not in table.columns:
+        raise ValueError(f"hhi() takes a share table with a {share!r} column")
+    groups = [c for c in (results.result_info(table).by or ()) if c in table.columns]
+    squared = table.assign(__sq=table[share].astype("float64") ** 2)
+    if groups:
+        out = squared.groupby(groups, observed=True, sort=True).agg(
+            hhi=("__sq", "sum"), actors=("__sq", "size")
+        )
+        out = out.reset_index()
+    else:
+        out = pd.DataFrame({"hhi": [float(squared["__sq"].sum())], "actors": [len(table)]})
+    out["actors"] = out["actors"].astype("int64")
+    return results.describe(out, span=results.result_info(table).span, by=tuple(groups))
+
+
+def _integrator_key(frame: pd.DataFrame, by: str, table: Any) -> pd.Series:
+    if by == "hook_prefix":
+        from .hooks import classify
+
+        return classify(frame)["hook_prefix"]
+    if by == "label":
+        if table is None:
+            raise ValueError("by='label' needs labels; pass labels=True or your own")
+        label, _ = table.resolve(
+            frame["message_sender"], labels_.chains_of(frame, "message_sender")
+        )
+        return pd.Series(pd.array(label, dtype=schema.STRING), index=frame.index)
+    key = frame[by].astype(schema.STRING)
+    if by == "destination_caller":
+        key = key.where(~key.str.lower().isin(ZERO_CALLERS))
+    return key
+
+
+def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) -> pd.DataFrame:
+    """Volume, transfers and routes per integrator, with share, growth and V1/V2 split.
+
+    Parameters
+    ----------
+    ledger : DataFrame (pandas, Polars, DuckDB, Dask)
+        A canonical ledger; every transfer with a burn counts, at its burn.
+    by : {"message_sender", "destination_caller", "hook_prefix", "label"}
+        What names the integrator: the depositor, the destination caller
+        (null: anyone may relay), the hook's first four bytes (null: no hook),
+        or the depositor's label (null: unlabelled).
+    labels : bool, path or DataFrame, default True
+        Add ``integrator_label`` / ``integrator_kind`` for address keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``integrator``, ``transfers``, ``volume``, ``volume_raw``, ``routes``
+        (distinct routes), ``volume_share``, ``transfer_share``,
+        ``volume_first_half`` / ``volume_second_half`` (USDC burned before /
+        after the middle of the span of burn times), ``growth``
+        (second / first - 1; NaN when the first is 0), ``v1_volume``,
+        ``v2_volume``, ``v2_share`` (of the volume whose version is known:
+        who has moved to V2) and the label columns. Largest volume first.
+
+    Examples
+    --------
+    >>> from cctx_research import schema
+    >>> integrators(schema.empty("ledger"), labels=False).shape[0]
+    0
+    """
+    if by not in INTEGRATOR_KEYS:
+        raise ValueError(f"by={by!r} is not supported; pass one of {list(INTEGRATOR_KEYS)}")
+    cols = [
+        "source_domain",
+        "destination_domain",
+        "amount_raw",
+        "burn_timestamp",
+        "burn_tx_hash",
+        "burn_block",
+        "message_sender",
+        "mint_recipient",
+        "destination_caller",
+        "cctp_version",
+        "hook_data",
+    ]
+    frame = ledger_columns(ledger, cols, what="actors.integrators")
+    burned = _ledger.burn_known(frame)
+    table = _labels_of(labels)
+    codes, uniques = pd.factorize(_integrator_key(frame, by, table), use_na_sentinel=True)
+    n = len(uniques) + 1
+    codes = np.where(codes < 0, n - 1, codes)[burned]
+    raw = frame["amount_raw"].to_numpy(dtype="int64")[burned]
+    stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")[burned]
+    mid = (stamps.min() + (stamps.max() - stamps.min()) // 2) if len(stamps) else 0
+    late = stamps >= mid
+    version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)[burned]
+    src, dst, domains = _route_codes(frame)
+    route = (src * len(domains) + dst)[burned]
+
+    def total(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(codes, weights=weights, minlength=n)
+
+    # sums in float for speed, then the exact one in integers for volume_raw
+    volume_raw = pd.Series(raw).groupby(codes).sum().reindex(range(n), fill_value=0)
+    count = np.bincount(codes, minlength=n)
+    pairs = pd.unique(codes.astype("int64") * (len(domains) ** 2 + 1) + route)
+    routes = np.bincount(pairs // (len(domains) ** 2 + 1), minlength=n)
+    amount = raw / _ledger.USDC_UNIT
+    out = pd.DataFrame(
+        {
+            "integrator": pd.array(
+                np.append(np.asarray(uniques, dtype=object), None), dtype=schema.STRING
+            ),
+            "transfers": count.astype("int64"),
+            "volume": volume_raw.to_numpy(dtype="float64") / _ledger.USDC_UNIT,
+            "volume_raw": volume_raw.to_numpy(dtype="int64"),
+            "routes": routes.astype("int64"),
+            "volume_first_half": total(np.where(late, 0.0, amount)),
+            "volume_second_half": total(np.where(late, amount, 0.0)),
+            "v1_volume": total(np.where(version == 1, amount, 0.0)),
+            "v2_volume": total(np.where(version == 2, amount, 0.0)),
+        }
+    )
+    out = out.loc[out["transfers"] > 0].reset_index(drop=True)
+    out = _shares(out, [], "transfers")
+    first = out["volume_first_half"].where(out["volume_first_half"] > 0)
+    out["growth"] = (out["volume_second_half"] / first - 1).astype("float64")
+    known = out["v1_volume"] + out["v2_volume"]
+    out["v2_share"] = (out["v2_volume"] / known.where(known > 0)).astype("float64")
+    order = [
+        "integrator",
+        "transfers",
+        "volume",
+        "volume_raw",
+        "routes",
+        "volume_share",
+        "transfer_share",
+        "volume_first_half",
+        "volume_second_half",
+        "growth",
+        "v1_volume",
+        "v2_volume",
+        "v2_share",
+    ]
+    out = out[order].sort_values("volume_raw", ascending=False, kind="stable")
+    out = out.reset_index(drop=True)
+    if table is not None and by in ("message_sender", "destination_caller"):
+        label, kind = table.resolve(out["integrator"], None)
+        out["integrator_label"] = pd.array(label, dtype=schema.STRING)
+        out["integrator_kind"] = pd.array(kind, dtype=schema.STRING)
+    span = results.span_of(frame["burn_timestamp"][burned])
+    return results.describe(out, span=span, by=())

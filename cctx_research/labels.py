@@ -1,0 +1,528 @@
+"""Who an address is: a table of known CCTP actors, each row with its source and licence.
+
+The bundled table holds Circle's own contracts (TokenMessenger,
+MessageTransmitter and TokenMinter of every version and chain, derived from
+the domain registry :mod:`cctx_research.chains`, never copied) and the CCTP
+contracts of integrators, read from openly licensed sources: L2BEAT's
+interop configuration (MIT), Hyperlane's registry (MIT) and monorepo
+(Apache-2.0), Circle's SDKs (Apache-2.0). Every row says where it was read
+(repository, path and commit, or package) and under which licence. Nothing
+comes from block explorers' label clouds or from Dune's spellbook (Business
+Source License). The table lives in ``data/labels.json`` (shipped as
+``cctx_research._data``).
+
+Columns of a label table: ``chain`` (a registry chain name, or null for a
+row that holds on any EVM chain: a CREATE2 address deployed everywhere),
+``address`` (lowercase, canonical: 20 bytes for EVM), ``label``, ``kind``
+(one of :data:`KINDS`), ``source``, ``licence``; :func:`table` adds
+``origin`` (``"user"`` or ``"bundled"``).
+
+Your own labels (a CSV file or a DataFrame with at least ``address``,
+``label`` and ``kind``) are passed as ``user=`` and win over the bundled
+ones. The conflict rule, for a look-up of an address on a chain:
+
+1. a user row beats a bundled row, whatever chain either names (your
+   chain-less row overrides a bundled row for a given chain);
+2. among rows of the same origin, a row for that chain beats a chain-less row;
+3. a look-up with no chain takes chain-less rows first, then the
+   chain-specific row of the first chain in registry order;
+4. two user rows for the same chain and address that disagree are an error
+   (no silent pick).
+
+Examples
+--------
+>>> lookup("0xBd3fa81B58Ba92a82136038B25aDec7066af3155", "ethereum").label
+'Circle TokenMessenger'
+>>> mine = pd.DataFrame({"address": ["0xbd3fa81b58ba92a82136038b25adec7066af3155"],
+...                      "label": ["my messenger"], "kind": ["user"]})
+>>> lookup("0xbd3fa81b58ba92a82136038b25adec7066af3155", "ethereum", user=mine).label
+'my messenger'
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import addressing, chains, schema
+
+__all__ = [
+    "COLUMNS",
+    "DEFAULT_COLUMNS",
+    "KINDS",
+    "Label",
+    "Labels",
+    "attach",
+    "bundled",
+    "chains_of",
+    "labels",
+    "lookup",
+    "read",
+    "table",
+]
+
+logger = logging.getLogger(__name__)
+
+KINDS: tuple[str, ...] = ("integrator", "relayer", "exchange", "circle", "user")
+"""What a labelled address is: an integrator's contract (or its operator), a relayer that
+calls ``receiveMessage``, an exchange, Circle itself, or an end user."""
+
+COLUMNS: tuple[str, ...] = ("chain", "address", "label", "kind", "source", "licence")
+"""The columns of a label table (:func:`table` adds ``origin``)."""
+
+DEFAULT_COLUMNS: tuple[str, ...] = (
+    "message_sender",
+    "mint_recipient",
+    "destination_caller",
+    "relayer",
+)
+"""The ledger columns :func:`attach` labels by default (those present)."""
+
+_SOURCE_SIDE = frozenset({"message_sender", "burn_token"})
+"""Address columns that live on the source chain; the others on the destination."""
+
+_REGISTRY_SOURCE = (
+    "cctx_research.chains (Circle's developer documentation, CCTP contract addresses; "
+    "github:circlefin/evm-cctp-contracts)"
+)
+_CONTRACT_NAMES = (
+    ("token_messenger", "TokenMessenger"),
+    ("message_transmitter", "MessageTransmitter"),
+    ("token_minter", "TokenMinter"),
+)
+
+
+@dataclass(frozen=True)
+class Label:
+    """One address's label, with where it came from.
+
+    Attributes
+    ----------
+    address : str
+        Canonical lowercase address.
+    chain : str or None
+        The chain the row names; None: any EVM chain.
+    label, kind, source, licence : str
+        The row's fields (``kind`` one of :data:`KINDS`).
+    origin : str
+        ``"user"`` or ``"bundled"``.
+    """
+
+    address: str
+    chain: str | None
+    label: str
+    kind: str
+    source: str
+    licence: str
+    origin: str
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
+
+
+def _canonical(values: Iterable[Any]) -> list[Any]:
+    out = addressing.canonical_addresses(list(values))
+    return [None if pd.isna(v) else str(v) for v in out]
+
+
+def _circle_rows() -> list[dict[str, Any]]:
+    """Circle's contracts, derived from the registry (never typed in twice)."""
+    rows: list[dict[str, Any]] = []
+    for chain in chains.CHAINS:
+        if chain.address_format != "evm":
+            continue
+        for version in (1, 2):
+            found = chains.contracts(chain.domain, version)
+            if found is None:
+                continue
+            for field, name in _CONTRACT_NAMES:
+                address = getattr(found, field, None)
+                if address:
+                    rows.append(_circle_row(chain.name, address, name, version))
+    return rows
+
+
+def _circle_row(chain: str | None, address: str, name: str, version: int) -> dict[str, Any]:
+    return {
+        "chain": chain,
+        "address": address.lower(),
+        "label": f"Circle {name}{'V2' if version == 2 else ''}",
+        "kind": "circle",
+        "source": _REGISTRY_SOURCE,
+        "licence": "Apache-2.0",
+    }
+
+
+def _data_file() -> dict[str, Any]:
+    try:
+        text = (resources.files("cctx_research._data") / "labels.json").read_text("utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        text = (Path(__file__).resolve().parents[1] / "data" / "labels.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> pd.DataFrame:
+    data = _data_file()
+    sources = data["sources"]
+    rows = _circle_rows()
+    for row in data["rows"]:
+        origin = sources[row["from"]]
+        rows.append(
+            {
+                "chain": row["chain"],
+                "address": row["address"],
+                "label": row["label"],
+                "kind": row["kind"],
+                "source": origin["source"],
+                "licence": origin["licence"],
+            }
+        )
+    return _checked(pd.DataFrame(rows, columns=list(COLUMNS)), what="bundled labels")
+
+
+def bundled() -> pd.DataFrame:
+    """The bundled label table (a copy): Circle's contracts first, then integrators'.
+
+    Examples
+    --------
+    >>> set(bundled()["kind"]) <= set(KINDS)
+    True
+    """
+    return _bundled().copy()
+
+
+def _checked(frame: pd.DataFrame, *, what: str) -> pd.DataFrame:
+    """Columns in order and typed, addresses canonical, kinds and chains known."""
+    missing = [c for c in ("address", "label", "kind") if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{what} lack the column(s) {missing}; pass a CSV or DataFrame with columns "
+            f"address, label, kind (and optionally chain, source, licence)"
+        )
+    out = pd.DataFrame(index=range(len(frame)))
+    for col in COLUMNS:
+        values = frame[col].tolist() if col in frame.columns else [None] * len(frame)
+        out[col] = pd.Series([None if _missing(v) else v for v in values], dtype=object)
+    if out["address"].isna().any() or out["label"].isna().any():
+        raise ValueError(f"{what}: every row needs an address and a label")
+    bad = sorted(set(out["kind"].dropna()) - set(KINDS)) + (
+        ["(missing)"] if out["kind"].isna().any() else []
+    )
+    if bad:
+        raise ValueError(f"{what}: unknown kind(s) {bad}; use one of {list(KINDS)}")
+    out["address"] = _canonical(str(a).strip() for a in out["address"])
+    names = []
+    for value in out["chain"]:
+        if _missing(value) or str(value).strip() == "":
+            names.append(None)
+            continue
+        try:
+            names.append(chains.chain_name(chains.domain(value)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{what}: unknown chain {value!r}; use a registry name "
+                f"({', '.join(chains.known_names()[:6])}, ...) or leave it empty"
+            ) from exc
+    out["chain"] = names
+    for col in COLUMNS:
+        out[col] = out[col].astype(schema.STRING)
+    return out
+
+
+def read(user: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """Your labels as a checked label table (``origin`` not yet set).
+
+    Parameters
+    ----------
+    user : path or DataFrame
+        A CSV file, or a frame, with columns ``address``, ``label``, ``kind``
+        and optionally ``chain``, ``source`` and ``licence``.
+
+    Raises
+    ------
+    TypeError
+        If ``user`` is neither a path nor a DataFrame.
+    ValueError
+        For a missing column, an unknown kind or chain, or two rows for one
+        chain and address that disagree.
+    """
+    if isinstance(user, (str, Path)):
+        frame = pd.read_csv(user, dtype=str, keep_default_na=False, na_values=[""])
+        what = f"labels in {Path(user).name}"
+    elif isinstance(user, pd.DataFrame):
+        frame, what = user, "user labels"
+    else:
+        raise TypeError(f"user labels must be a CSV path or a DataFrame, got {type(user).__name__}")
+    out = _checked(frame, what=what)
+    out["source"] = out["source"].fillna("user")
+    key = out["chain"].fillna("").astype(str) + "|" + out["address"].astype(str)
+    clash = out.assign(key=key).groupby("key")[["label", "kind"]].nunique()
+    clash = clash[(clash["label"] > 1) | (clash["kind"] > 1)]
+    if len(clash):
+        raise ValueError(
+            f"{what}: rows for the same chain and address disagree: "
+            f"{', '.join(clash.index[:5])}; keep one row per chain and address"
+        )
+    return out.loc[~key.duplicated()].reset_index(drop=True)
+
+
+class Labels:
+    """A label table ready for look-ups: bundled rows, and a user's rows over them.
+
+    Build one with :func:`labels`; :func:`lookup` and :func:`attach` use it.
+    """
+
+    def __init__(self, user: pd.DataFrame | None = None) -> None:
+        parts = []
+        if user is not None and len(user):
+            parts.append(user.assign(origin="user"))
+        parts.append(_bundled().assign(origin="bundled"))
+        frame = pd.concat(parts, ignore_index=True)
+        frame["origin"] = frame["origin"].astype(schema.STRING)
+        self._table = frame
+        # rank: user rows first, then within an origin chain-specific rows first
+        rank = (frame["origin"] == "bundled").astype(int) * 2 + frame["chain"].isna().astype(int)
+        order = np.lexsort((np.arange(len(frame)), rank.to_numpy()))
+        self._rows: dict[str, list[int]] = {}
+        for i in order:
+            self._rows.setdefault(str(frame.at[i, "address"]), []).append(int(i))
+        self._chain_order = {name: k for k, name in enumerate(chains.known_names())}
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rows (a copy), user rows first, with ``origin``."""
+        return self._table.copy()
+
+    def addresses(self) -> list[str]:
+        """Every labelled address."""
+        return list(self._rows)
+
+    def _pick(self, address: str, chain: str | None) -> int | None:
+        rows = self._rows.get(address)
+        if not rows:
+            return None
+        chain_col = self._table["chain"]
+        if chain is not None:
+            for i in rows:
+                row_chain = chain_col.iat[i]
+                if pd.isna(row_chain) or row_chain == chain:
+                    return i
+            return None
+        # no chain: chain-less rows of the best origin first, then the first chain
+        best = self._table["origin"].iat[rows[0]]
+        same = [i for i in rows if self._table["origin"].iat[i] == best]
+        anywhere = [i for i in same if pd.isna(chain_col.iat[i])]
+        if anywhere:
+            return anywhere[0]
+        return min(same, key=lambda i: self._chain_order.get(str(chain_col.iat[i]), 10**6))
+
+    def lookup(self, address: str, chain: str | int | None = None) -> Label | None:
+        """The label of ``address`` on ``chain`` (see the module's conflict rule), or None."""
+        key, name = _key(address), _chain(chain)
+        i = self._pick(key, name)
+        if i is None:
+            return None
+        row = self._table.iloc[i]
+        return Label(
+            address=key,
+            chain=None if pd.isna(row["chain"]) else str(row["chain"]),
+            label=str(row["label"]),
+            kind=str(row["kind"]),
+            source=str(row["source"]),
+            licence="" if pd.isna(row["licence"]) else str(row["licence"]),
+            origin=str(row["origin"]),
+        )
+
+    def resolve(self, addresses: Any, chain_names: Sequence[Any] | None) -> tuple:
+        """``label`` and ``kind`` arrays (object, None where unknown) for a column of addresses.
+
+        A vectorised membership test (any case, bytes32-padded or not) picks
+        the rows that may be labelled; only those are respelled and resolved.
+        """
+        values = pd.Series(addresses).astype(schema.STRING).reset_index(drop=True)
+        n = len(values)
+        labels = np.full(n, None, dtype=object)
+        kinds = np.full(n, None, dtype=object)
+        known = list(self._rows)
+        lowered = values.str.lower()
+        maybe = values.isin(known) | lowered.isin(known)
+        tails = [k[2:] for k in known if k.startswith("0x") and len(k) == 42]
+        if tails:
+            maybe |= (lowered.str.len() == 66) & lowered.str[-40:].isin(tails)
+        where = np.flatnonzero(maybe.to_numpy(dtype=bool, na_value=False))
+        if not len(where):
+            return labels, kinds
+        canon = _canonical(values.iloc[where])
+        cache: dict[tuple[str, Any], int | None] = {}
+        for i, address in zip(where, canon, strict=True):
+            if address is None:
+                continue
+            pair = (address, None if chain_names is None else chain_names[i])
+            if pair not in cache:
+                cache[pair] = self._pick(*pair)
+            found = cache[pair]
+            if found is not None:
+                labels[i] = self._table["label"].iat[found]
+                kinds[i] = self._table["kind"].iat[found]
+        return labels, kinds
+
+
+def _key(address: Any) -> str:
+    if not isinstance(address, str):
+        raise TypeError(f"address must be a str, got {type(address).__name__}")
+    found = _canonical([address.strip()])[0]
+    if not found:
+        raise ValueError(f"address must be an address such as 0x + 40 hex, got {address!r}")
+    return found
+
+
+def _chain(chain: Any) -> str | None:
+    if chain is None:
+        return None
+    try:
+        return chains.chain_name(chains.domain(chain))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"chain={chain!r} is not a known chain; pass a registry name such as 'base', "
+            "a domain id, or None for any chain"
+        ) from exc
+
+
+@functools.lru_cache(maxsize=1)
+def _default() -> Labels:
+    return Labels()
+
+
+def labels(user: str | Path | pd.DataFrame | Labels | None = None) -> Labels:
+    """The bundled labels, with ``user``'s over them (a :class:`Labels`).
+
+    ``user`` may already be a :class:`Labels` (returned as is).
+    """
+    if isinstance(user, Labels):
+        return user
+    if user is None:
+        return _default()
+    return Labels(read(user))
+
+
+def table(user: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every label row, user rows first, with ``origin`` (``"user"`` / ``"bundled"``)."""
+    return labels(user).table
+
+
+def lookup(
+    address: str,
+    chain: str | int | None = None,
+    *,
+    user: str | Path | pd.DataFrame | Labels | None = None,
+) -> Label | None:
+    """The label of one address, or None.
+
+    Parameters
+    ----------
+    address : str
+        Any spelling: hex in any case, bytes32-padded.
+    chain : str or int, optional
+        The chain it is on (name or domain id). ``None``: any chain (see the
+        module's conflict rule).
+    user : path, DataFrame or Labels, optional
+        Your labels; they win over the bundled ones.
+
+    Examples
+    --------
+    >>> lookup("0x" + "00" * 12 + "c1062b7c5dc8e4b1df9f200fe360cdc0ed6e7741", "base").label
+    'Mayan FastMCTP'
+    >>> lookup("0x" + "12" * 20) is None
+    True
+    """
+    return labels(user).lookup(address, chain)
+
+
+def chains_of(frame: pd.DataFrame, column: str) -> np.ndarray | None:
+    """The chain each row's address in ``column`` is on, or None if the frame does not say.
+
+    ``message_sender`` (and ``burn_token``) live on the source chain, other
+    address columns on the destination; read from ``source_chain`` /
+    ``destination_chain``, else the domain columns.
+    """
+    side = "source" if column in _SOURCE_SIDE else "destination"
+    if f"{side}_chain" in frame.columns:
+        names = frame[f"{side}_chain"].astype(object)
+        return names.where(names.notna(), None).to_numpy(dtype=object)
+    if f"{side}_domain" in frame.columns:
+        domains = frame[f"{side}_domain"].to_numpy()
+        uniq, inverse = np.unique(domains, return_inverse=True)
+        names = np.array([chains.chain_name(int(d)) for d in uniq], dtype=object)
+        return names[inverse.ravel()]
+    return None
+
+
+def attach(
+    frame: pd.DataFrame,
+    columns: Sequence[str] | None = None,
+    *,
+    user: str | Path | pd.DataFrame | Labels | None = None,
+) -> pd.DataFrame:
+    """A copy of ``frame`` with ``<column>_label`` and ``<column>_kind`` for address columns.
+
+    Each address is looked up on its own chain: ``message_sender`` on the
+    source chain, ``mint_recipient``, ``destination_caller`` and ``relayer``
+    on the destination (``source_chain`` / ``destination_chain``, else the
+    domain columns); a frame with neither looks addresses up on any chain.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A ledger, or any frame with address columns.
+    columns : sequence of str, optional
+        Address columns to label; default: those of :data:`DEFAULT_COLUMNS`
+        that ``frame`` has.
+    user : path, DataFrame or Labels, optional
+        Your labels, which win over the bundled ones.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame with string columns ``<column>_label`` and
+        ``<column>_kind`` (null where the address is not labelled).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``frame`` is not a DataFrame or lacks a named column.
+
+    Examples
+    --------
+    >>> ledger = pd.DataFrame({"source_domain": [6], "destination_domain": [0],
+    ...     "message_sender": ["0xb3fa262d0fb521cc93be83d87b322b8a23daf3f0"],
+    ...     "mint_recipient": ["0x6778b84d06804ecc154998b3fc73e557a4f1062d"]})
+    >>> attach(ledger)[["message_sender_label", "mint_recipient_label"]].iloc[0].tolist()
+    ['Circle Bridge Kit', <NA>]
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"attach() takes a pandas DataFrame, got {type(frame).__name__}")
+    if columns is None:
+        columns = [c for c in DEFAULT_COLUMNS if c in frame.columns]
+    elif isinstance(columns, str):
+        columns = [columns]
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the frame has no column(s) {missing}; it has {list(frame.columns)}")
+    table_ = labels(user)
+    out = frame.copy(deep=False)
+    for col in columns:
+        label, kind = table_.resolve(out[col], chains_of(out, col))
+        out[f"{col}_label"] = pd.array(label, dtype=schema.STRING)
+        out[f"{col}_kind"] = pd.array(kind, dtype=schema.STRING)
+    return out

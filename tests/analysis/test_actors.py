@@ -1,0 +1,308 @@
+"""Actors and movements: properties, a plain-pandas cross-check on the sample, every engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cctx_research as cctx
+from cctx_research import schema
+from cctx_research.analysis import actors, movements
+from cctx_research.errors import DataError
+
+FAST_MCTP = "0xc1062b7c5dc8e4b1df9f200fe360cdc0ed6e7741"  # a labelled integrator on base/eth/arb
+POOL = [FAST_MCTP, "0x" + "a1" * 20, "0x" + "b2" * 20, "0x" + "c3" * 20]
+RELAYERS = [None, "0x" + "d4" * 20, "0x" + "e5" * 20]
+DOMAINS = [0, 3, 6]
+T0 = pd.Timestamp("2025-01-01", tz="UTC")
+
+
+def build(rows: list[dict]) -> pd.DataFrame:
+    n = len(rows)
+    burn = T0 + pd.to_timedelta([r["burn"] for r in rows], unit="min")
+    mint = [
+        None if r["delay"] is None else b + pd.Timedelta(minutes=r["delay"])
+        for r, b in zip(rows, burn, strict=True)
+    ]
+    frame = pd.DataFrame(
+        {
+            "transfer_id": [f"t{i}" for i in range(n)],
+            "source_domain": [r["src"] for r in rows],
+            "destination_domain": [r["dst"] for r in rows],
+            "amount_raw": [r["amount"] for r in rows],
+            "burn_timestamp": burn,
+            "mint_timestamp": pd.to_datetime(mint, utc=True),
+            "burn_tx_hash": [f"0x{i + 1:064x}" for i in range(n)],
+            "mint_tx_hash": [
+                None if r["delay"] is None else f"0x{i + 1:063x}f" for i, r in enumerate(rows)
+            ],
+            "burn_block": np.arange(n) + 1,
+            "mint_block": [-1 if r["delay"] is None else 100 + i for i, r in enumerate(rows)],
+            "message_sender": [r["sender"] for r in rows],
+            "mint_recipient": [r["recipient"] for r in rows],
+            "burn_token": ["0x" + "ee" * 20] * n,
+            "destination_caller": [
+                r["recipient"] if r["self_relay"] else "0x" + "00" * 20 for r in rows
+            ],
+            "destination_token_messenger": ["0x" + "ff" * 20] * n,
+            "cctp_version": [r["version"] for r in rows],
+            "hook_data": [r["hook"] if r["version"] == 2 else None for r in rows],
+            "fee_raw": [0 if r["version"] == 2 else None for r in rows],
+            "relayer": [None if r["delay"] is None else r["relayer"] for r in rows],
+        }
+    )
+    types = schema.dtypes("ledger")
+    frame = frame.astype({c: types[c] for c in frame.columns})
+    return schema.complete(frame, "ledger")[schema.columns("ledger")]
+
+
+transfer = st.fixed_dictionaries(
+    {
+        "src": st.sampled_from(DOMAINS),
+        "dst": st.sampled_from(DOMAINS),
+        "amount": st.integers(1, 10**12),
+        "burn": st.integers(0, 3 * 24 * 60),
+        "delay": st.one_of(st.none(), st.integers(0, 90)),
+        "sender": st.sampled_from(POOL),
+        "recipient": st.sampled_from(POOL),
+        "self_relay": st.booleans(),
+        "version": st.sampled_from([1, 2]),
+        "hook": st.sampled_from(["0x", "0x01020304"]),
+        "relayer": st.sampled_from(RELAYERS),
+    }
+).filter(lambda r: r["src"] != r["dst"])
+ledgers = st.lists(transfer, min_size=1, max_size=40).map(build)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(ledgers)
+def test_relayer_shares_sum_to_one_per_group(ledger):
+    table = actors.relayers(ledger, by="route", labels=False)
+    for _, group in table.groupby(["source_chain", "destination_chain"], observed=True):
+        assert group["mint_share"].sum() == pytest.approx(1.0)
+        assert group["volume_share"].sum() == pytest.approx(1.0)
+    assert table["mints"].sum() == ledger["mint_timestamp"].notna().sum()
+    concentration = actors.hhi(table)
+    assert ((concentration["hhi"] > 0) & (concentration["hhi"] <= 1 + 1e-12)).all()
+
+
+@SETTINGS
+@given(ledgers)
+def test_integrator_shares_sum_to_one(ledger):
+    table = actors.integrators(ledger)
+    assert table["volume_share"].sum() == pytest.approx(1.0)
+    assert table["transfer_share"].sum() == pytest.approx(1.0)
+    assert table["volume_raw"].sum() == ledger["amount_raw"].sum()
+    halves = table["volume_first_half"] + table["volume_second_half"]
+    np.testing.assert_allclose(halves, table["volume"], rtol=1e-9)
+
+
+@SETTINGS
+@given(ledgers, st.sampled_from(["10min", "1h", "1D"]))
+def test_dedupe_never_increases_volume(ledger, window):
+    kept = movements.dedupe(ledger, window=window)
+    assert set(kept["transfer_id"]) <= set(ledger["transfer_id"])
+    assert kept["amount_raw"].sum() <= ledger["amount_raw"].sum()
+    legs = movements.continuations(ledger, window=window)
+    assert len(kept) == len(ledger) - len(legs)
+    assert not set(legs["transfer_id"]) & set(kept["transfer_id"])
+    share = movements.rebalancing_share(ledger, window=window)
+    assert (share["rebalancing_volume"] <= share["volume"] * (1 + 1e-12)).all()
+
+
+def test_forwarded_leg_is_counted_once():
+    # USDC minted to Mayan's FastMCTP on Base, burned by it toward Arbitrum 5 minutes later
+    rows = [
+        dict(
+            src=0,
+            dst=6,
+            amount=1_000,
+            burn=0,
+            delay=10,
+            sender=POOL[1],
+            recipient=FAST_MCTP,
+            self_relay=False,
+            version=2,
+            hook="0x",
+            relayer=None,
+        ),
+        dict(
+            src=6,
+            dst=3,
+            amount=990,
+            burn=15,
+            delay=10,
+            sender=FAST_MCTP,
+            recipient=POOL[2],
+            self_relay=False,
+            version=2,
+            hook="0x",
+            relayer=None,
+        ),
+    ]
+    ledger = build(rows)
+    assert movements.continuations(ledger)[["transfer_id", "continues"]].values.tolist() == [
+        ["t1", "t0"]
+    ]
+    assert movements.dedupe(ledger)["transfer_id"].tolist() == ["t0"]
+    # more out than came in, or past the window: two movements
+    assert len(movements.dedupe(build([rows[0], {**rows[1], "amount": 1_001}]))) == 2
+    assert len(movements.dedupe(ledger, window="4min")) == 2
+    # an unlabelled plain address re-bridging its own money: two movements
+    plain = [{**rows[0], "recipient": POOL[3]}, {**rows[1], "sender": POOL[3]}]
+    assert len(movements.dedupe(build(plain))) == 2
+
+
+def test_bad_arguments_say_what_to_pass():
+    ledger = build(
+        [
+            dict(
+                src=0,
+                dst=6,
+                amount=1,
+                burn=0,
+                delay=1,
+                sender=POOL[1],
+                recipient=POOL[1],
+                self_relay=False,
+                version=1,
+                hook="0x",
+                relayer=None,
+            )
+        ]
+    )
+    with pytest.raises(ValueError, match="pass one of"):
+        actors.integrators(ledger, by="owner")
+    with pytest.raises(ValueError, match="by="):
+        actors.relayers(ledger, by="token")
+    with pytest.raises(ValueError, match="positive duration"):
+        movements.rebalancing(ledger, window="-1h")
+    with pytest.raises(ValueError, match="rules must name"):
+        movements.rebalancing(ledger, rules=["vibes"])
+    with pytest.raises(DataError, match="lacks"):
+        actors.relayers(ledger.drop(columns=["amount_raw"]))
+    with pytest.raises(TypeError, match="ledger"):
+        actors.relayers([1, 2])
+
+
+# --- cross-check on the synthetic sample, with plain pandas -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample() -> pd.DataFrame:
+    ledger = cctx.load_sample(as_of="2024-07-01", days=2).copy()
+    rng = np.random.default_rng(3)
+    pool = np.array(["0x" + f"{k:040x}" for k in range(1, 6)], dtype=object)
+    relayer = pool[rng.integers(0, len(pool), len(ledger))]
+    relayer[ledger["mint_timestamp"].isna().to_numpy()] = None
+    ledger["relayer"] = pd.array(relayer, dtype=schema.STRING)
+    return ledger
+
+
+def test_relayer_shares_match_plain_pandas(sample):
+    got = actors.relayers(sample, by="route", labels=False)
+    minted = sample[sample["mint_timestamp"].notna()]
+    key = [minted["source_domain"], minted["destination_domain"], minted["relayer"]]
+    plain = minted.groupby(key)["amount_raw"].agg(["size", "sum"])
+    route_sum = plain.groupby(level=[0, 1])["sum"].transform("sum")
+    route_n = plain.groupby(level=[0, 1])["size"].transform("sum")
+    want = pd.DataFrame(
+        {"mint_share": plain["size"] / route_n, "volume_share": plain["sum"] / route_sum}
+    )
+    got = got.assign(
+        s=[cctx.chains.domain(c) for c in got["source_chain"].astype(str)],
+        d=[cctx.chains.domain(c) for c in got["destination_chain"].astype(str)],
+    ).set_index(["s", "d", "relayer"])
+    want = want.reindex(got.index)
+    np.testing.assert_allclose(got["mint_share"], want["mint_share"], rtol=1e-12)
+    np.testing.assert_allclose(got["volume_share"], want["volume_share"], rtol=1e-12)
+
+
+def plain_round_trips(ledger: pd.DataFrame, window: pd.Timedelta) -> set[str]:
+    """The round-trip rule, written as a loop over each sender's burns."""
+    flagged: set[str] = set()
+    rows = ledger[ledger["message_sender"].notna() & ledger["burn_timestamp"].notna()]
+    rows = rows[rows["source_domain"] != rows["destination_domain"]]
+    rows = rows.sort_values("burn_timestamp", kind="stable")
+    for _, mine in rows.groupby("message_sender"):
+        used: set[str] = set()
+        seen: list[tuple] = []
+        for r in mine.itertuples():
+            back = [
+                s
+                for s in seen
+                if s.source_domain == r.destination_domain
+                and s.destination_domain == r.source_domain
+                and s.burn_timestamp < r.burn_timestamp
+                and r.burn_timestamp - s.burn_timestamp <= window
+            ]
+            if back:
+                nearest = back[-1]
+                if nearest.transfer_id not in used:
+                    used.add(nearest.transfer_id)
+                    flagged |= {nearest.transfer_id, r.transfer_id}
+            seen.append(r)
+    return flagged
+
+
+def test_round_trips_match_a_plain_loop(sample):
+    got = movements.rebalancing(sample, window="6h", rules=["round_trip"], labels=False)
+    want = plain_round_trips(sample, pd.Timedelta("6h"))
+    assert want  # the sample's address pools make round trips common
+    assert set(got["transfer_id"]) == want
+    # each leg points at a leg of the same sender on the reverse route (a leg that both
+    # closes one trip and opens the next points at one of the two)
+    legs = got.set_index("transfer_id")
+    other = legs.loc[legs["counterpart"].to_numpy()]
+    assert (other["message_sender"].to_numpy() == legs["message_sender"].to_numpy()).all()
+    assert (
+        other["source_chain"].astype(str).to_numpy()
+        == legs["destination_chain"].astype(str).to_numpy()
+    ).all()
+
+
+# --- every engine ---------------------------------------------------------------------------
+
+
+ENGINES = ["polars", "polars-lazy", "duckdb", "dask"]
+CASES = {
+    "relayers": lambda t: actors.relayers(t, by=["route", "cctp_version"], labels=False),
+    "relayers daily": lambda t: actors.relayers(t, freq="1D"),
+    "integrators": lambda t: actors.integrators(t),
+    "rebalancing": lambda t: movements.rebalancing(t, rules=movements.ALL_RULES),
+    "rebalancing_share": lambda t: movements.rebalancing_share(t),
+    "continuations": lambda t: movements.continuations(t, window="1D"),
+}
+
+
+def as_engine(frame: pd.DataFrame, engine: str):
+    pl = pytest.importorskip("polars")
+    if engine == "polars":
+        return pl.from_pandas(frame)
+    if engine == "polars-lazy":
+        return pl.from_pandas(frame).lazy()
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        return duckdb.from_df(frame)
+    dd = pytest.importorskip("dask.dataframe")
+    return dd.from_pandas(frame, npartitions=3)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_engines_give_pandas_numbers(sample, engine, case):
+    want = CASES[case](sample)
+    got = CASES[case](as_engine(sample, engine))
+    assert list(got.columns) == list(want.columns)
+    assert len(got) == len(want)
+    for col in want.columns:
+        if pd.api.types.is_float_dtype(want[col]):
+            np.testing.assert_allclose(
+                got[col].to_numpy(float), want[col].to_numpy(float), rtol=1e-9
+            )
+        else:
+            assert got[col].astype(str).tolist() == want[col].astype(str).tolist(), col
