@@ -142,7 +142,7 @@ def connect(
     local = local_service(data, as_of=as_of, **sample_options)
     why = (
         "data=" if data is not None
-        else "sample=True" if sample else "no CCTX_API_KEY/CCTX_PROJECT_ID set"
+        else "sample=True" if sample else _missing_credentials(settings)
     )  # fmt: skip
     overrides.setdefault("cache_dir", settings.cache_dir)
     client = _join(local, loopback=loopback, **overrides)
@@ -155,6 +155,15 @@ def connect(
             stacklevel=2,
         )
     return client
+
+
+def _missing_credentials(settings: Settings) -> str:
+    """Why the settings name no service: which of the two variables is missing."""
+    if settings.api_key is not None and settings.project_id is None:
+        return "CCTX_API_KEY is set but CCTX_PROJECT_ID is not"
+    if settings.project_id is not None and settings.api_key is None:
+        return "CCTX_PROJECT_ID is set but CCTX_API_KEY is not"
+    return "no CCTX_API_KEY or CCTX_PROJECT_ID set"
 
 
 def _join(local: LocalService, *, loopback: bool, **overrides: Any) -> Client:

@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import signal
 import threading
@@ -42,14 +43,29 @@ _POLL_SECONDS = 0.5
 def _create(app: WSGIApp, host: str, port: int, threads: int) -> Any:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
-    return waitress.create_server(
-        app,
-        host=host,
-        port=port,
-        threads=threads,
-        ident="cctx-research",
-        clear_untrusted_proxy_headers=True,
-    )
+    try:
+        return waitress.create_server(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="cctx-research",
+            clear_untrusted_proxy_headers=True,
+        )
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(
+                exc.errno,
+                f"port {port} on {host} is in use (another service listens there): pass "
+                "another port, e.g. --port 8001, or --port 0 for a free one",
+            ) from exc
+        if exc.errno in (errno.EADDRNOTAVAIL, errno.EACCES):
+            raise OSError(
+                exc.errno,
+                f"cannot listen on {host}:{port} ({exc.strerror}): pass --host 127.0.0.1 and "
+                "a port above 1023",
+            ) from exc
+        raise
 
 
 def _url(server: Any) -> str:

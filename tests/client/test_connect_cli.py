@@ -357,3 +357,20 @@ def test_the_key_is_never_a_command_line_value(env, tmp_path, capsys):
     code, _, err = run(missing, capsys)
     assert code == 1
     assert "CCTX_API_KEY" in err
+
+
+@pytest.mark.parametrize(
+    ("present", "missing"),
+    [("CCTX_API_KEY", "CCTX_PROJECT_ID"), ("CCTX_PROJECT_ID", "CCTX_API_KEY")],
+)
+def test_one_credential_without_the_other_says_which_is_missing(env, caplog, present, missing):
+    env.setenv(present, "a-value-long-enough-to-be-a-key" if "KEY" in present else DEMO_PROJECT_ID)
+    with (
+        caplog.at_level(logging.INFO, logger="cctx_research.connection"),
+        pytest.warns(SyntheticDataWarning, match=f"{present} is set but {missing} is not"),
+    ):
+        client = connect(as_of="2024-07-01T12:00Z", days=1, per_day=50, progress=False)
+    client.close()
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert f"{present} is set but {missing} is not" in logged
+    assert "a-value-long-enough-to-be-a-key" not in logged

@@ -150,3 +150,12 @@ def test_cli_port_in_use_is_a_clean_error(capsys, tmp_path):
 def test_cli_without_a_command_prints_help(capsys):
     assert cli.main([]) == 2
     assert "serve" in capsys.readouterr().err
+
+
+def test_a_busy_port_says_so_and_what_to_pass():
+    app = make_app(Store(make_ledger(), clock=CLOCK), api_key=API_KEY, project_id=PROJECT_ID)
+    with start_in_background(app) as first:
+        port = urlparse(first.url).port
+        with pytest.raises(OSError, match=f"port {port} on 127.0.0.1 is in use") as info:
+            start_in_background(app, port=port)
+    assert "--port 0" in str(info.value)
