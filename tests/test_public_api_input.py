@@ -334,6 +334,12 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
                 "transfers": [T],
             },
         ),
+        "report.output_path": (
+            report.output_path,
+            ("report.html",),
+            {},
+            {"path": [Wrong(), 42, "report.pdf", "no/such/dir/report.html"]},
+        ),
         "report.build from frames": (
             report.build,
             (None, "2024-06-30", "2024-07-01"),

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from ..markup import EmbeddedFigure, html_table, render_png
 from .building import DEFAULT_DAYS, build, default_window, is_synthetic
-from .document import Report, Section
+from .document import Report, Section, output_path
 from .registry import Context, SectionSpec
 from .sections import REGISTRY, SECTIONS
 
@@ -80,5 +80,6 @@ __all__ = [
     "default_window",
     "html_table",
     "is_synthetic",
+    "output_path",
     "render_png",
 ]

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..markup import EmbeddedFigure, escape, synthetic_banner, when
 
-__all__ = ["CSS", "Report", "Section"]
+__all__ = ["CSS", "Report", "Section", "output_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,47 @@ CSS = """
 .cctx-report .error { color: #cf222e; }
 """
 """The report's inline stylesheet (no external asset, no web font)."""
+
+
+def output_path(path: str | os.PathLike[str]) -> Path:
+    """Check where a report will be written, before any work: an ``.html`` file in a directory.
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a path.
+    ValueError
+        If its suffix is not ``.html`` or ``.htm`` (the report is one HTML file), or its
+        directory does not exist.
+    IsADirectoryError
+        If it is a directory.
+
+    Examples
+    --------
+    >>> output_path("report.html").name
+    'report.html'
+    >>> output_path("report.pdf")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the report is one HTML file: path must end in .html, ... not 'report.pdf' ...
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file name such as report.html, got {type(path).__name__}")
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise IsADirectoryError(f"{target} is a directory; pass a file name such as report.html")
+    if target.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(
+            "the report is one HTML file: path must end in .html, such as report.html, "
+            f"not {target.name!r} (for a PDF, open the HTML in a browser and print it)"
+        )
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(
+            f"the directory of path, {str(parent)!r}, does not exist: create it first "
+            f"(mkdir -p {parent}) or pass a path in an existing directory"
+        )
+    return target
 
 
 @dataclass(frozen=True)
@@ -193,18 +234,14 @@ class Report:
         Parameters
         ----------
         path : str or path-like
-            The file to write; its directory must exist.
+            The file to write (see :func:`output_path`).
 
         Returns
         -------
         pathlib.Path
             The path written.
         """
-        target = Path(path).expanduser()
-        if target.is_dir():
-            raise IsADirectoryError(
-                f"{target} is a directory; pass a file name such as report.html"
-            )
+        target = output_path(path)
         text = self.to_html()
         fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=target.parent or ".")
         try:
