@@ -80,6 +80,20 @@ def test_latency_by_finality_with_reference(ledger) -> None:
     assert legend == ["fast", "standard", "published median"]
 
 
+def test_a_reference_in_any_chain_spelling_marks_its_route(ledger) -> None:
+    ax = plots.plot_latency(ledger, reference={"eth->Base": 1064}, log=False)
+    (marker,) = ax.collections[-1:]
+    assert marker.get_offsets()[0][0] == 1064
+    assert "published median" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_a_reference_to_no_route_shown_draws_no_marker_and_no_error(ledger) -> None:
+    ax = plots.plot_latency(ledger, reference={"avalanche->polygon": 60}, log=False)
+    assert not any(c.get_label() == "published median" for c in ax.collections)
+    with pytest.raises(ValueError, match=r"reference key 'nowhere->base'.*unknown chain"):
+        plots.plot_latency(ledger, reference={"nowhere->base": 60})
+
+
 def test_latency_lines(ledger) -> None:
     series = latency.timeseries(ledger, freq="1h")
     ax = plots.plot_latency(series, top=1)

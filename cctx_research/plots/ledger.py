@@ -82,7 +82,13 @@ def _check_reference(reference: Any) -> dict[str, float]:
             raise ValueError(f"reference keys must be routes such as 'ethereum->base', got {key!r}")
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
             raise TypeError(f"reference values must be seconds (numbers), got {value!r}")
-        out[key] = float(value)
+        source, destination = (part.strip() for part in key.split("->", 1))
+        try:  # any name the registry knows ('eth', 'Base', 6): the route in canonical names
+            route = f"{chains.chain_name(chains.domain(source))}->"
+            route += chains.chain_name(chains.domain(destination))
+        except ValueError as exc:
+            raise ValueError(f"reference key {key!r}: {exc}") from None
+        out[route] = float(value)
     return out
 
 
@@ -199,14 +205,15 @@ def plot_latency(
             if "finality" in rows.columns and c in set(rows["finality"].astype(str))
         ]
         extra, names = ax.get_legend_handles_labels()
-        ax.legend(
-            handles=handles + extra,
-            labels=[h.get_label() for h in handles] + names,
-            fontsize="small",
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.12),
-            ncol=3,
-        )
+        if handles or extra:  # a reference matching no route shown draws no marker
+            ax.legend(
+                handles=handles + extra,
+                labels=[h.get_label() for h in handles] + names,
+                fontsize="small",
+                loc="upper center",
+                bbox_to_anchor=(0.5, -0.12),
+                ncol=3,
+            )
     return ax
 
 
