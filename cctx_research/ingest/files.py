@@ -14,7 +14,7 @@ import glob
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,8 @@ class Sniffed:
     """``"parquet"``, ``"json"``, ``"csv"`` or ``"dataset"`` (a directory of Parquet)."""
     logs: bool
     """JSON that holds event logs (``topics``) or JSON-RPC responses (``jsonrpc``)."""
+    solana: bool = field(default=False, repr=False)
+    """JSON of Solana ``getTransaction`` replies (``transaction`` with ``signatures``)."""
 
 
 _HEAD = 65_536
@@ -94,7 +96,10 @@ def sniff(path: Path) -> Sniffed:
         return Sniffed("parquet", False)
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] in (b"[", b"{") or (not text and by_name == "json"):
-        return Sniffed("json", b'"topics"' in head or b'"jsonrpc"' in head)
+        # a getTransaction reply (its meta may be lost in a cut reply; logs have no signatures)
+        solana = b'"transaction"' in head and b'"signatures"' in head
+        return Sniffed("json", not solana and (b'"topics"' in head or b'"jsonrpc"' in head),
+                       solana)
     if by_name is None:
         raise DataError(
             f"cannot tell the format of {path.name!r}: it is neither Parquet nor JSON, and its "

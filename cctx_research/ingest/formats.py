@@ -26,6 +26,8 @@ FORMATS: dict[str, str] = {
     "decoded circle_<chain> DepositForBurn / MintAndWithdraw / MessageReceived tables",
     "xchaindatagen": "XChainDataGen's cctp_deposit_for_burn, cctp_message_received, "
     "cctp_cross_chain_transactions (and cctp_blockchain_transactions for times)",
+    "solana": "Solana getTransaction replies (encoding json or jsonParsed; one reply, a list, "
+    "JSON-RPC responses or JSON Lines), with MessageSent accounts of getProgramAccounts",
     "cctx": "the toolkit's own 'ledger' or 'transfers' frames (Parquet, CSV, JSON)",
 }
 """Format name -> what it is."""
@@ -165,6 +167,9 @@ def no_format_error(
         options = [
             (t, [c for c in needs if c not in have]) for (f, t), needs in TABLES.items() if f == fmt
         ]
+        if not options:  # told by content, not columns
+            lines.append(f"- {fmt} ({what}): told by its JSON, not by columns")
+            continue
         table, lacks = min(options, key=lambda item: len(item[1]))
         lines.append(f"- {fmt} ({what}): closest table {table!r} lacks {', '.join(lacks)}")
     shown = ", ".join(sorted(str(c) for c in columns)[:20]) or "(none)"

@@ -13,7 +13,7 @@ from .. import chains, schema
 from ..errors import DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
-from . import dune, linking, own, sides, xchaindatagen
+from . import dune, linking, own, sides, solana, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
 from .values import Rows, bad_frame, malformed_error
@@ -166,6 +166,8 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
 def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -> FileRead:
     """Read one file with the reader of its format."""
     sniffed = sniff(path)
+    if format == "solana" or (format is None and sniffed.solana):
+        return solana.read(path, chain)
     if format == "evm-logs" or (format is None and sniffed.logs):
         return _read_logs(path, chain, blocks)
     table: Table = read_table(path, sniffed)
@@ -308,7 +310,7 @@ def load(
         One file per chain is normal: they load together, and a mint pairs
         with its burn from another file. A directory is read file by file
         (a directory of Parquet files is one dataset).
-    format : {"evm-logs", "dune", "xchaindatagen", "cctx"}, optional
+    format : {"evm-logs", "dune", "xchaindatagen", "solana", "cctx"}, optional
         Detected from each file's columns (or, for JSON, its records) when
         not given. See ``cctx_research.ingest.FORMATS``.
     chain : str, int or mapping, optional

@@ -1,0 +1,406 @@
+"""Solana's CCTP transactions as the event tables of the EVM decoder, vectorised.
+
+:func:`decode` reads files of ``getTransaction`` replies (see
+:mod:`cctx_research.ingest.solana_read` for the shapes) and decodes the
+Anchor self-CPI events of Circle's programs (layouts in
+:mod:`cctx_research.ingest.solana_layouts`) into the frames of
+:class:`cctx_research.ingest.evm_logs.DecodedLogs`: ``burns``
+(``DepositForBurn``), ``mints`` (``MintAndWithdraw``), ``received``
+(``MessageReceived``) and ``sent`` (the ``MessageSent`` accounts given in
+the same file), so that :mod:`~cctx_research.ingest.sides` and
+:mod:`~cctx_research.ingest.linking` make ledger rows of them that link to
+their EVM sides (V1 by nonce, V2 by content).
+
+Solana's columns: ``domain`` 5, ``chain_id`` ``"solana"``, ``tx_hash`` the
+transaction's signature (base58), ``log_index`` the event instruction's
+position in the transaction, ``block_number`` the slot, ``timestamp`` the
+``blockTime``. Addresses are spelled as the EVM decoder spells a bytes32
+from a message (``0x`` + 64 hex digits; ``0x`` + 40 where the first 12
+bytes are zero), so a Solana account compares equal to itself in an EVM
+burn's ``mint_recipient``; ``contract`` is the program id in that form.
+``mints`` adds ``mint_recipient_owner``: the owner of the token account
+minted to, from the transaction's token balances (``<NA>`` when they do
+not list it).
+
+Base58 decoding, the field reads and the message decoding run over all the
+events of a file at once; only the walk over each reply's instructions is a
+loop. Failed transactions, transactions of other programs, events of other
+names, replies cut short and events whose bytes do not fit their layout
+are each counted by reason, never guessed at.
+
+Examples
+--------
+>>> from pathlib import Path
+>>> fixture = Path("tests/fixtures/solana/v1_burn_solana_to_ethereum.json")
+>>> decoded = decode(fixture)                                   # doctest: +SKIP
+>>> decoded.burns[["nonce", "amount_raw", "destination_domain"]].values.tolist()  # doctest: +SKIP
+[['67707', 30000000000, 3]]
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import chains, schema
+from ..errors import DataError
+from .abi_words import bytes32_address, hex_words
+from .evm_logs import DecodedLogs
+from .formats import FileRead
+from .hexcodec import hex_slices, take_rows
+from .messages import BODY_COLUMNS, decode_message
+from .rows import Reasons, nullable, string_column
+from .solana_base58 import decode_many
+from .solana_layouts import (
+    EMITTERS,
+    EVENT_TAG,
+    LAYOUTS,
+    MESSAGE_SENT_DISCRIMINATOR,
+    MESSAGE_TRANSMITTERS,
+    PROGRAMS,
+    Layout,
+    discriminator,
+)
+from .solana_read import Flat, flatten
+
+__all__ = ["DOMAIN", "decode", "read"]
+
+logger = logging.getLogger(__name__)
+
+DOMAIN = 5
+"""Solana's CCTP domain."""
+
+_NAMES = {discriminator(name): name for name in EMITTERS}
+_INT64_MAX = np.uint64(np.iinfo(np.int64).max)
+_BASE = {
+    "domain": schema.NULLABLE_INT, "chain_id": schema.STRING, "block_number": "int64",
+    "timestamp": schema.TIMESTAMP, "tx_hash": schema.STRING, "log_index": "int64",
+    "contract": schema.STRING, "cctp_version": "int64", "source_file": schema.STRING,
+    "index": "int64",
+}  # fmt: skip
+_COLUMNS: dict[str, dict[str, Any]] = {
+    "burns": {
+        "nonce": schema.STRING, "burn_token": schema.STRING, "amount_raw": "int64",
+        "message_sender": schema.STRING, "mint_recipient": schema.STRING,
+        "destination_domain": "int64", "destination_token_messenger": schema.STRING,
+        "destination_caller": schema.STRING, "max_fee_raw": schema.NULLABLE_INT,
+        "min_finality_threshold": schema.NULLABLE_INT, "hook_data": schema.STRING,
+    },
+    "mints": {
+        "mint_recipient": schema.STRING, "amount_raw": "int64", "mint_token": schema.STRING,
+        "fee_raw": schema.NULLABLE_INT, "mint_recipient_owner": schema.STRING,
+    },
+    "sent": {
+        "message": schema.STRING, "message_version": "int64", "source_domain": "int64",
+        "destination_domain": "int64", "nonce": schema.STRING, "sender": schema.STRING,
+        "recipient": schema.STRING, "destination_caller": schema.STRING,
+        "min_finality_threshold": schema.NULLABLE_INT,
+        "finality_threshold_executed": schema.NULLABLE_INT, **BODY_COLUMNS,
+    },
+    "received": {
+        "caller": schema.STRING, "source_domain": "int64", "nonce": schema.STRING,
+        "sender": schema.STRING, "finality_threshold_executed": schema.NULLABLE_INT,
+        **BODY_COLUMNS,
+    },
+}  # fmt: skip
+_KIND = {"DepositForBurn": "burns", "MintAndWithdraw": "mints", "MessageReceived": "received"}
+
+
+def _pubkeys_hex(values: list[str]) -> pd.Series:
+    """Base58 pubkeys in the decoder's bytes32 spelling; ``<NA>`` where not 32 bytes of base58."""
+    buffer, starts, lengths, ok = decode_many(values)
+    ok &= lengths == 32
+    words = take_rows(buffer, np.where(ok, starts, 0), 32) if len(buffer) else np.zeros(
+        (len(values), 32), dtype=np.uint8)
+    return string_column(bytes32_address(words)).where(ok)
+
+
+class _Events:
+    """The events of one (name, version) group: their bytes, and the checks made so far."""
+
+    def __init__(self, layout: Layout, buffer: np.ndarray, text: np.ndarray,
+                 starts: np.ndarray, lengths: np.ndarray) -> None:
+        self.layout, self.buffer, self.text = layout, buffer, text
+        self.starts, self.lengths = starts, lengths
+        self.reasons = Reasons(len(starts))
+        what = f"{layout.name} V{layout.version}"
+        if layout.dynamic:
+            short = lengths < layout.fixed
+            self.reasons.flag(short, f"{what} event shorter than its {layout.fixed} fixed bytes")
+            size = self._le(np.where(short, 0, layout.fixed - 4 - 16), 4)
+            self.reasons.flag(size != lengths - layout.fixed,
+                              f"{what} event: the length of its bytes field does not match")
+        else:
+            self.reasons.flag(lengths != layout.fixed,
+                              f"{what} event is not the {layout.fixed} bytes of its layout")
+        self.safe = ~self.reasons.flagged
+
+    def _raw(self, offset: np.ndarray | int, width: int) -> np.ndarray:
+        starts = np.where(self.safe if hasattr(self, "safe") else True, self.starts, 0)
+        return take_rows(self.buffer, starts + 16 + offset, width)
+
+    def _le(self, offset: np.ndarray | int, width: int) -> np.ndarray:
+        raw = self._raw(offset, width)
+        padded = np.zeros((len(raw), 8), dtype=np.uint8)
+        padded[:, :width] = raw
+        return padded.view("<u8").ravel()
+
+    def __getitem__(self, name: str) -> Any:
+        f = self.layout.field(name)
+        if f.type == "pubkey":
+            return string_column(bytes32_address(self._raw(f.offset, 32)))
+        if f.type == "bytes32":
+            return string_column(hex_words(self._raw(f.offset, 32)))
+        if f.type == "u32":
+            return self._le(f.offset, 4).astype(np.int64)
+        if f.type == "u64":
+            values = self._le(f.offset, 8)
+            self.reasons.flag(values > _INT64_MAX, f"{name} does not fit int64")
+            return values.astype(np.int64)
+        start = self.starts + self.layout.fixed  # the trailing bytes field
+        return start, np.where(self.safe, self.lengths - self.layout.fixed, 0)
+
+
+def _columns(kind: str, ev: _Events) -> dict[str, Any]:
+    v2 = ev.layout.version == 2
+    m = len(ev.starts)
+    if kind == "burns":
+        cols: dict[str, Any] = {
+            "nonce": pd.Series(pd.NA, index=range(m), dtype=schema.STRING) if v2
+            else pd.Series(ev["nonce"].astype(np.uint64).astype(str), dtype=schema.STRING),
+            "burn_token": ev["burn_token"], "amount_raw": ev["amount"],
+            "message_sender": ev["depositor"], "mint_recipient": ev["mint_recipient"],
+            "destination_domain": ev["destination_domain"],
+            "destination_token_messenger": ev["destination_token_messenger"],
+            "destination_caller": ev["destination_caller"],
+        }
+        if v2:
+            cols["max_fee_raw"] = ev["max_fee"]
+            cols["min_finality_threshold"] = ev["min_finality_threshold"]
+            cols["hook_data"] = hex_slices(ev.text, *ev["hook_data"])
+        return cols
+    if kind == "mints":
+        cols = {"mint_recipient": ev["mint_recipient"], "amount_raw": ev["amount"],
+                "mint_token": ev["mint_token"]}
+        if v2:
+            cols["fee_raw"] = ev["fee_collected"]
+        return cols
+    cols = {"caller": ev["caller"], "source_domain": ev["source_domain"], "sender": ev["sender"]}
+    if v2:
+        cols["nonce"] = ev["nonce"]
+        cols["finality_threshold_executed"] = nullable(ev["finality_threshold_executed"],
+                                                       np.ones(m, dtype=bool))
+    else:
+        cols["nonce"] = pd.Series(ev["nonce"].astype(np.uint64).astype(str), dtype=schema.STRING)
+    start, length = ev["message_body"]
+    cols.update(decode_message(ev.buffer, ev.text, start, length, ev.reasons,
+                               body_version=ev.layout.version))
+    return cols
+
+
+def _frame(kind: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
+    dtypes = {**_BASE, **_COLUMNS[kind]}
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    frame = frame.reindex(columns=list(dtypes))
+    for name, dtype in dtypes.items():
+        frame[name] = frame[name].astype(dtype)
+    return frame
+
+
+def _base(flat: Flat, tx: np.ndarray, position: np.ndarray, program: list[str],
+          version: np.ndarray, contract: dict[str, str]) -> dict[str, Any]:
+    signature = pd.array(flat.signature, dtype=schema.STRING)
+    times = pd.to_datetime(pd.array(flat.block_time, dtype="Int64"), unit="s", utc=True)
+    return {
+        "domain": np.full(len(tx), DOMAIN), "chain_id": chains.chain_id(DOMAIN),
+        "block_number": np.asarray(flat.slot, dtype=np.int64)[tx],
+        "timestamp": times[tx], "tx_hash": signature[tx], "log_index": position,
+        "contract": [contract[p] for p in program], "cctp_version": version,
+        "source_file": flat.source_file, "index": np.asarray(flat.entry, dtype=np.int64)[tx],
+    }
+
+
+def _owners(flat: Flat, mints: pd.DataFrame, tx: np.ndarray) -> pd.Series:
+    """The owner of each mint's recipient token account, from its transaction's balances."""
+    if not flat.balances or not len(mints):
+        return pd.Series(pd.NA, index=mints.index, dtype=schema.STRING)
+    rows, account, mint, owner = zip(*flat.balances, strict=True)
+    balances = pd.DataFrame({"_tx": rows, "mint_recipient": _pubkeys_hex(list(account)),
+                             "mint_token": _pubkeys_hex(list(mint)),
+                             "owner": _pubkeys_hex(list(owner))}).drop_duplicates()
+    keys = pd.DataFrame({"_tx": tx, "mint_recipient": mints["mint_recipient"].to_numpy(),
+                         "mint_token": mints["mint_token"].to_numpy()})
+    found = keys.merge(balances, how="left", on=["_tx", "mint_recipient", "mint_token"])
+    return pd.Series(found["owner"].to_numpy(), index=mints.index, dtype=schema.STRING)
+
+
+def _sent(flat: Flat, contract: dict[str, str]) -> tuple[pd.DataFrame, int]:
+    """``MessageSent`` accounts of this file's transactions as ``sent`` rows (and how many not)."""
+    where: dict[str, tuple[int, int]] = {}
+    for row, position, accounts in flat.transmitter_calls:
+        for key in accounts:
+            where.setdefault(key, (row, position))
+    kept, raws, alone = [], [], 0
+    for entry, pubkey, owner, data in flat.accounts:
+        version = MESSAGE_TRANSMITTERS.get(owner)
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (ValueError, TypeError):
+            flat.bad(entry, "MessageSent account data is not base64")
+            continue
+        head = 44 if version == 1 else 52
+        if version is None or raw[:8] != MESSAGE_SENT_DISCRIMINATOR or len(raw) < head:
+            flat.bad(entry, "not a MessageSent account of a CCTP MessageTransmitter")
+            continue
+        size = int.from_bytes(raw[head - 4:head], "little")
+        if len(raw) < head + size:
+            flat.bad(entry, f"MessageSent account cut short: {len(raw)} of {head + size} bytes")
+            continue
+        if pubkey not in where:
+            alone += 1
+            continue
+        kept.append((*where[pubkey], owner, version))
+        raws.append(raw[head:head + size])
+    if not kept:
+        return _frame("sent", []), alone
+    buffer = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    lengths = np.fromiter((len(r) for r in raws), dtype=np.int64, count=len(raws))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    text = np.frombuffer(buffer.tobytes().hex().encode(), dtype=np.uint8)
+    reasons = Reasons(len(raws))
+    cols = decode_message(buffer, text, starts, lengths, reasons, header=True)
+    version = cols.pop("cctp_version")
+    tx = np.array([k[0] for k in kept])
+    base = _base(flat, tx, np.array([k[1] for k in kept]), [k[2] for k in kept], version,
+                 contract)
+    frame = pd.DataFrame({**base, "message": string_column(hex_slices(text, starts, lengths)),
+                          **cols})
+    return frame[~reasons.flagged].reset_index(drop=True), alone
+
+
+def _decode_flat(flat: Flat) -> tuple[DecodedLogs, dict[str, int]]:
+    contract = dict(zip(PROGRAMS, _pubkeys_hex(list(PROGRAMS)), strict=True))
+    buffer, starts, lengths, ok = decode_many(flat.ev_data)
+    buffer = np.concatenate([buffer, np.zeros(512, dtype=np.uint8)])  # reads past a short event
+    tx = np.asarray(flat.ev_tx, dtype=np.int64)
+    position = np.asarray(flat.ev_position, dtype=np.int64)
+    program = np.asarray(flat.ev_program, dtype=object)
+    head = take_rows(buffer, np.where(ok & (lengths >= 16), starts, 0), 16)
+    is_event = ok & (lengths >= 16) & (head[:, :8] == np.frombuffer(EVENT_TAG, np.uint8)).all(1)
+    name = np.array([_NAMES.get(bytes(h[8:16])) for h in head], dtype=object) if len(tx) else (
+        np.zeros(0, dtype=object))
+    text = np.frombuffer(buffer.tobytes().hex().encode(), dtype=np.uint8)
+    counts = {"events": int(is_event.sum()), "other_events": 0}
+    parts: dict[str, list[pd.DataFrame]] = {k: [] for k in _COLUMNS}
+    owners_tx: list[np.ndarray] = []
+    for (event, version), layout in LAYOUTS.items():
+        emitters = [p for p, v in PROGRAMS.items() if v == version and p in EMITTERS[event]]
+        rows = np.flatnonzero(is_event & (name == event) & np.isin(program, emitters))
+        if not len(rows):
+            continue
+        ev = _Events(layout, buffer, text, starts[rows], lengths[rows])
+        kind = _KIND[event]
+        cols = _columns(kind, ev)
+        good = ~ev.reasons.flagged
+        for i in np.flatnonzero(~good):
+            flat.bad(flat.entry[tx[rows[i]]], f"{flat.signature[tx[rows[i]]]} instruction "
+                     f"{position[rows[i]]}: {ev.reasons.text[i]}")
+        base = _base(flat, tx[rows], position[rows], list(program[rows]),
+                     np.full(len(rows), version), contract)
+        frame = pd.DataFrame({**base, **{k: v.reset_index(drop=True) if isinstance(v, pd.Series)
+                                         else v for k, v in cols.items()}})
+        parts[kind].append(frame[good].reset_index(drop=True))
+        if kind == "mints":
+            owners_tx.append(tx[rows][good])
+    known = np.zeros(len(tx), dtype=bool)
+    for (event, version) in LAYOUTS:
+        emitters = [p for p, v in PROGRAMS.items() if v == version and p in EMITTERS[event]]
+        known |= is_event & (name == event) & np.isin(program, emitters)
+    counts["other_events"] = int((is_event & ~known).sum())
+    frames = {kind: _frame(kind, p) for kind, p in parts.items() if kind != "sent"}
+    if len(frames["mints"]):
+        frames["mints"]["mint_recipient_owner"] = _owners(flat, frames["mints"],
+                                                          np.concatenate(owners_tx))
+    frames["sent"], counts["accounts_without_transaction"] = _sent(flat, contract)
+    # a transaction whose candidate instructions held no event is one row, skipped
+    with_events = np.zeros(len(flat.signature), dtype=bool)
+    with_events[tx[is_event]] = True
+    counts["no_cctp_events"] = int((~with_events).sum())
+    bad = pd.DataFrame(flat.problems, columns=["source_file", "index", "reason"])
+    decoded = DecodedLogs(bad=bad, counts=counts, **frames)
+    return decoded, counts
+
+
+def decode(path: str | Path) -> DecodedLogs:
+    """Decode the CCTP events in one file of ``getTransaction`` replies.
+
+    Parameters
+    ----------
+    path : str or Path
+        JSON or JSON Lines of replies (see
+        :mod:`cctx_research.ingest.solana_read`), optionally with the
+        ``MessageSent`` accounts of ``getProgramAccounts``.
+
+    Returns
+    -------
+    DecodedLogs
+        ``burns``, ``mints``, ``sent``, ``received`` in the EVM decoder's
+        columns (``mints`` also ``mint_recipient_owner``), ``bad`` (entries
+        and events that could not be read, with the reason) and ``counts``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    flat = flatten(path)
+    decoded, counts = _decode_flat(flat)
+    for reason, value in flat.skipped.items():
+        counts[reason] = counts.get(reason, 0) + value
+    counts["duplicates"] = flat.duplicates
+    return DecodedLogs(bad=decoded.bad, counts=counts, burns=decoded.burns, mints=decoded.mints,
+                       sent=decoded.sent, received=decoded.received)
+
+
+def read(path: Path, chain: int | None = None) -> FileRead:
+    """Read one file for :func:`cctx_research.load` (format ``"solana"``).
+
+    Every entry is one row unless it holds events, then each event is one:
+    ``rows_read == decoded + skipped + duplicates + bad``.
+
+    Raises
+    ------
+    DataError
+        If ``chain`` names a chain other than Solana.
+    """
+    if chain is not None and chain != DOMAIN:
+        raise DataError(
+            f"{str(path)!r} holds Solana transactions, but chain={chains.chain_name(chain)!r} "
+            "was given",
+            hint="pass no chain= for Solana files (or chain='solana')",
+        )
+    decoded = decode(path)
+    c = decoded.counts
+    out = FileRead(format="solana", burns=[decoded.burns], sent=[decoded.sent],
+                   received=[decoded.received], mints=[decoded.mints])
+    out.problems.extend(decoded.bad.to_dict("records"))
+    n_events = sum(len(f) for f in (decoded.burns, decoded.mints, decoded.received))
+    skipped = {k: c.get(k, 0) for k in ("failed_transactions", "other_programs", "no_cctp_events",
+                                         "other_events", "accounts_without_transaction")}
+    for reason, value in skipped.items():
+        out.skip(reason, value)
+    out.add("decoded", n_events + len(decoded.sent))
+    out.add("duplicates", c.get("duplicates", 0))
+    out.add("rows_read", n_events + len(decoded.sent) + sum(skipped.values())
+            + c.get("duplicates", 0) + len(decoded.bad))
+    logger.info("%s: %d Solana CCTP events, %s", path, n_events,
+                ", ".join(f"{k} {v}" for k, v in c.items()))
+    return out
