@@ -297,3 +297,10 @@ def test_bad_options(small):
         plots.plot_flow_graph([1, 2])
     with pytest.raises(ValueError, match="lacks column"):
         plots.plot_volume(pd.DataFrame({"x": [1]}))
+
+
+def test_a_polars_frame_gets_the_to_pandas_hint() -> None:
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame({"source_chain": ["base"], "destination_chain": ["ethereum"]})
+    with pytest.raises(TypeError, match=r"pass data\.to_pandas\(\) \(a polars frame\)"):
+        plots.plot_flow_matrix(frame)

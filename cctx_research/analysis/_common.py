@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from pandas.tseries.frequencies import to_offset
 
 from .. import addressing, chains, schema
-from . import engines, results
+from . import engines, inputs, results
 
 
 def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -23,6 +23,7 @@ def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.D
     are collected into pandas, typed as the schema says.
     """
     if engines.is_pandas(frame) or not engines.recognised(frame):
+        inputs.ledger_not_transfers(frame)
         return schema.validate(frame, "transfers")
     lf = engines.lazy(frame, "transfers")
     wanted = list(columns) if columns is not None else schema.columns("transfers")
@@ -37,6 +38,7 @@ def source(frame: Any) -> tuple[Any, tuple[Any, Any] | None]:
     :func:`~.results.result_info` (``None`` here); see :mod:`.engines`.
     """
     if engines.is_pandas(frame) or not engines.recognised(frame):
+        inputs.ledger_not_transfers(frame)
         data = schema.validate(frame, "transfers")
         return data, results.span_of(data["timestamp"])
     # the span of another engine's data comes with its aggregate (engines.grouped)

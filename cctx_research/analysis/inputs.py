@@ -23,7 +23,13 @@ import pandas as pd
 
 from ..errors import DataError
 
-__all__ = ["SOURCES_OF_BURN_TIMES", "is_ledger", "is_transfers", "no_burn_times"]
+__all__ = [
+    "SOURCES_OF_BURN_TIMES",
+    "is_ledger",
+    "is_transfers",
+    "ledger_not_transfers",
+    "no_burn_times",
+]
 
 SOURCES_OF_BURN_TIMES = (
     "a ledger with both sides of each transfer: cctx_research.load(...) of event logs "
@@ -58,3 +64,23 @@ def no_burn_times(what: str) -> DataError:
         "the mint's)",
         hint=f"pass {SOURCES_OF_BURN_TIMES}",
     )
+
+
+def ledger_not_transfers(data: Any) -> None:
+    """Raise when a ledger is given where a ``"transfers"`` frame is needed, saying what to do.
+
+    Examples
+    --------
+    >>> ledger_not_transfers(pd.DataFrame(columns=["burn_timestamp", "mint_timestamp"]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cctx_research.errors.DataError: this is a 'ledger' frame ... takes a 'transfers' frame
+    hint: pass cctx_research.transfers_from_ledger(ledger)
+    """
+    if is_ledger(data) and "timestamp" not in data.columns:
+        raise DataError(
+            "this is a 'ledger' frame (both sides of each transfer), and this analysis takes "
+            "a 'transfers' frame",
+            hint="pass cctx_research.transfers_from_ledger(ledger)",
+        )

@@ -34,7 +34,13 @@ def get_axes(ax: Axes | None) -> Axes:
 
 def require_frame(data: Any, name: str, columns: Sequence[str], what: str) -> pd.DataFrame:
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"{name} expects {what}, got {type(data).__name__}")
+        module = type(data).__module__.split(".")[0]
+        hint = (
+            f"; plots draw pandas frames: pass data.to_pandas() (a {module} frame)"
+            if hasattr(data, "to_pandas") or module in ("polars", "duckdb", "dask", "pyarrow")
+            else ""
+        )
+        raise TypeError(f"{name} expects {what}, got {type(data).__name__}{hint}")
     missing = [c for c in columns if c not in data.columns]
     if missing:
         raise ValueError(f"{name} expects {what}; the frame lacks column(s) {', '.join(missing)}")

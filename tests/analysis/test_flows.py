@@ -295,3 +295,12 @@ def test_centrality_empty_and_bad_input(empty):
     ]
     with pytest.raises(TypeError, match="DiGraph"):
         flows.centrality(schema.empty("transfers"))
+
+
+def test_a_ledger_where_transfers_are_needed_names_transfers_from_ledger() -> None:
+    from cctx_research.errors import DataError
+    from cctx_research.service.sample import generate
+
+    with pytest.raises(DataError, match="'ledger' frame") as info:
+        flows.matrix(generate("2024-07-01", days=1))
+    assert "transfers_from_ledger" in str(info.value)
