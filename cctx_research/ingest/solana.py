@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,9 @@ from .solana_layouts import (
     Layout,
     discriminator,
 )
-from .solana_read import Flat, flatten
+from .solana_read import Flat, flatten, flatten_documents
 
-__all__ = ["DOMAIN", "decode", "read"]
+__all__ = ["DOMAIN", "decode", "decode_replies", "read"]
 
 logger = logging.getLogger(__name__)
 
@@ -227,24 +228,32 @@ def _base(flat: Flat, tx: np.ndarray, position: np.ndarray, program: list[str],
 
 def _owners(flat: Flat, mints: pd.DataFrame, tx: np.ndarray) -> pd.Series:
     """The owner of each mint's recipient token account, from its transaction's balances."""
-    if not flat.balances or not len(mints):
+    wanted = set(tx.tolist())
+    found = [(row, keys[b["accountIndex"]], b["mint"], b["owner"])
+             for row, keys, b in flat.balances if row in wanted]
+    if not found or not len(mints):
         return pd.Series(pd.NA, index=mints.index, dtype=schema.STRING)
-    rows, account, mint, owner = zip(*flat.balances, strict=True)
-    balances = pd.DataFrame({"_tx": rows, "mint_recipient": _pubkeys_hex(list(account)),
-                             "mint_token": _pubkeys_hex(list(mint)),
-                             "owner": _pubkeys_hex(list(owner))}).drop_duplicates()
+    rows, account, mint, owner = (list(c) for c in zip(*found, strict=True))
+    names = pd.unique(pd.Series(account + mint + owner, dtype=object))
+    spelled = dict(zip(names, _pubkeys_hex(list(names)), strict=True))
+    balances = pd.DataFrame({"_tx": rows, "mint_recipient": [spelled[a] for a in account],
+                             "mint_token": [spelled[m] for m in mint],
+                             "owner": [spelled[o] for o in owner]}).drop_duplicates()
     keys = pd.DataFrame({"_tx": tx, "mint_recipient": mints["mint_recipient"].to_numpy(),
                          "mint_token": mints["mint_token"].to_numpy()})
-    found = keys.merge(balances, how="left", on=["_tx", "mint_recipient", "mint_token"])
-    return pd.Series(found["owner"].to_numpy(), index=mints.index, dtype=schema.STRING)
+    joined = keys.merge(balances, how="left", on=["_tx", "mint_recipient", "mint_token"])
+    return pd.Series(joined["owner"].to_numpy(), index=mints.index, dtype=schema.STRING)
 
 
 def _sent(flat: Flat, contract: dict[str, str]) -> tuple[pd.DataFrame, int]:
     """``MessageSent`` accounts of this file's transactions as ``sent`` rows (and how many not)."""
     where: dict[str, tuple[int, int]] = {}
-    for row, position, accounts in flat.transmitter_calls:
-        for key in accounts:
-            where.setdefault(key, (row, position))
+    if not flat.accounts:
+        return _frame("sent", []), 0
+    for row, position, accounts, keys in flat.transmitter_calls:
+        for account in accounts:
+            where.setdefault(keys[account] if isinstance(account, int) else account,
+                             (row, position))
     kept, raws, alone = [], [], 0
     for entry, pubkey, owner, data in flat.accounts:
         version = MESSAGE_TRANSMITTERS.get(owner)
@@ -361,7 +370,32 @@ def decode(path: str | Path) -> DecodedLogs:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
-    flat = flatten(path)
+    return _decoded(flatten(path))
+
+
+def decode_replies(replies: Iterable[Any], *, source_file: str = "<replies>") -> DecodedLogs:
+    """Decode parsed ``getTransaction`` results or JSON-RPC responses (as :func:`decode` a file).
+
+    Parameters
+    ----------
+    replies : iterable
+        Each a result dict, a JSON-RPC response, or a list of them, as
+        ``json.loads`` gives them (what an RPC client holds).
+    source_file : str
+        What the ``source_file`` column and the bad rows name.
+
+    Raises
+    ------
+    TypeError
+        If ``replies`` is not iterable, or is a single dict or string.
+    """
+    if isinstance(replies, (dict, str, bytes)) or not isinstance(replies, Iterable):
+        raise TypeError("pass a list of replies (dicts as json.loads gives them), got "
+                        f"{type(replies).__name__}")
+    return _decoded(flatten_documents(((r, None) for r in replies), source_file))
+
+
+def _decoded(flat: Flat) -> DecodedLogs:
     decoded, counts = _decode_flat(flat)
     for reason, value in flat.skipped.items():
         counts[reason] = counts.get(reason, 0) + value

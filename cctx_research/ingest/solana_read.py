@@ -25,13 +25,14 @@ malformed each get a reason, counted by the caller.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .solana_layouts import MESSAGE_TRANSMITTERS, PROGRAMS
 
-__all__ = ["Flat", "flatten", "read_documents"]
+__all__ = ["Flat", "flatten", "flatten_documents", "read_documents"]
 
 
 class _Bad(Exception):
@@ -53,10 +54,10 @@ class Flat:
     ev_position: list[int] = field(default_factory=list)
     ev_program: list[str] = field(default_factory=list)
     ev_data: list[str] = field(default_factory=list)
-    # MessageTransmitter calls: (tx row, position, account pubkeys)
-    transmitter_calls: list[tuple[int, int, list[str]]] = field(default_factory=list)
-    # token balances: (tx row, token account, mint, owner)
-    balances: list[tuple[int, str, str, str]] = field(default_factory=list)
+    # MessageTransmitter calls: (tx row, position, accounts, the tx's account keys)
+    transmitter_calls: list[tuple[int, int, list[Any], list[str]]] = field(default_factory=list)
+    # token balances: (tx row, the tx's account keys, the balance entry)
+    balances: list[tuple[int, list[str], dict[str, Any]]] = field(default_factory=list)
     accounts: list[tuple[int, str, str, str]] = field(default_factory=list)
     """``MessageSent`` candidates: (entry, pubkey, owner program, base64 data)."""
     skipped: dict[str, int] = field(default_factory=dict)
@@ -146,7 +147,7 @@ def _flatten_tx(result: dict[str, Any], entry: int, flat: Flat, seen: set[str]) 
     keys = _keys(message, meta)
     top = message["instructions"]
     inner_groups = meta.get("innerInstructions")
-    if not any(k in PROGRAMS for k in keys):
+    if PROGRAMS.keys().isdisjoint(keys):
         flat.skip("other_programs")
         return
     if inner_groups is None:
@@ -155,35 +156,35 @@ def _flatten_tx(result: dict[str, Any], entry: int, flat: Flat, seen: set[str]) 
     if signature in seen:
         flat.duplicates += 1
         return
-    inner = {g["index"]: g["instructions"] for g in inner_groups}
     row = len(flat.signature)
+    indexed = not top or "programIdIndex" in top[0]  # encoding json; else jsonParsed
+    cctp = {i for i, k in enumerate(keys) if k in PROGRAMS} if indexed else PROGRAMS.keys()
     found: list[tuple[int, str, str]] = []  # kept only once the whole reply has been read
-    calls: list[tuple[int, int, list[str]]] = []
+    calls: list[tuple[int, int, list[Any], list[str]]] = []
+    inner = {g["index"]: g["instructions"] for g in inner_groups}
     position = 0
     for i, instruction in enumerate(top):
-        for ix in (instruction, *inner.get(i, ())):
-            if "programIdIndex" in ix:
-                program = keys[ix["programIdIndex"]]
-                accounts = ix["accounts"]
-            else:
-                program = ix["programId"]
-                accounts = ix.get("accounts", ())
-            if program in PROGRAMS and "data" in ix:
-                if len(accounts) == 1:
-                    found.append((position, program, ix["data"]))
-                elif program in MESSAGE_TRANSMITTERS:
-                    names = [keys[a] if isinstance(a, int) else a for a in accounts]
-                    calls.append((row, position, names))
-            position += 1
+        group = (instruction, *inner.get(i, ()))
+        if indexed:
+            members = [(position + j, ix, keys[ix["programIdIndex"]]) for j, ix in
+                       enumerate(group) if ix["programIdIndex"] in cctp]
+        else:
+            members = [(position + j, ix, ix["programId"]) for j, ix in enumerate(group)
+                       if ix.get("programId") in cctp]
+        position += len(group)
+        for at, ix, program in members:
+            accounts = ix.get("accounts", ())
+            if "data" not in ix:
+                continue
+            if len(accounts) == 1:
+                found.append((at, program, ix["data"]))
+            elif program in MESSAGE_TRANSMITTERS:
+                calls.append((row, at, accounts, keys))
     if not found:
         flat.skip("no_cctp_events")
         return
-    balances = []
-    for name in ("preTokenBalances", "postTokenBalances"):
-        for balance in meta.get(name) or ():
-            owner = balance.get("owner")
-            if owner:
-                balances.append((row, keys[balance["accountIndex"]], balance["mint"], owner))
+    balances = [(row, keys, b) for name in ("preTokenBalances", "postTokenBalances")
+                for b in meta.get(name) or () if b.get("owner")]
     slot = int(result["slot"])
     seen.add(signature)
     flat.signature.append(signature)
@@ -199,12 +200,12 @@ def _flatten_tx(result: dict[str, Any], entry: int, flat: Flat, seen: set[str]) 
     flat.balances.extend(balances)
 
 
-def flatten(path: Path) -> Flat:
-    """Read one file of replies into a :class:`Flat`; bad entries become problems."""
-    flat = Flat(str(path))
+def flatten_documents(documents: Iterable[tuple[Any, str | None]], source_file: str) -> Flat:
+    """A :class:`Flat` of parsed JSON values: (value, None) or (None, why it is unreadable)."""
+    flat = Flat(source_file)
     seen: set[str] = set()
     entry = 0
-    for doc, why in read_documents(path):
+    for doc, why in documents:
         for item, problem in ([(None, why)] if why else _entries(doc)):
             here, entry = entry, entry + 1
             if problem is not None:
@@ -227,3 +228,8 @@ def flatten(path: Path) -> Flat:
                                f"{str(exc)[:80]}): a truncated reply?")
     flat.entries = entry
     return flat
+
+
+def flatten(path: Path) -> Flat:
+    """Read one file of replies into a :class:`Flat`; bad entries become problems."""
+    return flatten_documents(read_documents(path), str(path))
