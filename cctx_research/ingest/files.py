@@ -58,7 +58,7 @@ class Sniffed:
     logs: bool
     """JSON that holds event logs (``topics``) or JSON-RPC responses (``jsonrpc``)."""
     solana: bool = field(default=False, repr=False)
-    """JSON of Solana ``getTransaction`` replies (``transaction`` with ``signatures``)."""
+    """JSON of Solana ``getTransaction`` replies (``signatures``, ``innerInstructions``)."""
 
 
 _HEAD = 65_536
@@ -96,8 +96,10 @@ def sniff(path: Path) -> Sniffed:
         return Sniffed("parquet", False)
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] in (b"[", b"{") or (not text and by_name == "json"):
-        # a getTransaction reply (its meta may be lost in a cut reply; logs have no signatures)
-        solana = b'"transaction"' in head and b'"signatures"' in head
+        # a getTransaction reply: keys no log has (nodes write "meta" before "transaction",
+        # so a large first reply may show only its meta here; a cut one may lack it)
+        solana = any(k in head for k in (b'"signatures"', b'"innerInstructions"',
+                                          b'"loadedAddresses"'))
         return Sniffed("json", not solana and (b'"topics"' in head or b'"jsonrpc"' in head),
                        solana)
     if by_name is None:
