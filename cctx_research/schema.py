@@ -161,6 +161,7 @@ _LEDGER: dict[str, Any] = {
     "link_group_size": NULLABLE_INT,  # identical V2 transfers sharing a content key (else null)
     "token": STRING,  # the burned token's symbol (USDC, EURC, USYC), null when unknown
     "relayer": STRING,  # who called receiveMessage (MessageReceived's caller), null when unknown
+    "mint_recipient_owner": STRING,  # owner of a token-account mint recipient (Solana), else null
 }
 
 LEDGER_V2: tuple[str, ...] = (
@@ -196,7 +197,9 @@ LINKED: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", 
 """The ``pairing`` values of a transfer whose burn and mint are both in the ledger."""
 
 _OPTIONAL: dict[str, tuple[str, ...]] = {
-    "ledger": (*LEDGER_V2, "pairing", "link_group_size", "token", "relayer")
+    "ledger": (
+        *LEDGER_V2, "pairing", "link_group_size", "token", "relayer", "mint_recipient_owner"
+    )
 }
 
 ADDRESS_COLUMNS: tuple[str, ...] = (

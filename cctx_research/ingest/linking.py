@@ -142,6 +142,7 @@ ARRIVAL_COLUMNS: dict[str, object] = {
     "min_finality_threshold": schema.NULLABLE_INT,
     "hook_data": schema.STRING,
     "relayer": schema.STRING,
+    "mint_recipient_owner": schema.STRING,
 }
 """Columns (and dtypes) of the *arrivals* table."""
 

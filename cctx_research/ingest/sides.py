@@ -229,6 +229,7 @@ def arrivals(received: pd.DataFrame, mints: pd.DataFrame) -> tuple[pd.DataFrame,
             "max_fee_raw": _col(joined, "max_fee_raw"),
             "hook_data": _col(joined, "hook_data"),
             "relayer": _col(joined, "caller"),
+            "mint_recipient_owner": _col(joined, "mint_mint_recipient_owner"),
         }
     )
     return out.reset_index(drop=True), counts

@@ -147,6 +147,9 @@ def test_v2_mint_resolves_the_token_account_owner() -> None:
     assert mint["mint_recipient"] == _hex("7oA8vSPxsuHhub1SkNrikm9RE8DUhB2uqeTZ3GXbjQwf")
     assert mint["mint_recipient_owner"] == _hex("5umD36Tb37L3s7UGaRmyuLSxJ8JEukRWkFWiumgsVdcU")
     assert (mint["fee_raw"], mint["cctp_version"]) == (0, 2)
+    row = cctx.load(V2_MINT).iloc[0]  # the ledger keeps both: the account as written, its owner
+    assert row["mint_recipient_owner"] == mint["mint_recipient_owner"]
+    assert row["mint_recipient"] == mint["mint_recipient"]
 
 
 def test_json_parsed_encoding_decodes_the_same(tmp_path: Path) -> None:
