@@ -24,14 +24,13 @@ PACKAGE = "cctx_research"
 
 # Modules allowed past the size limit: declarative tables, each with why.
 TABLES = {
-    "cctx_research/_registry_table.py": "the CCTP domain registry's data, one row a fact",
+    "cctx_research/chains/_table.py": "the CCTP domain registry's data, one row a fact",
 }
 MAX_LINES = 560  # "about 500": a module may run a little over while it reads as one concern
 
 CONTRACT = (
-    "config", "errors", "chains", "chain_entries", "chains_toml", "_registry_table", "schema",
-    "times", "arguments", "provenance", "addressing", "tokens", "_version", "_codes",
-    "_textarrays",
+    "config", "errors", "chains", "schema", "times", "arguments", "provenance", "addressing",
+    "tokens", "_version", "_codes", "_textarrays",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "notebook_export", "export", "markup")
 DATA_ACCESS = ("client", "service", "ingest", "connection", "datasets")
