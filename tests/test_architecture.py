@@ -33,7 +33,7 @@ CONTRACT = (
     "tokens", "_version", "_codes", "_textarrays",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "notebook_export", "export", "markup")
-DATA_ACCESS = ("client", "service", "ingest", "connection", "datasets")
+DATA_ACCESS = ("client", "service", "ingest", "connection")
 
 
 def _module_name(path: Path) -> str:
