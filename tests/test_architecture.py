@@ -188,11 +188,12 @@ def _is_init(module: str) -> bool:
 
 
 TOP_LEVEL = {
-    "__init__", "_version", "_codes", "_textarrays", "config", "errors", "chains", "schema",
-    "times", "arguments", "provenance", "addressing", "tokens", "connection", "cli",
+    "__init__", "_version", "_codes", "_textarrays", "config", "errors", "schema", "times",
+    "arguments", "provenance", "tokens", "connection", "cli",
 }
-"""The face, the contract modules (settings, errors, the registry, the schema, times,
-argument checks, provenance, addresses, tokens), ``connect`` and the command line."""
+"""The face, the contract modules (settings, errors, the schema, times, argument checks,
+provenance, tokens; the registry and addresses are the contract packages ``chains/`` and
+``addressing/``), ``connect`` and the command line."""
 
 
 def test_the_top_level_holds_the_face_the_contract_and_the_packages():
