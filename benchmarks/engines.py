@@ -47,7 +47,8 @@ WORKER_MEMORY = "1.5GiB"
 
 def generate(root: Path, rows: int, *, seed: int = 11) -> None:
     """A transfers dataset of ``rows`` rows over DAYS days, written day by day."""
-    from cctx_research import chains, datasets, schema
+    from cctx_research import chains, schema
+    from cctx_research.ingest import datasets
     from cctx_research.provenance import Provenance, attach
 
     rng = np.random.default_rng(seed)
@@ -100,7 +101,7 @@ def generate(root: Path, rows: int, *, seed: int = 11) -> None:
 
 
 def _native(engine: str, root: Path):
-    from cctx_research import datasets
+    from cctx_research.ingest import datasets
 
     if engine == "pandas":
         return datasets.read(root), None

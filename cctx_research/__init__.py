@@ -42,7 +42,6 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
 
 _LAZY = (
     "analysis",
-    "datasets",
     "export",
     "plots",
     "report",
@@ -53,17 +52,21 @@ _LAZY = (
 )
 """Subpackages and view modules imported on first attribute access (``cctx.plots``)."""
 
+_LAZY_ELSEWHERE = {"datasets": ".ingest.datasets"}
+"""Modules of the face that live inside a package (``cctx.datasets``: partitioned
+Parquet datasets, :mod:`cctx_research.ingest.datasets`), imported on first access."""
+
 
 def __getattr__(name: str) -> ModuleType:
-    if name in _LAZY:
-        module = importlib.import_module(f".{name}", __name__)
+    if name in _LAZY or name in _LAZY_ELSEWHERE:
+        module = importlib.import_module(_LAZY_ELSEWHERE.get(name, f".{name}"), __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_ELSEWHERE))
 
 
 __all__ = [

@@ -233,7 +233,7 @@ def test_the_fast_spelling_of_wire_columns_equals_the_rule():
 
     import pyarrow as pa
 
-    from cctx_research.addressing import _bytes32_canonical, canonical_addresses
+    from cctx_research.addressing.columns import _bytes32_canonical, canonical_addresses
 
     rng = random.Random(3)
 

@@ -13,6 +13,7 @@ import cctx_research
 MODULES = [
     "cctx_research",
     "cctx_research.chains",
+    "cctx_research.ingest.datasets",
     "cctx_research.client",
     "cctx_research.config",
     "cctx_research.errors",
@@ -95,6 +96,9 @@ from cctx_research.analysis import flows
 assert cctx.analysis.flows is flows
 assert callable(cctx.plots.plot_flow_matrix)
 assert cctx.plots is sys.modules["cctx_research.plots"]
+assert "cctx_research.ingest.datasets" not in sys.modules and "datasets" in dir(cctx)
+from cctx_research import datasets  # the face serves the module that lives in ingest/
+assert datasets is cctx.datasets is sys.modules["cctx_research.ingest.datasets"]
 try:
     cctx.no_such_thing
 except AttributeError as exc:

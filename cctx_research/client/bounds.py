@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..errors import BadRequestError
 from ..times import to_unix, to_unix_ceil
-from . import parse
+from . import columns, parse
 from .http import Answer
 from .planner import ChunkPages, PageSize
 from .policy import Keep
@@ -123,7 +123,7 @@ def learn(
             )
         except BadRequestError:
             return 0
-        return int(parse._ints([answer.body["mintCount"]], name="mintCount")[0])
+        return int(columns.ints([answer.body["mintCount"]], name="mintCount")[0])
 
     seen: dict[int, int] = {}
     for record in _listing(post, size, t - 2, t + 2, keep_for(ts(t + 2))):

@@ -22,7 +22,8 @@ The wire under it is the default (sockets) or a
 session under the reply cache.
 
 Both statuses are checked: the HTTP status and the envelope's ``status``,
-since a reply can be HTTP 200 with an error envelope.
+since a reply can be HTTP 200 with an error envelope
+(:func:`~.replies.read_reply` reads a reply; this module sends and retries).
 
 The API key lives only in a :class:`~cctx_research.config.Secret` and in the
 outgoing header. Error messages quote the service's own message, with the
@@ -39,7 +40,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -49,13 +49,13 @@ from requests.adapters import BaseAdapter
 from .. import errors
 from ..config import Secret
 from .pacing import PacedAdapter
-from .replies import UNREADABLE, decoded, error_message
+from .replies import Answer, Retry, read_reply
 from .sockets import Sockets, TrackingAdapter
 from .stats import Cancelled, RequestStats
-from .statuses import error_for_status, parse_retry_after
 from .transports import BaseTransport, TransportAdapter
 
 __all__ = [
+    "Answer",
     "Cancelled",
     "RequestStats",
     "Sender",
@@ -63,7 +63,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 _TRANSIENT_EXC = (
     requests.Timeout,
     requests.ConnectionError,
@@ -72,27 +71,8 @@ _TRANSIENT_EXC = (
 )
 
 
-class _Retry(Exception):
-    """Internal: an attempt failed in a way worth retrying."""
-
-    def __init__(self, error: errors.CctxError, retry_after: float | None = None) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.retry_after = retry_after
-
-
 class _CacheMiss(Exception):
     """Internal: ``only_if_cached`` found nothing."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The body of one successful reply and where it came from."""
-
-    body: Any
-    from_cache: bool
-    status: int
-    cache_key: str | None = None
 
 
 SessionFactory = Callable[[], requests.Session]
@@ -330,7 +310,7 @@ class Sender:
                     operation=operation,
                     hint="run the same call once with offline=False to fill the cache",
                 ) from None
-            except _Retry as exc:
+            except Retry as exc:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled from None
                 if exc.error.status in (429, 503) and stats is not None:
@@ -413,7 +393,7 @@ class Sender:
                     stats.add(network=1)
                 kind = "timed out" if isinstance(exc, requests.Timeout) else "connection failed"
                 logger.debug("%s -> %s (%s)", operation, kind, type(exc).__name__)
-                raise _Retry(
+                raise Retry(
                     errors.ServerError(
                         f"request {kind} after {self.timeout}s timeout"
                         if kind == "timed out"
@@ -446,10 +426,11 @@ class Sender:
         if payload is not None:
             logger.debug("%s request body %s", operation, payload.decode())
         try:
-            answer = self._read(
-                operation, resp.status_code, resp.headers, content, from_cache, validate, envelope
-            )
-        except _Retry:
+            answer = read_reply(
+                operation, resp.status_code, resp.headers, content, from_cache, validate,
+                enveloped=envelope, scrub=self._scrub,
+            )  # fmt: skip
+        except Retry:
             # A cached reply that fails the checks must not be served again.
             cache = getattr(sess, "cache", None)
             key = getattr(resp, "cache_key", None)
@@ -457,82 +438,3 @@ class Sender:
                 cache.delete(key)
             raise
         return Answer(answer.body, from_cache, answer.status, getattr(resp, "cache_key", None))
-
-    def _read(
-        self,
-        operation: str,
-        http_status: int,
-        headers: Mapping[str, str],
-        content: bytes,
-        from_cache: bool,
-        validate: Callable[[Any], None] | None,
-        enveloped: bool = True,
-    ) -> Answer:
-        retry_after = parse_retry_after(headers.get("Retry-After"))
-        envelope = decoded.take(content) if content else None
-        if envelope is UNREADABLE:
-            envelope = None
-        if envelope is None:
-            message = None
-        else:  # a plain reply's error reads like an envelope's body
-            message = error_message(envelope if enveloped else {"body": envelope})
-
-        if not 200 <= http_status < 300:
-            text = self._scrub(message or f"HTTP {http_status}")
-            error = error_for_status(
-                http_status, text, operation=operation, retry_after=retry_after
-            )
-            if http_status in _RETRYABLE_STATUS:
-                raise _Retry(error, retry_after)
-            raise error
-        if envelope is None:
-            raise _Retry(
-                errors.ResponseSchemaError(
-                    f"the reply is not valid JSON ({len(content)} bytes)",
-                    operation=operation,
-                    status=http_status,
-                    hint="the reply was cut off or the base URL is not the service",
-                )
-            )
-        if not enveloped:
-            self._validate(operation, envelope, http_status, validate)
-            return Answer(body=envelope, from_cache=from_cache, status=http_status)
-        if not isinstance(envelope, dict) or "status" not in envelope or "body" not in envelope:
-            raise errors.ResponseSchemaError(
-                "the reply is not the documented envelope {status, body}",
-                operation=operation,
-                status=http_status,
-                hint="check base_url points at the service",
-            )
-        status = envelope["status"]
-        if isinstance(status, str) and status.strip().isdigit():
-            status = int(status)
-        if isinstance(status, bool) or not isinstance(status, (int, float)):
-            raise errors.ResponseSchemaError(
-                f"the envelope status is not a number: {status!r}",
-                operation=operation,
-                status=http_status,
-            )
-        status = int(status)
-        if not 200 <= status < 300:
-            text = self._scrub(message or f"envelope status {status}")
-            error = error_for_status(status, text, operation=operation, retry_after=retry_after)
-            if status in _RETRYABLE_STATUS:
-                raise _Retry(error, retry_after)
-            raise error
-        body = envelope["body"]
-        self._validate(operation, body, status, validate)
-        return Answer(body=body, from_cache=from_cache, status=status)
-
-    @staticmethod
-    def _validate(
-        operation: str, body: Any, status: int, validate: Callable[[Any], None] | None
-    ) -> None:
-        if validate is None:
-            return
-        try:
-            validate(body)
-        except errors.ResponseSchemaError as exc:
-            exc.operation = exc.operation or operation
-            exc.status = exc.status if exc.status is not None else status
-            raise _Retry(exc) from None

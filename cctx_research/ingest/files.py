@@ -219,8 +219,8 @@ def read_table(path: Path, sniffed: Sniffed | None = None) -> Table:
     """
     if path.is_dir() and (path / "_cctx.json").is_file():
         # a dataset cctx-research wrote (fetch/import --out DIR/): its own reader
-        from .. import datasets
         from ..provenance import provenance
+        from . import datasets
 
         frame = datasets.read(path)
         return Table(str(path), frame, "parquet", 0, provenance(frame))

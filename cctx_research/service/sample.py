@@ -21,12 +21,6 @@ cached pull of a past window stays true while the 30-day window slides.
 from __future__ import annotations
 
 import datetime as dt
-import json
-from collections.abc import Mapping
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -35,207 +29,23 @@ import pandas as pd
 from .. import addressing, arguments, chains, schema
 from ..provenance import Provenance, attach
 from ..times import TimeLike, to_timestamp
+from .sample_tables import (
+    address_pools,
+    amounts_usd,
+    block_numbers,
+    calibration,
+    contract_addresses,
+    hex_strings,
+    route_params,
+    route_table,
+    seconds_of_day,
+    spell_addresses,
+)
 
 __all__ = ["SAMPLE_LABEL", "calibration", "generate", "generate_day", "load_sample"]
 
 SAMPLE_LABEL = "synthetic CCTP sample (cctx_research embedded default)"
-_DAY = 86_400
 _EPOCH_DAY = dt.date(2020, 1, 1).toordinal()
-
-
-@lru_cache(maxsize=1)
-def _calibration_text() -> str:
-    # A wheel ships data/ as cctx_research._data; an editable install or a
-    # checkout reads data/ in place.
-    try:
-        packaged = resources.files("cctx_research._data") / "calibration.json"
-    except ModuleNotFoundError:
-        packaged = None
-    if packaged is not None and packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    repo = Path(__file__).resolve().parents[2] / "data" / "calibration.json"
-    return repo.read_text(encoding="utf-8")
-
-
-def calibration() -> dict[str, Any]:
-    """The calibration table (``data/calibration.json``): a fresh copy on every call.
-
-    The text is read once; each caller gets its own parsed dict, which it
-    may change without changing anyone else's sample.
-    """
-    return json.loads(_calibration_text())
-
-
-def _frozen(value: Any) -> Any:
-    """A cached table made read-only: dicts as mapping proxies, arrays not writeable.
-
-    The tables below are cached for every caller in the process: one that
-    could change them would change every later sample.
-    """
-    if isinstance(value, dict):
-        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
-    if isinstance(value, tuple):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    return value
-
-
-# --------------------------------------------------------------------------
-# tables derived once from the calibration
-
-
-@lru_cache(maxsize=1)
-def _routes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(source domains, destination domains, probabilities) of every route."""
-    cal = calibration()["routes"]
-    counts = {k: float(v) for k, v in cal["counts"].items()}
-    main_total = sum(counts.values())
-    poly = cal["polygon_weights"]
-    poly_total = sum(poly.values())
-    share = cal["polygon_share"]
-    non_evm = cal["non_evm"]
-    other = non_evm["weights"]
-    other_total = sum(other.values())
-    evm = 1 - non_evm["share"]
-    weights = {k: evm * (1 - share) * v / main_total for k, v in counts.items()}
-    weights.update({k: evm * share * v / poly_total for k, v in poly.items()})
-    weights.update({k: non_evm["share"] * v / other_total for k, v in other.items()})
-    src, dst, p = [], [], []
-    for route, w in sorted(weights.items()):
-        a, b = route.split("->")
-        src.append(chains.domain(a))
-        dst.append(chains.domain(b))
-        p.append(w)
-    prob = np.array(p)
-    return _frozen((np.array(src), np.array(dst), prob / prob.sum()))
-
-
-@lru_cache(maxsize=1)
-def _route_params() -> Mapping[str, np.ndarray]:
-    """Per route: amount tilt, latency medians (standard, fast), V2 and fee figures."""
-    src, dst, _ = _routes()
-    cal = calibration()
-    tilt_cfg = cal["amounts"]["tilt"]
-    lat = cal["latency_seconds"]
-    v2 = cal["v2"]
-    fast_lat = v2["fast_latency_seconds"]
-    out: dict[str, list[Any]] = {k: [] for k in ("tilt", "median", "fast", "v2", "can_fast", "bps")}
-    for s, d in zip(src, dst, strict=True):
-        a, b = chains.info(int(s)), chains.info(int(d))
-        eth = "ethereum" in (a.name, b.name)
-        out["tilt"].append(tilt_cfg["touches_ethereum"] if eth else tilt_cfg["default"])
-        out["median"].append(lat["routes"].get(f"{a.name}->{b.name}", lat["by_source"][a.name]))
-        out["fast"].append(fast_lat["by_source"].get(a.name, fast_lat["default"]))
-        both_v2 = a.in_v2 and b.in_v2
-        out["v2"].append(both_v2)
-        out["can_fast"].append(both_v2 and a.fast_source)
-        out["bps"].append(v2["fast_fee_bps"].get(a.name, v2["fast_fee_bps_default"]))
-    return _frozen(
-        {k: np.array(v, dtype=bool if k in ("v2", "can_fast") else float) for k, v in out.items()}
-    )
-
-
-def _hex(raw: np.ndarray, width: int) -> np.ndarray:
-    """Rows of ``width`` random bytes -> array of ``0x`` hex strings."""
-    flat = raw.reshape(-1, width)
-    return np.array(["0x" + row.tobytes().hex() for row in flat], dtype=object)
-
-
-def _zipf_cdf(n: int, a: float) -> np.ndarray:
-    w = 1.0 / np.arange(1, n + 1) ** a
-    return np.cumsum(w) / w.sum()
-
-
-@lru_cache(maxsize=4)
-def _pools(seed: int) -> Mapping[str, Any]:
-    """Address pools, depending on the seed only (they recur across days).
-
-    EVM pools are hex strings; Solana and Noble pools are raw bytes, spelled
-    in the chain's format only for the addresses a day draws.
-    """
-    cfg = calibration()["addresses"]
-    rng = np.random.default_rng([seed, 0xADD])
-    pools: dict[str, Any] = {
-        "routers": _hex(rng.integers(0, 256, (cfg["routers"], 20), dtype=np.uint8), 20),
-        "senders": _hex(rng.integers(0, 256, (cfg["sender_pool"], 20), dtype=np.uint8), 20),
-        "recipients": _hex(rng.integers(0, 256, (cfg["recipient_pool"], 20), dtype=np.uint8), 20),
-        "relayers": _hex(rng.integers(0, 256, (cfg["relayer_callers"], 20), dtype=np.uint8), 20),
-        "sender_cdf": _zipf_cdf(cfg["sender_pool"], cfg["sender_zipf"]),
-        "recipient_cdf": _zipf_cdf(cfg["recipient_pool"], cfg["recipient_zipf"]),
-        "router_cdf": _zipf_cdf(cfg["routers"], 1.0),
-    }
-    rng = np.random.default_rng([seed, 0xADD, 2])
-    for name, sizes in cfg["non_evm_pools"].items():
-        width = 20 if name == "noble" else 32
-        pools[name] = {
-            kind: rng.integers(0, 256, (size, width), dtype=np.uint8)
-            for kind, size in sizes.items()
-        }
-        pools[name]["relayers"] = rng.integers(0, 256, (cfg["relayer_callers"], width), np.uint8)
-        pools[name]["cdf"] = {
-            "routers": _zipf_cdf(sizes["routers"], 1.0),
-            "senders": _zipf_cdf(sizes["senders"], cfg["sender_zipf"]),
-            "recipients": _zipf_cdf(sizes["recipients"], cfg["recipient_zipf"]),
-        }
-    return _frozen(pools)
-
-
-def _spell(raw_rows: np.ndarray, chain: str) -> np.ndarray:
-    """Rows of raw address bytes -> the chain's own spelling (each distinct row once)."""
-    uniques, inverse = np.unique(raw_rows, axis=0, return_inverse=True)
-    spelled = np.array(
-        [
-            addressing.from_bytes32("0x" + row.tobytes().hex().rjust(64, "0"), chain)
-            for row in uniques
-        ],
-        dtype=object,
-    )
-    return spelled[inverse.ravel()]
-
-
-@lru_cache(maxsize=1)
-def _contracts() -> Mapping[str, Mapping[int, str]]:
-    """Burn token and token messengers (V1, V2) per domain, in each chain's format."""
-    cfg = calibration()["contracts"]
-    usdc = {**cfg["usdc"], **cfg["usdc_non_evm"]}
-    v1 = {**cfg["token_messenger"], **cfg["token_messenger_non_evm"]}
-    out: dict[str, dict[int, str]] = {"usdc": {}, "v1": {}, "v2": {}}
-    for name in usdc:
-        d = chains.domain(name)
-        out["usdc"][d] = addressing.normalize_address(usdc[name], chain=name)
-        out["v1"][d] = addressing.normalize_address(v1[name], chain=name)
-        fmt = chains.address_format(name)
-        v2 = cfg["token_messenger_v2"].get(name if fmt != "evm" else "evm")
-        out["v2"][d] = addressing.normalize_address(v2, chain=name) if v2 else out["v1"][d]
-    return _frozen(out)
-
-
-def _amounts_usd(u: np.ndarray) -> np.ndarray:
-    knots = np.array(calibration()["amounts"]["knots"], dtype=float)
-    return np.exp(np.interp(u, knots[:, 0], np.log(knots[:, 1])))
-
-
-def _seconds_of_day(rng: np.random.Generator, n: int) -> np.ndarray:
-    cfg = calibration()["activity"]
-    minutes = np.arange(1440)
-    intensity = 1 + cfg["hour_amplitude"] * np.cos(
-        2 * np.pi * (minutes / 60 - cfg["hour_peak_utc"]) / 24
-    )
-    cdf = np.cumsum(intensity) / intensity.sum()
-    minute = np.searchsorted(cdf, rng.random(n), side="right")
-    return minute * 60 + rng.integers(0, 60, n)
-
-
-def _blocks(domains: np.ndarray, times: np.ndarray) -> np.ndarray:
-    cfg = calibration()["blocks"]
-    out = np.zeros(len(times), dtype=np.int64)
-    for name, spb in cfg["seconds_per_block"].items():
-        mask = domains == chains.domain(name)
-        out[mask] = cfg["reference_block"][name] + (
-            (times[mask] - cfg["reference_time"]) / spb
-        ).astype(np.int64)
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -277,15 +87,15 @@ def generate_day(
     n = int(rng.poisson(mean))
 
     # time and route
-    burn_time = np.sort(day_start + _seconds_of_day(rng, n))
-    r_src, r_dst, r_p = _routes()
-    params = _route_params()
+    burn_time = np.sort(day_start + seconds_of_day(rng, n))
+    r_src, r_dst, r_p = route_table()
+    params = route_params()
     route = rng.choice(len(r_p), size=n, p=r_p)
     src, dst = r_src[route], r_dst[route]
 
     # amounts: a calibrated quantile function, tilted per route
     u = 1.0 - (1.0 - rng.random(n)) ** params["tilt"][route]
-    usd = np.minimum(_amounts_usd(u), cal["amounts"]["cap_usd"])
+    usd = np.minimum(amounts_usd(u), cal["amounts"]["cap_usd"])
     amount_raw = np.maximum(np.round(usd * 1_000_000), 1).astype(np.int64)
 
     # latency and completion
@@ -311,13 +121,13 @@ def generate_day(
     order_in_src = pd.Series(src).groupby(src).cumcount().to_numpy()
     nonce = (day_index * 1_000_000 + order_in_src).astype(str).astype(object)
     v2_rows = np.flatnonzero(is_v2)
-    nonce[v2_rows] = _hex(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
+    nonce[v2_rows] = hex_strings(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
     chain_ids = {d: chains.chain_id(int(d)) for d in np.unique(np.concatenate([src, dst]))}
     src_cid = np.array([chain_ids[d] for d in src], dtype=object)
     dst_cid = np.array([chain_ids[d] for d in dst], dtype=object)
     transfer_id = [f"{a}_{b}_{c}" for a, b, c in zip(nonce, src_cid, dst_cid, strict=True)]
 
-    contracts = _contracts()
+    contracts = contract_addresses()
     messenger = np.array(
         [contracts["v2" if v else "v1"][d] for d, v in zip(dst, is_v2, strict=True)], dtype=object
     )
@@ -335,8 +145,8 @@ def generate_day(
             "mint_timestamp": mint_ts.where(~pending, pd.NaT),
             "burn_tx_hash": burn_hash,
             "mint_tx_hash": np.where(pending, None, mint_hash),
-            "burn_block": _blocks(src, burn_time),
-            "mint_block": np.where(pending, -1, _blocks(dst, mint_time)),
+            "burn_block": block_numbers(src, burn_time),
+            "mint_block": np.where(pending, -1, block_numbers(dst, mint_time)),
             "message_sender": sender,
             "mint_recipient": recipient,
             "burn_token": [contracts["usdc"][d] for d in src],
@@ -360,7 +170,7 @@ def _addresses(
     formats the recipient is always a different account.
     """
     n = len(src)
-    pools = _pools(seed)
+    pools = address_pools(seed)
     acfg = calibration()["addresses"]
     via_router = rng.random(n) < acfg["router_share"]
     u_router, u_sender, u_recipient = rng.random(n), rng.random(n), rng.random(n)
@@ -386,17 +196,17 @@ def _addresses(
         for k in ("routers", "senders"):
             sel = kind == k
             raw[sel] = pool[k][np.searchsorted(pool["cdf"][k], u_sender[rows][sel])]
-        sender[rows] = _spell(raw, chains.chain_name(int(d)))
+        sender[rows] = spell_addresses(raw, chains.chain_name(int(d)))
     for d in np.unique(dst[~dst_evm]):
         rows = np.flatnonzero(dst == d)
         name = chains.chain_name(int(d))
         pool = pools[name]
         raw = pool["recipients"][np.searchsorted(pool["cdf"]["recipients"], u_recipient[rows])]
-        recipient[rows] = _spell(raw, name)
+        recipient[rows] = spell_addresses(raw, name)
         raw = np.where(
             caller_set[rows, None], pool["relayers"][u_caller[rows]], np.uint8(0)
         ).astype(np.uint8)
-        caller[rows] = _spell(raw, name)
+        caller[rows] = spell_addresses(raw, name)
     return sender.astype(object), recipient.astype(object), caller.astype(object)
 
 
@@ -405,7 +215,7 @@ def _tx_hashes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Burn and mint transaction hashes in the spelling of the chain each was sent on."""
     n = len(src)
-    hashes = _hex(rng.integers(0, 256, (2 * n, 32), dtype=np.uint8), 32)
+    hashes = hex_strings(rng.integers(0, 256, (2 * n, 32), dtype=np.uint8), 32)
     burn, mint = hashes[:n], hashes[n:]
     for side, domains in ((burn, src), (mint, dst)):
         for d in np.unique(domains):

@@ -173,7 +173,7 @@ def test_fetch_writes_by_extension(credentials, service, ledger, tmp_path, capsy
 def test_fetch_into_a_partitioned_dataset_twice_without_duplicates(
     credentials, service, ledger, tmp_path, capsys
 ):
-    from cctx_research import datasets
+    from cctx_research.ingest import datasets
 
     out = str(tmp_path / "mints") + "/"
     argv = ["fetch", "mints", "--start", START, "--end", END, "--no-progress", "--out", out]

@@ -48,9 +48,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from . import chains, schema
-from .errors import DataError
-from .provenance import Provenance, attach, provenance
+from .. import chains, schema
+from ..errors import DataError
+from ..provenance import Provenance, attach, provenance
 
 __all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "write"]
 

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from analysis.frames import random_transfers
 
-from cctx_research import datasets, schema
+from cctx_research import schema
 from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
+from cctx_research.ingest import datasets
 from cctx_research.provenance import Provenance, attach, provenance
 
 

@@ -36,8 +36,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .chain_entries import Chain, chain_from_mapping, check_names
-from .errors import ConfigError
+from ..errors import ConfigError
+from .entries import Chain, chain_from_mapping, check_names
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,7 +63,7 @@ _TOP_LEVEL = frozenset({"chain"})
 
 def config_dir() -> Path:
     """The toolkit's configuration directory (:func:`cctx_research.config.config_dir`)."""
-    from .config import config_dir as configured
+    from ..config import config_dir as configured
 
     return configured()
 
@@ -98,7 +98,7 @@ def read_chain_tables(path: Path) -> list[dict[str, Any]]:
     if unknown:
         raise ConfigError(
             f"{path}: unknown key {unknown[0]!r}; the file holds only [[chain]] tables",
-            hint="write each domain as a [[chain]] table (see cctx_research.chains_toml)",
+            hint="write each domain as a [[chain]] table (see cctx_research.chains.toml_file)",
         )
     tables = document.get("chain", [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
@@ -128,7 +128,7 @@ def file_chains(builtin: Iterable[Chain]) -> dict[int, Chain]:
         except (TypeError, ValueError) as exc:
             raise ConfigError(
                 f"{path}: [[chain]] table {number}: {exc}",
-                hint="fix or remove that table (its keys: see cctx_research.chains_toml)",
+                hint="fix or remove that table (its keys: see cctx_research.chains.toml_file)",
             ) from exc
         entries[chain.domain] = chain
     try:

@@ -2,7 +2,7 @@
 
 :mod:`cctx_research.chains` keeps the registry and answers look-ups; this
 module holds what an entry is and how one is made: the built-in entries
-(from ``cctx_research._registry_table``) and :func:`chain_from_mapping`, the
+(from ``cctx_research.chains._table``) and :func:`chain_from_mapping`, the
 one check behind :func:`cctx_research.chains.register` and ``chains.toml``.
 Addresses are written in one canonical spelling (:func:`canonical_address`).
 
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from . import _registry_table as _table
+from . import _table
 
 __all__ = [
     "ADDRESS_FORMATS",
@@ -147,7 +147,7 @@ def _builtin_chain(row: tuple) -> Chain:
 
 
 BUILTIN: tuple[Chain, ...] = tuple(_builtin_chain(row) for row in _table.DOMAINS)
-"""The built-in registry: every domain Circle publishes for CCTP (see ``_registry_table``)."""
+"""The built-in registry: every domain Circle publishes for CCTP (see ``_table``)."""
 
 
 def name_key(text: str) -> str:

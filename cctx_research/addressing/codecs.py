@@ -1,0 +1,145 @@
+"""The text encodings of non-EVM addresses and hashes: base58, bech32 and Stellar strkey."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+
+__all__ = [
+    "base58_decode",
+    "base58_encode",
+    "bech32_decode",
+    "bech32_encode",
+    "strkey_decode",
+    "strkey_encode",
+]
+
+# --------------------------------------------------------------------------
+# the text encodings themselves: base58 (Bitcoin alphabet, as Solana and Sui
+# use it), bech32 (BIP-173, as Cosmos chains use it), Stellar strkey (SEP-23:
+# base32 of a version byte, the payload and a CRC16-XModem, little endian)
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(_B58)}
+
+
+def base58_encode(raw: bytes) -> str:
+    """Base58 of ``raw``; each leading zero byte is a leading ``1``."""
+    number = int.from_bytes(raw, "big")
+    digits = []
+    while number:
+        number, rem = divmod(number, 58)
+        digits.append(_B58[rem])
+    zeros = len(raw) - len(raw.lstrip(b"\x00"))
+    return "1" * zeros + "".join(reversed(digits))
+
+
+def base58_decode(text: str) -> bytes | None:
+    """The bytes of a base58 string, ``None`` if it is not base58."""
+    if not text or len(text) > 128:
+        return None
+    try:
+        digits = [_B58_INDEX[c] for c in text]
+    except KeyError:
+        return None
+    # Ten digits at a time: one big-int step per 58**10 instead of per digit.
+    number = 0
+    for i in range(0, len(digits), 10):
+        chunk = digits[i : i + 10]
+        value = 0
+        for digit in chunk:
+            value = value * 58 + digit
+        number = number * 58 ** len(chunk) + value
+    zeros = len(text) - len(text.lstrip("1"))
+    body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
+    return b"\x00" * zeros + body
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_BECH32_INDEX = {c: i for i, c in enumerate(_BECH32)}
+_BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+
+
+def _polymod(values: list[int]) -> int:
+    chk = 1
+    for value in values:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ value
+        for i, gen in enumerate(_BECH32_GEN):
+            if (top >> i) & 1:
+                chk ^= gen
+    return chk
+
+
+def _hrp_expand(hrp: str) -> list[int]:
+    return [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+
+
+def _convert_bits(data: Sequence[int], src: int, dst: int, *, pad: bool) -> list[int] | None:
+    acc, bits, out, top = 0, 0, [], (1 << dst) - 1
+    for value in data:
+        acc = (acc << src) | value
+        bits += src
+        while bits >= dst:
+            bits -= dst
+            out.append((acc >> bits) & top)
+    if pad and bits:
+        out.append((acc << (dst - bits)) & top)
+    elif not pad and (bits >= src or (acc << (dst - bits)) & top):
+        return None
+    return out
+
+
+def bech32_encode(hrp: str, raw: bytes) -> str:
+    """Bech32 (BIP-173) of ``raw`` with human-readable part ``hrp``."""
+    data = _convert_bits(raw, 8, 5, pad=True) or []
+    poly = _polymod([*_hrp_expand(hrp), *data, 0, 0, 0, 0, 0, 0]) ^ 1
+    checksum = [(poly >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(_BECH32[d] for d in data + checksum)
+
+
+def bech32_decode(text: str, hrp: str) -> bytes | None:
+    """The bytes of a bech32 string with prefix ``hrp``; ``None`` if invalid."""
+    if text.lower() != text and text.upper() != text:
+        return None  # BIP-173: mixed case is invalid
+    text = text.lower()
+    if len(text) > 90 or not text.startswith(hrp + "1") or len(text) < len(hrp) + 7:
+        return None
+    try:
+        data = [_BECH32_INDEX[c] for c in text[len(hrp) + 1 :]]
+    except KeyError:
+        return None
+    if _polymod([*_hrp_expand(hrp), *data]) != 1:
+        return None
+    raw = _convert_bits(data[:-6], 5, 8, pad=False)
+    return None if raw is None else bytes(raw)
+
+
+def _crc16_xmodem(data: bytes) -> int:
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = (crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def strkey_encode(version: int, payload: bytes) -> str:
+    """A Stellar strkey of a 32-byte payload."""
+    body = bytes([version]) + payload
+    return base64.b32encode(body + _crc16_xmodem(body).to_bytes(2, "little")).decode()
+
+
+def strkey_decode(text: str, versions: tuple[int, ...]) -> bytes | None:
+    """The 32-byte payload of a strkey with one of ``versions``; ``None`` if invalid."""
+    try:
+        raw = base64.b32decode(text, casefold=False)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 35 or raw[0] not in versions:
+        return None
+    if _crc16_xmodem(raw[:-2]) != int.from_bytes(raw[-2:], "little"):
+        return None
+    return raw[1:33]

@@ -1,0 +1,308 @@
+"""The store's index of a ledger: numpy arrays in burn order, built once.
+
+Row ``i`` is the ``i``-th transfer in ``(burn time, transfer id)`` order; see
+:mod:`cctx_research.service.store` for the layout and what it answers. This
+module turns a ledger's columns into those arrays (times as nanoseconds,
+addresses dictionary-encoded, transaction hashes as bytes behind a sorted
+prefix index) and finds a transaction by its hash.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_bytes32
+from ..errors import DataError
+
+__all__ = ["LedgerIndex", "bytes32", "domain_mask", "wire"]
+
+logger = logging.getLogger(__name__)
+
+NAT = np.iinfo(np.int64).min
+"""int64 nanoseconds of a missing time (NaT)."""
+
+SPLIT = 26  # amounts are summed by bincount as (hi << 26) + lo, each part exact in float64
+_PAD = "0" * 24
+_ADDRESS_COLUMNS = (
+    "message_sender",
+    "mint_recipient",
+    "burn_token",
+    "destination_caller",
+    "destination_token_messenger",
+)
+
+
+# --------------------------------------------------------------------------
+# normalisation of values a caller passes
+
+
+def bytes32(address: str) -> str:
+    """The bytes32 form of a canonical address (the interface's padded fields)."""
+    return "0x" + _PAD + address[2:] if len(address) == 42 else address
+
+
+def wire(address: str) -> str:
+    """The interface's canonical spelling of an address in any chain's format.
+
+    EVM (and Noble) addresses padded into a bytes32 become 20 bytes of hex,
+    the others 32 (the interface's ``messageSender`` is unpadded, its
+    ``mintRecipient`` padded: see :func:`bytes32`).
+    """
+    return from_bytes32(to_bytes32(address), None)
+
+
+# --------------------------------------------------------------------------
+# building blocks of the index
+
+
+def nanos(series: pd.Series) -> np.ndarray:
+    """Nanoseconds since the epoch of a tz-aware column (NaT -> int64 min)."""
+    values = series.dt.tz_convert("UTC").dt.as_unit("ns").array
+    return np.asarray(values.asi8, dtype=np.int64).copy()
+
+
+def arrow_strings(series: pd.Series) -> pa.Array:
+    array = pa.array(series.array, type=pa.large_string(), from_pandas=True)
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _normal_hashes(values: list[Any], column: str) -> list[str]:
+    """Hashes not written as ``0x`` hex (Solana signatures, Noble hashes, ...), checked."""
+    out = []
+    for value in values:
+        try:
+            out.append(normalize_hash(value))
+        except (TypeError, ValueError):
+            raise DataError(
+                f"column {column!r} holds a value that is not a transaction hash: "
+                f"{str(value)[:100]!r}",
+                hint="transaction hashes are '0x' followed by 64 hex digits (EVM), base58 "
+                "(Solana, Sui) or 64 bare hex digits (Noble)",
+            ) from None
+    return out
+
+
+def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """(n, 32) uint8 bytes of the ``0x`` hashes, their mask, and the other hashes by row."""
+    n = len(series)
+    present = np.array(series.notna(), dtype=bool)
+    out = np.zeros((n, 32), dtype=np.uint8)
+    if not present.any():
+        return out, present, {}
+    text = pc.utf8_lower(arrow_strings(series))
+    ok = pc.fill_null(pc.match_substring_regex(text, r"^0x[0-9a-f]{64}$"), False)
+    ok_np = np.asarray(ok, dtype=bool)
+    other: dict[int, tuple[str, str]] = {}
+    if not ok_np[present].all():
+        rest = present & ~ok_np
+        values = series[rest].tolist()
+        pairs = zip(values, _normal_hashes(values, column), strict=True)
+        other = dict(zip(np.flatnonzero(rest).tolist(), pairs, strict=True))
+        present = present & ok_np
+    text = text.filter(pa.array(present))
+    fixed = text.cast(pa.binary()).cast(pa.binary(66))
+    raw = np.frombuffer(fixed.buffers()[1], dtype=np.uint8)
+    raw = raw[fixed.offset * 66 : (fixed.offset + len(fixed)) * 66].reshape(-1, 66)[:, 2:]
+    lut = np.zeros(256, dtype=np.uint8)
+    lut[np.frombuffer(b"0123456789", np.uint8)] = np.arange(10, dtype=np.uint8)
+    lut[np.frombuffer(b"abcdef", np.uint8)] = np.arange(10, 16, dtype=np.uint8)
+    nibbles = lut[raw]
+    out[present] = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]
+    return out, present, other
+
+
+def _prefix(hash_rows: np.ndarray) -> np.ndarray:
+    """The first 8 bytes of (n, 32) hash bytes as native uint64."""
+    return np.ascontiguousarray(hash_rows[:, :8]).view(">u8").ravel().astype(np.uint64)
+
+
+def encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-encode an address column: (int32 codes, sorted unique canonical forms)."""
+    if series.isna().any():
+        raise DataError(
+            f"column {column!r} has missing values",
+            hint="every transfer needs an address there (use 0x00..00 for 'none')",
+        )
+    codes, uniques = pd.factorize(series, sort=False)
+    # Hex values (nearly all) in one vectorised pass; other formats one by one.
+    canon = canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
+    is_hex = pd.Series(canon, dtype=object).str.fullmatch(r"0x(?:[0-9a-f]{40}|[0-9a-f]{64})")
+    for i in np.flatnonzero(~is_hex.fillna(False).to_numpy(dtype=bool)):
+        value = uniques[i]
+        try:
+            canon[i] = wire(value)
+        except (TypeError, ValueError):
+            raise DataError(
+                f"column {column!r} holds a value that is not an address: {str(value)[:80]!r}",
+                hint="addresses are '0x' hex of 20 bytes (EVM) or 32 (bytes32), or a non-EVM "
+                "chain's own format (Solana base58, Noble bech32, ...)",
+            ) from None
+    table, remap = np.unique(np.array(canon, dtype=str), return_inverse=True)
+    return remap.astype(np.int32)[codes], table
+
+
+def domain_mask(wanted: Iterable[int], size: int) -> np.ndarray:
+    mask = np.zeros(size, dtype=bool)
+    for d in wanted:
+        if 0 <= d < size:
+            mask[d] = True
+    return mask
+
+
+
+# --------------------------------------------------------------------------
+# the index
+
+
+class LedgerIndex:
+    """The arrays of a ledger (already validated) that the store's operations search.
+
+    Parameters
+    ----------
+    ledger : pandas.DataFrame
+        Kind ``"ledger"``, any row order.
+
+    Raises
+    ------
+    DataError
+        If the frame holds values that are not hashes/addresses, missing burn
+        times, or negative amounts.
+    """
+
+    def __init__(self, ledger: pd.DataFrame) -> None:
+        n = len(ledger)
+        self.n = n
+
+        burn_ns = nanos(ledger["burn_timestamp"])
+        mint_ns = nanos(ledger["mint_timestamp"])
+        # a mint whose burn is not in the data has no burn time: it is in no burn window
+        if ((burn_ns == NAT) & (mint_ns == NAT)).any():
+            raise DataError(
+                "column 'burn_timestamp' has missing values where 'mint_timestamp' has none "
+                "too (every transfer needs a burn or a mint time)"
+            )
+        amount = ledger["amount_raw"].to_numpy(dtype=np.int64)
+        if n and amount.min() < 0:
+            raise DataError("column 'amount_raw' has negative amounts")
+        if n and float(amount.astype(np.float64).sum()) >= 2.0**62:
+            raise DataError("the amounts of 'amount_raw' sum beyond int64; split the ledger")
+
+        # order: (burn time, transfer id); id ranks break ties in every listing
+        ids = arrow_strings(ledger["transfer_id"])
+        if ids.null_count:
+            raise DataError("column 'transfer_id' has missing values")
+        id_sort = np.asarray(pc.array_sort_indices(ids), dtype=np.int64)
+        id_rank = np.empty(n, dtype=np.int64)
+        id_rank[id_sort] = np.arange(n, dtype=np.int64)
+        order = np.lexsort((id_rank, burn_ns))
+
+        self.ids = ids.take(pa.array(order))
+        self.id_rank = id_rank[order]
+        self.burn_ns = burn_ns[order]
+        self.mint_ns = mint_ns[order]
+        self.minted = self.mint_ns != NAT
+        self.amount = amount[order]
+        self.src = ledger["source_domain"].to_numpy(dtype=np.int64)[order]
+        self.dst = ledger["destination_domain"].to_numpy(dtype=np.int64)[order]
+        if n and min(self.src.min(), self.dst.min()) < 0:
+            raise DataError("domain ids must be non-negative integers")
+        self.burn_block = ledger["burn_block"].to_numpy(dtype=np.int64)[order]
+        self.mint_block = ledger["mint_block"].to_numpy(dtype=np.int64)[order]
+        self.n_domains = int(max(self.src.max(), self.dst.max())) + 1 if n else 1
+
+        # burn side: prefix sums over burn order
+        self.burn_cum = np.concatenate([[0], np.cumsum(self.amount)])
+
+        # mint side: minted rows by (mint time, id)
+        minted_rows = np.flatnonzero(self.minted)
+        by_mint = np.lexsort((self.id_rank[minted_rows], self.mint_ns[minted_rows]))
+        self.mint_rows = minted_rows[by_mint]
+        self.mint_ns_sorted = self.mint_ns[self.mint_rows]
+        self.mint_src = self.src[self.mint_rows]
+        self.mint_dst = self.dst[self.mint_rows]
+        self.mint_cum = np.concatenate([[0], np.cumsum(self.amount[self.mint_rows])])
+        self.present_src = np.unique(self.mint_src)
+        self.present_dst = np.unique(self.mint_dst)
+
+        # addresses, dictionary-encoded; output forms precomputed per unique value
+        self.codes: dict[str, np.ndarray] = {}
+        self.uniques: dict[str, np.ndarray] = {}
+        self.out: dict[str, list[str]] = {}
+        for column in _ADDRESS_COLUMNS:
+            codes, table = encode_addresses(ledger[column], column)
+            self.codes[column] = codes[order]
+            self.uniques[column] = table
+            padded = column in (
+                "mint_recipient",
+                "destination_caller",
+                "destination_token_messenger",
+            )
+            self.out[column] = [bytes32(a) for a in table] if padded else table.tolist()
+
+        # recipients: CSR of rows (burn order) by recipient code
+        rcpt = self.codes["mint_recipient"]
+        self.rcpt_rows = np.argsort(rcpt, kind="stable")
+        self.rcpt_off = np.concatenate(
+            [[0], np.cumsum(np.bincount(rcpt, minlength=len(self.uniques["mint_recipient"])))]
+        )
+
+        # senders: amounts split for exact float64 bincount sums
+        self.amt_hi = (self.amount >> SPLIT).astype(np.float64)
+        self.amt_lo = (self.amount & ((1 << SPLIT) - 1)).astype(np.float64)
+
+        # tx hashes: raw bytes + sorted uint64 prefix index over burn and mint hashes
+        self._burn_hash, self._has_burn_hash, burn_other = _hash_bytes(
+            ledger["burn_tx_hash"].iloc[order], "burn_tx_hash"
+        )
+        self._mint_hash, self._has_mint_hash, mint_other = _hash_bytes(
+            ledger["mint_tx_hash"].iloc[order], "mint_tx_hash"
+        )
+        self._has_mint_hash &= self.minted
+        # Hashes not written as 0x hex (Solana signatures, Noble hashes) are few:
+        # a dict by their normalised text, and their text by (row, is_mint).
+        other = {(r, False): v for r, v in burn_other.items()}
+        other.update({(r, True): v for r, v in mint_other.items() if self.minted[r]})
+        self._other_text = {k: given for k, (given, _) in other.items()}
+        self._other_slot = {normal: k for k, (_, normal) in other.items()}
+        burn_slots = np.flatnonzero(self._has_burn_hash) * 2
+        mint_slots = np.flatnonzero(self._has_mint_hash) * 2 + 1
+        slots = np.concatenate([burn_slots, mint_slots])
+        prefixes = np.concatenate(
+            [_prefix(self._burn_hash[burn_slots // 2]), _prefix(self._mint_hash[mint_slots // 2])]
+        )
+        by_prefix = np.lexsort((slots, prefixes))
+        self._hash_prefix = prefixes[by_prefix]
+        self._hash_slot = slots[by_prefix]
+        logger.debug("store built: %d transfers, %d indexed hashes", n, len(slots))
+
+
+    def find_hash(self, text: str) -> Iterator[tuple[int, bool]]:
+        """(row, is_mint) of each transaction whose hash is ``text`` (spelled as normalize_hash)."""
+        if not text.startswith("0x"):
+            slot = self._other_slot.get(text)
+            if slot is not None:
+                yield slot
+            return
+        wanted = np.frombuffer(bytes.fromhex(text[2:]), dtype=np.uint8)
+        key = _prefix(wanted.reshape(1, 32))[0]
+        a = int(np.searchsorted(self._hash_prefix, key, side="left"))
+        b = int(np.searchsorted(self._hash_prefix, key, side="right"))
+        for slot in self._hash_slot[a:b].tolist():
+            row, is_mint = divmod(slot, 2)
+            stored = self._mint_hash[row] if is_mint else self._burn_hash[row]
+            if np.array_equal(stored, wanted):
+                yield row, bool(is_mint)
+
+    def hash_text(self, row: int, is_mint: bool) -> str:
+        """The hash of a row's mint or burn as the interface shows it; ``""`` if it has none."""
+        if self._has_mint_hash[row] if is_mint else self._has_burn_hash[row]:
+            raw = self._mint_hash[row] if is_mint else self._burn_hash[row]
+            return "0x" + raw.tobytes().hex()
+        return self._other_text.get((row, is_mint), "")
