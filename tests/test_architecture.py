@@ -208,3 +208,17 @@ def test_modules_stay_small_unless_declarative():
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert {k: v for k, v in big.items() if k not in TABLES} == {}
+
+
+def test_every_package_is_shipped():
+    """A package missing from pyproject's list works in an editable install and not in a wheel."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the tomli the project depends on there
+        import tomli as tomllib
+
+    listed = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"
+    ])
+    found = {_module_name(p.parent / "__init__.py") for p in ROOT.rglob("__init__.py")}
+    assert sorted(found - listed) == []
