@@ -40,23 +40,25 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
     return _load_sample(as_of=as_of, days=days)
 
 
-_LAZY = (
-    "analysis",
-    "datasets",
-    "export",
-    "plots",
-    "report",
-    "selection",
-    "service",
-    "webapp",
-    "widgets",
-)
-"""Subpackages and view modules imported on first attribute access (``cctx.plots``)."""
+_LAZY = {
+    "analysis": "analysis",
+    "datasets": "datasets",
+    "export": "export",
+    "plots": "plots",
+    "report": "report",
+    "selection": "views.selection",
+    "service": "service",
+    "views": "views",
+    "webapp": "webapp",
+    "widgets": "widgets",
+}
+"""Subpackages and view modules imported on first attribute access (``cctx.plots``), each
+with its home in the package (``cctx.selection`` is :mod:`cctx_research.views.selection`)."""
 
 
 def __getattr__(name: str) -> ModuleType:
     if name in _LAZY:
-        module = importlib.import_module(f".{name}", __name__)
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

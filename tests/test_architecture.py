@@ -33,7 +33,7 @@ CONTRACT = (
     "times", "arguments", "provenance", "addressing", "tokens", "_version", "_codes",
     "_textarrays",
 )
-VIEWS = ("plots", "report", "widgets", "webapp", "cli", "notebook_export", "export", "markup")
+VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
 DATA_ACCESS = ("client", "service", "ingest", "connection", "datasets")
 
 

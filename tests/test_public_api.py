@@ -17,9 +17,12 @@ MODULES = [
     "cctx_research.config",
     "cctx_research.errors",
     "cctx_research.addressing",
-    "cctx_research.explorers",
-    "cctx_research.markup",
-    "cctx_research.selection",
+    "cctx_research.views.explorers",
+    "cctx_research.views.markup",
+    "cctx_research.views.selection",
+    "cctx_research.export",
+    "cctx_research.export.frames",
+    "cctx_research.export.notebook",
     "cctx_research.schema",
     "cctx_research.times",
     "cctx_research.arguments",
@@ -95,6 +98,8 @@ from cctx_research.analysis import flows
 assert cctx.analysis.flows is flows
 assert callable(cctx.plots.plot_flow_matrix)
 assert cctx.plots is sys.modules["cctx_research.plots"]
+assert cctx.selection is sys.modules["cctx_research.views.selection"]
+assert callable(cctx.export.write) and callable(cctx.export.export_notebook)
 try:
     cctx.no_such_thing
 except AttributeError as exc:

@@ -22,7 +22,7 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..notebook_export import export_notebook
+    from ..export import export_notebook
 
     print(export_notebook(args.notebook, args.out, execute=not args.no_execute))
     return 0
