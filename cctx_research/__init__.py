@@ -40,33 +40,33 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
     return _load_sample(as_of=as_of, days=days)
 
 
-_LAZY = (
-    "analysis",
-    "export",
-    "plots",
-    "report",
-    "selection",
-    "service",
-    "webapp",
-    "widgets",
-)
-"""Subpackages and view modules imported on first attribute access (``cctx.plots``)."""
-
-_LAZY_ELSEWHERE = {"datasets": ".ingest.datasets"}
-"""Modules of the face that live inside a package (``cctx.datasets``: partitioned
-Parquet datasets, :mod:`cctx_research.ingest.datasets`), imported on first access."""
-
+_LAZY = {
+    "analysis": "analysis",
+    "datasets": "ingest.datasets",
+    "iris": "iris",
+    "labels": "labels",
+    "export": "export",
+    "plots": "plots",
+    "report": "report",
+    "selection": "views.selection",
+    "service": "service",
+    "views": "views",
+    "webapp": "webapp",
+    "widgets": "widgets",
+}
+"""Subpackages and view modules imported on first attribute access (``cctx.plots``), each
+with its home in the package (``cctx.selection`` is :mod:`cctx_research.views.selection`)."""
 
 def __getattr__(name: str) -> ModuleType:
-    if name in _LAZY or name in _LAZY_ELSEWHERE:
-        module = importlib.import_module(_LAZY_ELSEWHERE.get(name, f".{name}"), __name__)
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
         globals()[name] = module
         return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_ELSEWHERE))
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [

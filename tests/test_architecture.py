@@ -32,7 +32,7 @@ CONTRACT = (
     "config", "errors", "chains", "schema", "times", "arguments", "provenance", "addressing",
     "tokens", "labels", "_version", "_codes", "_textarrays",
 )
-VIEWS = ("plots", "report", "widgets", "webapp", "cli", "notebook_export", "export", "markup")
+VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
 DATA_ACCESS = ("client", "service", "ingest", "connection")
 
 

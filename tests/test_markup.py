@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from cctx_research import addressing, explorers, markup
+from cctx_research import addressing
+from cctx_research.views import explorers, markup
 
 EVM = "0x" + "ab" * 20
 TX = "0x" + "7c" * 32

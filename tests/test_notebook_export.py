@@ -8,7 +8,7 @@ import pytest
 from browser_support import launch, needs_chromium
 
 from cctx_research.cli import main
-from cctx_research.notebook_export import export_notebook
+from cctx_research.export import export_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 

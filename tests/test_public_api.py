@@ -18,9 +18,12 @@ MODULES = [
     "cctx_research.config",
     "cctx_research.errors",
     "cctx_research.addressing",
-    "cctx_research.explorers",
-    "cctx_research.markup",
-    "cctx_research.selection",
+    "cctx_research.views.explorers",
+    "cctx_research.views.markup",
+    "cctx_research.views.selection",
+    "cctx_research.export",
+    "cctx_research.export.frames",
+    "cctx_research.export.notebook",
     "cctx_research.schema",
     "cctx_research.times",
     "cctx_research.arguments",
@@ -99,6 +102,8 @@ assert cctx.plots is sys.modules["cctx_research.plots"]
 assert "cctx_research.ingest.datasets" not in sys.modules and "datasets" in dir(cctx)
 from cctx_research import datasets  # the face serves the module that lives in ingest/
 assert datasets is cctx.datasets is sys.modules["cctx_research.ingest.datasets"]
+assert cctx.selection is sys.modules["cctx_research.views.selection"]
+assert callable(cctx.export.write) and callable(cctx.export.export_notebook)
 try:
     cctx.no_such_thing
 except AttributeError as exc:

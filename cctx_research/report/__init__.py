@@ -48,7 +48,7 @@ Modules
 a client, or derived from a ledger), :mod:`.registry` (how a section is
 declared), :mod:`.sections` (the sections and the registry),
 :mod:`.document` (``Report``, ``Section``); the HTML pieces shared with the
-widgets are in :mod:`cctx_research.markup`.
+widgets are in :mod:`cctx_research.views.markup`.
 
 Examples
 --------
@@ -61,7 +61,7 @@ Examples
 
 from __future__ import annotations
 
-from ..markup import EmbeddedFigure, html_table, render_png
+from ..views.markup import EmbeddedFigure, html_table, render_png
 from .building import DEFAULT_DAYS, build, default_window, is_synthetic
 from .document import Report, Section, output_path
 from .registry import Context, SectionSpec

@@ -14,7 +14,7 @@ from .. import times
 from .._version import __version__
 from ..analysis import addresses, flows, volumes
 from ..errors import CoverageWarning
-from ..selection import chain_names, touching, with_main_chain
+from ..views.selection import chain_names, touching, with_main_chain
 from .document import Report
 from .ledger_sections import link_quality, scope_ledger
 from .registry import Context, build_sections

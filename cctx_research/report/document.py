@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..markup import EmbeddedFigure, escape, synthetic_banner, when
+from ..views.markup import EmbeddedFigure, escape, synthetic_banner, when
 
 __all__ = ["CSS", "Report", "Section", "output_path"]
 
@@ -104,7 +104,7 @@ class Section:
     title : str
     parts : tuple
         In order: HTML fragments (``str``, already escaped) and
-        :class:`~cctx_research.markup.EmbeddedFigure` objects.
+        :class:`~cctx_research.views.markup.EmbeddedFigure` objects.
     supported : bool
         False when the data lacks what the section needs; ``parts`` is then
         a one-line note saying what would provide it.

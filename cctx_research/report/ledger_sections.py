@@ -22,7 +22,7 @@ from .. import chains as chain_registry
 from .. import plots, schema
 from ..analysis import latency, linking, pending, v2
 from ..analysis.results import result_info
-from ..markup import cards, html_table, note, usd, when
+from ..views.markup import cards, html_table, note, usd, when
 from .registry import Context, Part, SectionSpec, figure
 
 __all__ = ["SPECS", "duration", "link_quality", "scope_ledger"]

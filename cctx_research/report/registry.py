@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..markup import EmbeddedFigure, escape, note, render_png
+from ..views.markup import EmbeddedFigure, escape, note, render_png
 from .document import Section
 
 __all__ = ["Context", "SectionSpec", "build_sections", "figure"]
@@ -89,7 +89,7 @@ class SectionSpec:
     title : str
     builder : callable
         ``builder(ctx) -> sequence of parts`` (escaped HTML strings and
-        :class:`~cctx_research.markup.EmbeddedFigure`).
+        :class:`~cctx_research.views.markup.EmbeddedFigure`).
     supports : callable
         ``supports(ctx) -> bool``: whether the data can feed the section.
     unsupported : str or callable

@@ -13,7 +13,17 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from ..markup import cards, escape, html_table, note, pairs, share, synthetic_banner, usd, when
+from ..views.markup import (
+    cards,
+    escape,
+    html_table,
+    note,
+    pairs,
+    share,
+    synthetic_banner,
+    usd,
+    when,
+)
 from . import ledger_sections
 from .registry import Context, Part, SectionSpec, figure
 

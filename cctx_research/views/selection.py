@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from . import chains as chain_registry
-from .addressing import canonical_addresses
+from .. import chains as chain_registry
+from ..addressing import canonical_addresses
 
 __all__ = ["chain_names", "touching", "with_main_chain"]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from . import addressing, chains
+from .. import addressing, chains
 
 __all__ = ["address_url", "tx_url"]
 

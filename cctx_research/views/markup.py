@@ -121,7 +121,7 @@ def shorten(value: Any, *, keep: int = 6) -> str:
 def address_link(chain: Any, address: Any, text: Any = None) -> str:
     """An account linked to its page on ``chain``'s explorer (escaped text when none fits).
 
-    See :func:`cctx_research.explorers.address_url` for what gets a link.
+    See :func:`cctx_research.views.explorers.address_url` for what gets a link.
     """
     return link(explorers.address_url(chain, address), address if text is None else text)
 

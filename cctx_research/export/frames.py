@@ -38,8 +38,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import DataError
-from .provenance import Provenance, provenance
+from ..errors import DataError
+from ..provenance import Provenance, provenance
 
 __all__ = ["FORMATS", "read_sidecar", "sidecar_path", "write"]
 

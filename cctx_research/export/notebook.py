@@ -28,7 +28,7 @@ _TEMPLATE = "cctx_offline"
 
 
 def _templates() -> Path:
-    return Path(str(resources.files("cctx_research") / "_nbconvert"))
+    return Path(str(resources.files(__package__) / "_nbconvert"))
 
 
 def export_notebook(

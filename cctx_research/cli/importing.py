@@ -1,0 +1,144 @@
+"""``cctx-research import``: read files into one ledger."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..errors import CctxError
+
+
+def add(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "import",
+        help="read event logs, Dune or XChainDataGen exports into one ledger file",
+        description=(
+            "Read CCTP data of any supported format (event logs, Dune, XChainDataGen, the "
+            "toolkit's own frames; detected from each file) from files, globs or "
+            "directories, link burns to their mints, and write one ledger (Parquet, or CSV). "
+            "Prints a summary (rows read, decoded, linked by kind, pending, mint-only, skipped "
+            "and why) and the links per route."
+        ),
+    )
+    p.add_argument("sources", nargs="+", metavar="SRC", help="files, globs or directories")
+    p.add_argument(
+        "--format",
+        default=None,
+        choices=["evm-logs", "dune", "xchaindatagen", "cctx"],
+        help="the format of every SRC (default: detected per file)",
+    )
+    p.add_argument(
+        "--chain",
+        action="append",
+        default=None,
+        metavar="CHAIN|PATH=CHAIN",
+        help="the chain of files whose rows do not say it; repeat PATH=CHAIN per file",
+    )
+    p.add_argument("--blocks", default=None, metavar="FILE", help="block times for event logs")
+    p.add_argument(
+        "--errors",
+        default="raise",
+        choices=["raise", "report"],
+        help="malformed rows: stop (raise, default) or keep the good rows and list the "
+        "bad ones next to the output (report)",
+    )
+    p.add_argument(
+        "--ambiguous",
+        default="link",
+        choices=["link", "keep"],
+        help="identical V2 transfers: link each mint to the earliest free burn before it "
+        "(link, default; pairing content_ambiguous) or keep them unlinked (keep)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE|DIR/",
+        help="output .parquet or .csv; or DIR/ for a partitioned dataset",
+    )
+    p.set_defaults(func=run)
+
+
+def _chain_option(values: list[str] | None) -> object:
+    if not values:
+        return None
+    pairs = [v for v in values if "=" in v]
+    if pairs and len(pairs) != len(values):
+        raise ValueError("--chain takes either one CHAIN for all files or PATH=CHAIN for each")
+    if not pairs:
+        if len(values) > 1:
+            raise ValueError("give one --chain CHAIN, or PATH=CHAIN per file")
+        return values[0]
+    return dict(v.rsplit("=", 1) for v in pairs)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..ingest import bad_rows, load
+    from ..ingest.output import summary, write_atomically
+
+    out = Path(args.out)
+    to_dataset = args.out.endswith(("/", os.sep)) or out.is_dir()
+    if not to_dataset and out.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(
+            f"--out must end in .parquet or .csv, or be a directory (DIR/) for a partitioned "
+            f"dataset, got {args.out!r}"
+        )
+    bar = None
+    if not args.no_progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(unit="file", desc="import", leave=False)
+
+    def step(path: Path) -> None:
+        if bar is not None:
+            bar.set_postfix_str(path.name[:40])
+            bar.update(1)
+
+    try:
+        ledger = load(
+            args.sources,
+            format=args.format,
+            chain=_chain_option(args.chain),
+            blocks=args.blocks,
+            errors=args.errors,
+            ambiguous=args.ambiguous,
+            progress=step,
+        )
+    except CctxError as exc:  # the whole message: it lists formats and missing columns
+        sys.stderr.write(f"cctx-research: error: {exc}\n")
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    if to_dataset:
+        from .. import datasets
+
+        datasets.write(ledger, out)
+    else:
+        write_atomically(ledger, out)
+    bad = bad_rows(ledger)
+    if len(bad):
+        write_atomically(bad, out.with_name(out.name + ".bad.csv"))
+    sys.stdout.write(summary(ledger, out, bad_file=len(bad) > 0) + "\n")
+    sys.stdout.write(_links_by_route(ledger) + "\n")
+    return 0
+
+
+def _links_by_route(ledger: object) -> str:
+    """The per-route link table of an import (analysis.linking.quality), as text."""
+    from ..analysis import linking
+
+    table = linking.quality(ledger, freq=None)
+    if not len(table):
+        return "links by route: none (no transfers)"
+    lines = ["links by route (burns, mints, linked, pending, mint only, link rate of the mints):"]
+    for row in table.itertuples(index=False):
+        rate = "-" if row.link_rate != row.link_rate else f"{row.link_rate:.0%}"
+        lines.append(
+            f"  {row.source_chain + ' -> ' + row.destination_chain:<28} {row.burns:>8,} "
+            f"{row.mints:>8,} {row.linked:>8,} {row.pending:>8,} {row.mint_only:>8,} {rate:>6}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""ipywidgets panels: thin glue over :mod:`~cctx_research.analysis` and :mod:`.plots`.
+
+Three panels, each an :class:`ipywidgets.VBox` you display by leaving it as
+the last expression of a cell:
+
+:func:`dashboard`
+    Date range, chains, metric (volume / count), time bucket, role and
+    top-n controls over a flow graph, a flow matrix, volume over time and a
+    table of top addresses.
+:func:`address_explorer`
+    A text box for an address; shows its profile and activity.
+:func:`transaction_lookup`
+    A text box for a transaction hash; shows the transaction.
+
+How they behave
+---------------
+- A change of the date range makes **one** fetch (``client.mints``); the
+  other controls only redraw from the frame already fetched. Asking again
+  for a window already fetched is answered by the client's cache (the
+  status line shows the requests and cache hits).
+- Text boxes use ``continuous_update=False``: they act on Enter or when
+  they lose focus, not on every key.
+- While a fetch runs, the status line says so and the controls are
+  disabled (the busy indicator).
+- Every callback runs inside the panel's :class:`ipywidgets.Output`
+  (``panel.output``): bad input gets a one-line message in red on the status
+  line; any other error is shown there too, with its traceback in
+  ``panel.output``. Nothing is swallowed: the last error is also kept as
+  ``panel.error``.
+- Figures are drawn on bare matplotlib figures and shown as PNG images
+  (``panel.images``), so nothing piles up in pyplot and the panels work the
+  same with any matplotlib backend.
+- Data from the bundled synthetic sample is labelled as such.
+
+ipywidgets is an optional dependency (``pip install 'cctx-research[notebooks]'``);
+importing this module without it raises an :class:`ImportError` that says so.
+
+Examples
+--------
+>>> import cctx_research as cctx
+>>> from cctx_research import widgets
+>>> client = cctx.connect()  # doctest: +SKIP
+>>> widgets.dashboard(client)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from ._panel import DEFAULT_DAYS as DEFAULT_DAYS  # the panels open on these days
+from .explorer import AddressExplorer, address_explorer
+from .lookup import TransactionLookup, transaction_lookup
+from .overview import Dashboard, dashboard
+
+__all__ = [
+    "AddressExplorer",
+    "Dashboard",
+    "TransactionLookup",
+    "address_explorer",
+    "dashboard",
+    "transaction_lookup",
+]

@@ -1,0 +1,234 @@
+"""The dashboard: flows, volume over time and top addresses for a date range."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+import pandas as pd
+
+from .. import chains as chain_registry
+from .. import plots
+from ..analysis import addresses, flows, volumes
+from ..views.markup import escape, html_table, render_png
+from ..views.selection import chain_names, touching, with_main_chain
+from ._panel import (
+    DEFAULT_DAYS,
+    OK_STYLE,
+    WARN_STYLE,
+    Panel,
+    as_date,
+    days_window,
+    default_dates,
+    fetch_summary,
+    last_day,
+)
+
+FREQUENCIES: tuple[tuple[str, str], ...] = (
+    ("hour", "1h"),
+    ("6 hours", "6h"),
+    ("day", "1D"),
+    ("week", "7D"),
+)
+
+
+class Dashboard(Panel):
+    """The overview panel (see :func:`dashboard`).
+
+    Attributes
+    ----------
+    start, end : ipywidgets.DatePicker
+        The days shown, both included (UTC).
+    chains : ipywidgets.SelectMultiple
+        Keep transfers touching any selected chain; none selected means all.
+    metric : ipywidgets.ToggleButtons
+        ``"volume"`` (USDC) or ``"count"`` (transfers).
+    freq : ipywidgets.Dropdown
+        Time bucket of the volume plot (``"1h"``, ``"6h"``, ``"1D"``, ``"7D"``).
+    role : ipywidgets.ToggleButtons
+        Top ``"recipient"`` or ``"sender"`` addresses.
+    top_n : ipywidgets.IntSlider
+        Rows of the top-address table.
+    images : dict of ipywidgets.Image
+        ``"flow_graph"``, ``"flow_matrix"``, ``"volume"``.
+    top_table : ipywidgets.HTML
+    status : ipywidgets.HTML
+        What was fetched, the busy indicator, or the last error.
+    output : ipywidgets.Output
+        The callbacks' output capture; tracebacks of unexpected errors.
+    transfers : pandas.DataFrame or None
+        The frame last fetched (before the chain filter).
+    fetches, draws : int
+        How many fetches and redraws happened.
+    error : Exception or None
+        The last error, if the last callback failed.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        start: Any = None,
+        end: Any = None,
+        days: int = DEFAULT_DAYS,
+        chains: Any = None,
+    ) -> None:
+        super().__init__()
+        d_start, d_end = default_dates(days)
+        self.start = w.DatePicker(description="From", value=as_date(start) or d_start)
+        self.end = w.DatePicker(description="To", value=last_day(end) or d_end)
+        options = [
+            (chain_registry.chain_label(d), chain_registry.chain_name(d))
+            for d in chain_registry.DEFAULT_DOMAINS
+        ]
+        picked = list(chain_names(chains) or ())
+        for name in picked:
+            if name not in [v for _, v in options]:
+                options.append((chain_registry.chain_label(name), name))
+        self.chains = w.SelectMultiple(
+            options=options,
+            value=tuple(picked),
+            rows=min(len(options), 6),
+            description="Chains",
+            tooltip="transfers touching any selected chain; none selected: all chains",
+        )
+        self.metric = w.ToggleButtons(options=["volume", "count"], value="volume")
+        self.freq = w.Dropdown(options=list(FREQUENCIES), value="1D", description="Bucket")
+        self.role = w.ToggleButtons(options=["recipient", "sender"], value="recipient")
+        self.top_n = w.IntSlider(
+            value=10, min=5, max=50, step=5, description="Top", continuous_update=False
+        )
+        controls = [
+            self.start,
+            self.end,
+            self.chains,
+            self.metric,
+            self.freq,
+            self.role,
+            self.top_n,
+        ]
+        self._setup(client, controls)
+        self.transfers: pd.DataFrame | None = None
+        self.top_table = w.HTML(value="")
+        graph = self._image("flow_graph")
+        matrix = self._image("flow_matrix")
+        volume = self._image("volume", width="98%")
+        self.children = [
+            self.banner,
+            w.HBox([w.VBox([self.start, self.end, self.freq, self.top_n]), self.chains]),
+            w.HBox([self.metric, self.role]),
+            self.status,
+            w.HBox([graph, matrix]),
+            volume,
+            self.top_table,
+            self.output,
+        ]
+        for control in (self.start, self.end):
+            control.observe(self._on_window, names="value")
+        for control in (self.chains, self.metric, self.freq, self.role, self.top_n):
+            control.observe(self._on_view, names="value")
+        self.refresh()
+
+    # callbacks -----------------------------------------------------------
+
+    def _on_window(self, change: dict[str, Any]) -> None:
+        self.refresh()
+
+    def _on_view(self, change: dict[str, Any]) -> None:
+        self._run(self._draw)
+
+    def refresh(self) -> None:
+        """Fetch the picked window (one ``client.mints`` call) and redraw."""
+        self._run(self._refresh)
+
+    def redraw(self) -> None:
+        """Redraw from the frame already fetched."""
+        self._run(self._draw)
+
+    def _refresh(self) -> None:
+        start, end = days_window(self.start.value, self.end.value)
+        self.transfers = self._fetch(
+            f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
+            lambda: self.client.mints(start, end),
+        )
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.transfers is None:
+            raise ValueError("nothing fetched yet: pick a valid date range first")
+        picked = list(self.chains.value)
+        data = touching(self.transfers, picked or None)
+        metric = self.metric.value
+        self.images["flow_graph"].value = render_png(
+            plots.plot_flow_graph, flows.graph(data, weight=metric), weight=metric, figsize=(6, 5)
+        )
+        self.images["flow_matrix"].value = render_png(
+            plots.plot_flow_matrix, flows.matrix(data, values=metric), figsize=(6, 5)
+        )
+        self.images["volume"].value = render_png(
+            plots.plot_volume,
+            volumes.timeseries(data, freq=self.freq.value, by="source_chain"),
+            value=metric,
+            figsize=(12, 4),
+        )
+        ranked = with_main_chain(
+            addresses.top(data, role=self.role.value, by=metric, n=self.top_n.value),
+            data,
+            role=self.role.value,
+        )
+        self.top_table.value = (
+            f"<b>Top {escape(self.top_n.value)} {escape(self.role.value)}s by {escape(metric)}</b>"
+            + html_table(ranked, links={"address": ("address", "chain")})
+        )
+        self.draws += 1
+        scope = ", ".join(picked) if picked else "all chains"
+        text = (
+            f"{len(data):,} transfers ({escape(scope)}) of {len(self.transfers):,} fetched"
+            f" &middot; {escape(fetch_summary(self.transfers))}"
+        )
+        if self.coverage_note:
+            note = escape(self.coverage_note)
+            self._say(f"Partial data: {note} &middot; {text}", style=WARN_STYLE)
+        else:
+            self._say(text, style=OK_STYLE)
+
+
+def dashboard(
+    client: Any,
+    *,
+    start: Any = None,
+    end: Any = None,
+    days: int = DEFAULT_DAYS,
+    chains: Any = None,
+) -> Dashboard:
+    """An overview of CCTP flows and volumes over a date range, redrawn on every change.
+
+    Parameters
+    ----------
+    client : cctx_research.Client
+        From :func:`cctx_research.connect`; ``client.mints`` is called once
+        per date range.
+    start, end : date-like, optional
+        The window ``[start, end)`` like everywhere in the toolkit (naive
+        means UTC); the pickers then show its first and last day, which they
+        treat as included. Default: the last ``days`` days, today included.
+    days : int, default 7
+    chains : chain or list of chains, optional
+        Chains preselected (transfers touching any of them). Default: all.
+
+    Returns
+    -------
+    Dashboard
+        An ipywidgets VBox; display it, or drive its controls
+        (``.start.value = ...``, ``.metric.value = "count"``).
+
+    Examples
+    --------
+    >>> dash = dashboard(client, days=3)  # doctest: +SKIP
+    >>> dash.metric.value = "count"  # doctest: +SKIP
+    """
+    return Dashboard(client, start=start, end=end, days=days, chains=chains)
+
+
+# --------------------------------------------------------------------------
+# address explorer
