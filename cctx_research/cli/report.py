@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import report
     from ..connection import connect
 
+    report.output_path(args.out)  # a wrong name or a missing directory: said before any work
     progress = not args.no_progress
     options = {} if args.title is None else {"title": args.title}
     if args.data:

@@ -73,3 +73,19 @@ def test_report_on_imported_data(tmp_path):
     text = html.read_text()
     assert "ledger.parquet" in text  # where the numbers come from
     assert "Synthetic data" not in text
+
+
+def test_report_refuses_a_wrong_out_before_any_work(tmp_path, capsys, monkeypatch):
+    import cctx_research.ingest as ingest
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data was loaded before --out was checked")
+
+    monkeypatch.setattr(ingest, "load", never)
+    src = str(DUNE / "bridges_evms_flows.csv")
+    assert main(["report", "--data", src, "--no-progress", "--out", str(tmp_path / "r.pdf")]) == 1
+    assert "path must end in .html" in capsys.readouterr().err
+    missing = tmp_path / "no" / "such" / "r.html"
+    assert main(["report", "--data", src, "--no-progress", "--out", str(missing)]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()
