@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from cctx_research import chains, schema
 from cctx_research.ingest.hexcodec import large_strings, take_rows
+from cctx_research.ingest.keys import fold
 from cctx_research.ingest.rows import column, string_column
 
 __all__ = ["chain_columns", "duplicates", "resolve_chain", "timestamps"]
@@ -140,10 +141,8 @@ def duplicates(frame: pd.DataFrame, chain_id: pd.Series) -> np.ndarray:
     if hashes.any():
         chars = np.frombuffer(tx.buffers()[2], dtype=np.uint8)
         words = (take_rows(chars, offsets[:-1][hashes] + 2, 64) | np.uint8(0x20)).view("<u8")
-        folded = np.zeros(len(words), dtype=np.uint64)
-        for j in range(words.shape[1]):
-            folded = (folded ^ words[:, j]) * np.uint64(0x9E3779B97F4A7C15)
-        key[hashes] = folded
+        columns = (np.ascontiguousarray(words[:, j]) for j in range(words.shape[1]))
+        key[hashes] = fold(columns, np.zeros(len(words), dtype=np.uint64))
     chain, _ = _codes(chain_id)
     index = frame["log_index"].fillna(-1).to_numpy(dtype=np.int64)
     key ^= (chain.astype(np.uint64) + np.uint64(1)) * np.uint64(0xC2B2AE3D27D4EB4F)
