@@ -117,7 +117,8 @@ class Verdict:
 
 
 def assess(start: int, end: int, horizon: int, *, before: bool | None = None,
-           after: bool | None = None) -> Generator[tuple[int, int], int, Verdict]:
+           after: bool | None = None,
+           first: int | None = None) -> Generator[tuple[int, int], int, Verdict]:
     """Decide what of ``[start, end)`` the data covers; yields windows to count.
 
     Send the number of records in each yielded ``(a, b)`` back; the return
@@ -131,6 +132,11 @@ def assess(start: int, end: int, horizon: int, *, before: bool | None = None,
         The earlier of the service's and the client's clocks.
     before, after : bool, optional
         Already known: there is data before ``start`` / after ``end``.
+    first : int, optional
+        Already known: the first record the data holds, to the minute (a
+        :attr:`Verdict.first` found before). The first record of a service
+        does not move, so a window that starts before it needs neither the
+        count before it nor the bisection.
 
     Examples
     --------
@@ -149,6 +155,9 @@ def assess(start: int, end: int, horizon: int, *, before: bool | None = None,
     (False, True)
     """
     w_end = min(end, horizon)
+    known_first = first if first is not None and start <= first < w_end - _RESOLUTION else None
+    if known_first is not None:
+        before = False
     if start >= horizon:
         # the whole window lies past the clock: nothing to count in it
         has_any = (yield (0, horizon)) > 0
@@ -161,9 +170,11 @@ def assess(start: int, end: int, horizon: int, *, before: bool | None = None,
         after = (yield (a, horizon)) > 0 if a < horizon else True
     if before and after:
         return Verdict(start, end, horizon)
-    inside = (yield (start, w_end)) > 0
+    inside = known_first is not None or (yield (start, w_end)) > 0
     first = last = None
-    if not before:
+    if known_first is not None:
+        first = known_first
+    elif not before:
         if inside:
             first = yield from _first(start, w_end)
         elif after:
@@ -284,6 +295,7 @@ class Probe:
         self._lock = threading.Lock()
         self._before_from: int | None = None  # any start >= this has data before it
         self._after_until: int | None = None  # any end <= this has data after it
+        self._first: int | None = None  # the first record, once a bisection found it
 
     def _client_now(self) -> int:
         return int(self._now().value // 1_000_000_000)
@@ -370,7 +382,7 @@ class Probe:
             if self._after_until is not None and w_end <= self._after_until and w_end < horizon
             else None
         )
-        gen = assess(s, e, horizon, before=before, after=after)
+        gen = assess(s, e, horizon, before=before, after=after, first=self._first)
         try:
             window = next(gen)
             while True:
@@ -381,7 +393,10 @@ class Probe:
                     self._after_until = max(self._after_until or window[0], window[0])
                 window = gen.send(n)
         except StopIteration as stop:
-            return stop.value
+            verdict: Verdict = stop.value
+        if verdict.first is not None:
+            self._first = verdict.first
+        return verdict
 
 
 class Asker(Protocol):

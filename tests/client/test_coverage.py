@@ -84,6 +84,46 @@ def test_what_was_learned_is_remembered(client):
     assert again <= first
 
 
+def test_the_first_record_once_found_is_not_sought_again(client):
+    """A window starting before the data bisects for its first record once per client."""
+    _, first = _pull(lambda: client.mints("2024-06-20", "2024-06-28"))
+    _, again = _pull(lambda: client.mints("2024-06-20", "2024-06-28"))
+    counted = []
+    probe = client.session.coverage
+    count = probe._count
+    probe._count = lambda *a: counted.append(a[:2]) or count(*a)
+    _, later = _pull(lambda: client.mints("2024-06-22", "2024-06-28"))
+    # each says where the data begins, the later one without a bisection (no count starting at 0,
+    # none inside the window)
+    assert len(first) == len(again) == len(later) == 1
+    assert "starts before the first record the service holds (2024-06-26" in str(later[0].message)
+    assert all(a != 0 for a, _ in counted)
+    assert len(counted) <= 1
+
+
+def test_assess_uses_a_known_first_record():
+    data = list(range(5_000, 40_001, 30))
+    asked = []
+
+    def run(gen):
+        try:
+            window = next(gen)
+            while True:
+                asked.append(window)
+                window = gen.send(sum(window[0] <= t < window[1] for t in data))
+        except StopIteration as stop:
+            return stop.value
+
+    found = run(coverage.assess(0, 20_000, 100_000)).first
+    asked.clear()
+    verdict = run(coverage.assess(0, 20_000, 100_000, first=found))
+    assert verdict.first == found
+    assert asked == [(20_000, 100_000)]  # only "is there data after the window?"
+    # a start after the known first record ignores it: data lies before the window
+    asked.clear()
+    assert run(coverage.assess(10_000, 20_000, 100_000, first=found)).first is None
+
+
 def test_a_clock_ahead_of_the_service_is_measured(service, make_client):
     ahead = make_client(service.url, clock=lambda: AS_OF + pd.Timedelta(minutes=10))
     frame, caught = _pull(lambda: ahead.mints("2024-06-30", None))
