@@ -105,6 +105,10 @@ class Sender:
         Called before every request that goes over the wire (not before a
         cache hit), from the thread sending it; blocks to keep a rate (see
         :class:`~.pacing.TokenBucket`).
+    name : str, optional
+        How logs and errors name the service (default ``base_url``). A
+        ``base_url`` that carries a secret (a node's URL with its key in the
+        path) is named by its host, and scrubbed from every message.
     """
 
     def __init__(
@@ -120,8 +124,10 @@ class Sender:
         max_backoff: float = 60.0,
         transport: BaseTransport | None = None,
         pace: Callable[[], Any] | None = None,
+        name: str | None = None,
     ) -> None:
         self.base_url = base_url
+        self.name = base_url if name is None else name
         self.project_id = project_id
         self._api_key = api_key
         self._session_factory = session_factory
@@ -190,7 +196,8 @@ class Sender:
 
     def _scrub(self, text: str) -> str:
         key = self._api_key.get()
-        return text.replace(key, "***") if key else text
+        text = text.replace(key, "***") if key else text
+        return text.replace(self.base_url, self.name) if self.name != self.base_url else text
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         backoff = random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
@@ -249,6 +256,27 @@ class Sender:
             operation, "POST", self.url(operation), payload, stats=stats,
             only_if_cached=only_if_cached, expire_after=expire_after, validate=validate,
             store=store, cancel=cancel, envelope=True,
+        )  # fmt: skip
+
+    def post_json(
+        self,
+        body: Any,
+        *,
+        operation: str,
+        stats: RequestStats | None = None,
+        validate: Callable[[Any], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        """``POST {base_url}`` with a JSON body, from an API that answers plain JSON.
+
+        The JSON-RPC shape: one address, the question in the body. The same
+        retries, typed errors and cancelling as :meth:`post`; never cached.
+        ``operation`` names the request in logs and errors.
+        """
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        return self._send(
+            operation, "POST", self.base_url, payload, stats=stats, only_if_cached=False,
+            expire_after=None, validate=validate, store=False, cancel=cancel, envelope=False,
         )  # fmt: skip
 
     def get(
@@ -397,7 +425,7 @@ class Sender:
                     errors.ServerError(
                         f"request {kind} after {self.timeout}s timeout"
                         if kind == "timed out"
-                        else f"connection to {self.base_url} failed ({type(exc).__name__})",
+                        else f"connection to {self.name} failed ({type(exc).__name__})",
                         operation=operation,
                         hint="check the service is up, or raise timeout=",
                     )
