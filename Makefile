@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: report test install browser bench clean
+.PHONY: report test install browser tools bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,21 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "warning: chromium could not be installed; the rendering test will be skipped"; }
 
-test: install browser
+# The sync tests run a real EVM node (anvil) and compile their contract with solc-js, both
+# from the npm registry, into .tools/ (pinned; installed once, again when the pins change).
+TOOLS_STAMP := .tools/.installed-anvil-1.7.1-solc-0.8.37
+$(TOOLS_STAMP):
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "installing npm (Debian package) for the sync tests' node tools"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null) \
+	  || echo "warning: npm could not be installed; the sync tests will be skipped"; }
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error \
+	  @foundry-rs/anvil-linux-amd64@1.7.1 solc@0.8.37
+	touch $(TOOLS_STAMP)
+
+tools: $(TOOLS_STAMP)
+
+test: install browser tools
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -36,4 +50,4 @@ bench: install
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .tools .pytest_cache .ruff_cache .hypothesis

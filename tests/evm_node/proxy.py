@@ -1,0 +1,121 @@
+"""A JSON-RPC proxy in front of anvil that behaves like a provider: range caps, 429s, drops.
+
+``eth_getLogs`` over ``max_blocks`` is refused with the provider's own error
+(code, text and HTTP status as published; sources in
+``cctx_research/nodes/ranges.py``). Everything else passes through. Switches:
+``throttle`` (the next N requests get 429 with ``Retry-After``), ``drop``
+(the next N connections are closed without a reply) and ``fail_after`` (after
+N ``eth_getLogs`` answered, every connection is closed: a node that died).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import requests
+
+__all__ = ["PROVIDERS", "RangeLimited"]
+
+# provider -> (HTTP status, JSON-RPC code, message with {limit} and {asked})
+PROVIDERS: dict[str, tuple[int, int, str]] = {
+    "alchemy": (400, -32600, "You can make eth_getLogs requests with up to a {limit} block range. "
+                "Based on your parameters, this block range should work: [{lo}, {hi}]"),
+    "infura": (200, -32602, "range {asked} exceeds limit of {limit}"),
+    "quicknode": (413, -32614, "eth_getLogs is limited to a {limit:,} range"),
+    "reth": (200, -32602, "query exceeds max block range {limit}"),
+    "erigon": (200, -32000, "query block range exceeds server limit, narrow your filter: {limit}."),
+    "geth": (200, -32005, "query returned more than 10000 results"),
+}  # fmt: skip
+
+
+class RangeLimited:
+    """The proxy; a context manager with :attr:`url`."""
+
+    def __init__(self, upstream: str, provider: str = "alchemy", max_blocks: int = 500) -> None:
+        if provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {sorted(PROVIDERS)}")
+        self.upstream, self.provider, self.max_blocks = upstream, provider, max_blocks
+        self.throttle = 0  # the next N requests answer 429
+        self.drop = 0  # the next N requests close the connection unanswered
+        self.fail_after: int | None = None  # after N eth_getLogs answered, the node is gone
+        self.refused = 0
+        self.requests = 0
+        self.logs_answered = 0
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, reply, headers = proxy.answer(body)
+                if status is None:
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v2/SECRET-KEY-123"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def __enter__(self) -> RangeLimited:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _refusal(self, call: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        if call.get("method") != "eth_getLogs":
+            return None
+        query = call["params"][0]
+        lo, hi = int(query["fromBlock"], 16), int(query["toBlock"], 16)
+        asked = hi - lo + 1
+        if asked <= self.max_blocks:
+            return None
+        status, code, text = PROVIDERS[self.provider]
+        message = text.format(limit=self.max_blocks, asked=asked, lo=hex(lo),
+                              hi=hex(lo + self.max_blocks - 1))  # fmt: skip
+        with self.lock:
+            self.refused += 1
+        return status, {"jsonrpc": "2.0", "id": call.get("id"),
+                        "error": {"code": code, "message": message}}  # fmt: skip
+
+    def answer(self, body: bytes) -> tuple[int | None, bytes, dict[str, str]]:
+        with self.lock:
+            self.requests += 1
+            gone = self.fail_after is not None and self.logs_answered >= self.fail_after
+            if self.drop or gone:
+                self.drop = max(0, self.drop - 1)
+                return None, b"", {}
+            if self.throttle:
+                self.throttle -= 1
+                reply = {"jsonrpc": "2.0", "id": None,
+                         "error": {"code": 429, "message": "Too Many Requests"}}  # fmt: skip
+                return 429, json.dumps(reply).encode(), {"Retry-After": "1"}
+        call = json.loads(body)
+        if isinstance(call, dict):
+            refusal = self._refusal(call)
+            if refusal is not None:
+                status, reply = refusal
+                return status, json.dumps(reply).encode(), {}
+        if isinstance(call, dict) and call.get("method") == "eth_getLogs":
+            with self.lock:
+                self.logs_answered += 1
+        forwarded = requests.post(self.upstream, data=body, timeout=60,
+                                  headers={"Content-Type": "application/json"})  # fmt: skip
+        return forwarded.status_code, forwarded.content, {}
