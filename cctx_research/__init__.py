@@ -18,7 +18,7 @@ loaded on first use (so ``import cctx_research`` loads no plotting library):
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import Any
 
 from . import chains, errors, provenance, schema
 from ._version import __version__
@@ -45,6 +45,7 @@ _LAZY = {
     "datasets": "ingest.datasets",
     "iris": "iris",
     "labels": "labels",
+    "nodes": "nodes",
     "export": "export",
     "plots": "plots",
     "report": "report",
@@ -57,7 +58,16 @@ _LAZY = {
 """Subpackages and view modules imported on first attribute access (``cctx.plots``), each
 with its home in the package (``cctx.selection`` is :mod:`cctx_research.views.selection`)."""
 
-def __getattr__(name: str) -> ModuleType:
+_LAZY_FUNCTIONS = {"sync": ("nodes", "sync"), "sync_status": ("nodes", "status")}
+"""Functions of the face imported on first use: ``cctx.sync(...)``, ``cctx.sync_status(...)``."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_FUNCTIONS:
+        module_name, attr = _LAZY_FUNCTIONS[name]
+        value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
+        globals()[name] = value
+        return value
     if name in _LAZY:
         module = importlib.import_module(f".{_LAZY[name]}", __name__)
         globals()[name] = module
@@ -66,7 +76,7 @@ def __getattr__(name: str) -> ModuleType:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_FUNCTIONS))
 
 
 __all__ = [

@@ -34,7 +34,10 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-__all__ = ["DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings"]
+__all__ = [
+    "DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings", "config_dir",
+    "rpc_url", "rpc_variable",
+]  # fmt: skip
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEMO_PROJECT_ID = "00000000-0000-4000-8000-00000000cc7b"
@@ -183,3 +186,22 @@ def config_dir(environ: dict[str, str] | None = None) -> Path:
     if value:
         return Path(value).expanduser()
     return Path(platformdirs.user_config_dir("cctx-research"))
+
+
+def rpc_url(chain: str, environ: dict[str, str] | None = None) -> str | None:
+    """A chain's node URL from ``CCTX_RPC_<CHAIN>`` (upper case, ``-`` as ``_``), or ``None``.
+
+    Examples
+    --------
+    >>> rpc_url("base", {"CCTX_RPC_BASE": "https://node.example/v2/key"})
+    'https://node.example/v2/key'
+    >>> rpc_url("arbitrum", {}) is None
+    True
+    """
+    value = (os.environ if environ is None else environ).get(rpc_variable(chain), "").strip()
+    return value or None
+
+
+def rpc_variable(chain: str) -> str:
+    """The environment variable that holds a chain's node URL (``CCTX_RPC_BASE``)."""
+    return f"CCTX_RPC_{chain.strip().upper().replace('-', '_')}"

@@ -33,7 +33,7 @@ CONTRACT = (
     "tokens", "labels", "_version", "_codes", "_textarrays",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
-DATA_ACCESS = ("client", "service", "ingest", "connection")
+DATA_ACCESS = ("client", "service", "ingest", "connection", "nodes", "iris")
 
 
 def _module_name(path: Path) -> str:

@@ -29,6 +29,8 @@ Examples
         --chain base.json=base --out ledger.parquet
     cctx-research report --data ledger.parquet --out report.html
     cctx-research dashboard                   # the widgets as a web app, on the sample
+    cctx-research sync --chain base=$BASE_RPC --from 2026-11-01 --out cctp/
+    cctx-research sync --status cctp/
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import CctxError, CctxWarning
-from . import dashboard, fetch, importing, notebook, report, serve
+from . import dashboard, fetch, importing, notebook, report, serve, sync
 
 __all__ = ["build_parser", "log_level", "main"]
 
@@ -56,6 +58,7 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     importing.add,
     dashboard.add,
     notebook.add,
+    sync.add,
 ]
 
 

@@ -133,8 +133,24 @@ def _is_dataset(directory: Path) -> bool:
     return bool(files) and all(suffix_kind(p) == "parquet" for p in files)
 
 
+def _synced_ledger(root: Path) -> Path:
+    """A ``cctx-research sync`` directory reads as its ledger (built from all its chains' logs)."""
+    ledger = root / "ledger.parquet"
+    if not ledger.is_file():
+        raise DataError(
+            f"{str(root)!r} is a sync directory without a ledger yet",
+            hint=f"run `cctx-research sync --out {root}` to the end once, or load its logs: "
+            f"{root}/*/logs/*.parquet",
+        )
+    return ledger
+
+
 def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     """The files (and Parquet dataset directories) that ``paths`` names, in order.
+
+    A directory written by ``cctx-research sync`` (it holds ``sync.json``)
+    names its ``ledger.parquet``, not its raw parts, so that a transfer is
+    read once.
 
     Raises
     ------
@@ -161,6 +177,8 @@ def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
         path = Path(item).expanduser()
         if path.is_file():
             out.append(path)
+        elif path.is_dir() and (path / "sync.json").is_file():
+            out.append(_synced_ledger(path))
         elif path.is_dir():
             out.extend(_directory(path))
         elif any(ch in str(item) for ch in "*?["):

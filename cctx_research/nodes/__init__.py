@@ -1,0 +1,288 @@
+"""Sync CCTP from JSON-RPC nodes into a local dataset, and keep it current.
+
+>>> import cctx_research as cctx                                     # doctest: +SKIP
+>>> cctx.sync("cctp/", {"base": BASE_RPC, "arbitrum": ARB_RPC},      # doctest: +SKIP
+...           start="2026-11-01")
+>>> cctx.sync_status("cctp/")                                         # doctest: +SKIP
+
+The first run of a chain needs ``start`` (a block number or a date: a date
+becomes the first block at or after it, found by binary search on block
+times). Later runs fetch only the blocks after the chain's checkpoint, plus
+the last ``confirmations`` blocks again (a reorg there is replaced). The
+dataset's layout and its crash rules are in :mod:`cctx_research.sync.store`;
+how a chain is fetched, in :mod:`cctx_research.sync.engine`.
+
+After the chains, the ledger of all of them is built with
+:func:`cctx_research.ingest.load` (one linking across every chain, so a
+Base -> Arbitrum transfer synced on both sides is one row) and written to
+``ledger.parquet``; ``cctx.load("cctp/")`` and ``cctx-research report
+--data cctp/`` read it.
+
+A node's URL may hold its key: it is never printed, logged or stored; the
+node is named by its host.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .. import chains
+from ..client.transports import BaseTransport
+from ..errors import DataError
+from ..times import to_timestamp
+from . import blocks
+from .engine import DEFAULT_CONFIRMATIONS, ChainSync, sync_chain
+from .ranges import Sizer
+from .rpc import Rpc
+from .store import Dataset
+
+__all__ = ["DEFAULT_CONFIRMATIONS", "ChainSync", "SyncResult", "status", "sync"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncResult:
+    """What a run did: one :class:`ChainSync` per chain, the ledger's size, the dataset."""
+
+    out: str
+    chains: list[ChainSync] = field(default_factory=list)
+    transfers: int = 0
+    seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        lines = [c.line() for c in self.chains]
+        return f"SyncResult({self.out!r}, {self.transfers:,} transfers)\n  " + "\n  ".join(lines)
+
+
+def _confirmations(value: Any, chain: str) -> int:
+    depth = value.get(chain, DEFAULT_CONFIRMATIONS) if isinstance(value, Mapping) else value
+    if depth is None:
+        depth = DEFAULT_CONFIRMATIONS
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise ValueError(
+            f"confirmations must be a whole number of blocks >= 0 (or a dict chain -> blocks), "
+            f"got {depth!r} for {chain}"
+        )
+    return depth
+
+
+def _resolve(rpc: Rpc, value: Any, head: int, what: str) -> int:
+    """A block number from a block or a date (a date: its first block at or after it)."""
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().lower()[:2] == "0x"):
+        return blocks.as_block(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    try:
+        when = to_timestamp(value, name=what)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{what} must be a block number or a date (e.g. 2026-11-01), got {value!r}"
+        ) from exc
+    return blocks.block_at(rpc, when, head)
+
+
+def _check_chain(name: Any) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"chain names must be strings, got {type(name).__name__}")
+    try:
+        domain = chains.domain(name)
+    except (KeyError, ValueError) as exc:
+        raise ValueError(
+            f"unknown chain {name!r}; known: {', '.join(chains.known_names())}"
+        ) from exc
+    canonical = chains.chain_name(domain)
+    if chains.chain_id(domain) is None and canonical != "solana":
+        raise ValueError(f"{canonical} is not an EVM chain; sync reads EVM nodes (and Solana)")
+    return canonical
+
+
+def sync(
+    out: Any,
+    chains_: Mapping[str, str],
+    start: Any = None,
+    end: Any = None,
+    *,
+    confirmations: int | Mapping[str, int] | None = None,
+    max_workers: int = 8,
+    range_blocks: int = 10_000,
+    progress: bool = True,
+    transport: BaseTransport | None = None,
+    timeout: float = 30.0,
+    retries: int = 5,
+) -> SyncResult:
+    """Sync the CCTP events of ``chains_`` (name -> node URL) into ``out``.
+
+    Parameters
+    ----------
+    out : path
+        The dataset directory (created).
+    chains_ : mapping
+        Chain name -> JSON-RPC URL, e.g. ``{"base": "https://mainnet.base.org"}``.
+    start, end : int, str or Timestamp, optional
+        Blocks or dates. ``start`` is needed on a chain's first sync; later
+        runs continue from the checkpoint. ``end`` defaults to the head.
+    confirmations : int or mapping, optional
+        Blocks behind the head that a reorg may still change (default
+        :data:`~cctx_research.sync.engine.DEFAULT_CONFIRMATIONS`).
+    max_workers : int
+        Most ``eth_getLogs`` requests in flight per chain.
+    range_blocks : int
+        Blocks asked at first in one ``eth_getLogs``; adapts to the node.
+    progress : bool
+        A progress bar per chain.
+    transport : BaseTransport, optional
+        The wire for every node (tests).
+    timeout, retries : float, int
+        Seconds per request; retries of a transient failure (429, 5xx, a
+        dropped connection), with backoff honouring ``Retry-After``.
+
+    Returns
+    -------
+    SyncResult
+    """
+    if not isinstance(chains_, Mapping) or not chains_:
+        raise ValueError("pass chains as a dict of chain name -> node URL, e.g. "
+                         "{'base': 'https://mainnet.base.org'}")  # fmt: skip
+    for name in ("max_workers", "range_blocks"):
+        value = {"max_workers": max_workers, "range_blocks": range_blocks}[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+    named = {_check_chain(k): v for k, v in chains_.items()}
+    dataset = Dataset(out)
+    state = dataset.state()  # refuses another format before any request
+    result = SyncResult(str(dataset.root))
+    started = time.perf_counter()
+    for chain, url in named.items():
+        if chain == "solana":
+            result.chains.append(_solana(dataset, state, url, start, end, progress, transport))
+            continue
+        result.chains.append(
+            _evm(dataset, state, chain, url, start, end, confirmations=confirmations,
+                 max_workers=max_workers, range_blocks=range_blocks, progress=progress,
+                 transport=transport, timeout=timeout, retries=retries)
+        )
+        logger.info("%s", result.chains[-1].line())
+    result.transfers = build_ledger(dataset)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: Any, end: Any,
+         *, confirmations: Any, max_workers: int, range_blocks: int, progress: bool,
+         transport: BaseTransport | None, timeout: float, retries: int) -> ChainSync:  # fmt: skip
+    rpc = Rpc(url, transport=transport, timeout=timeout, retries=retries, backoff=0.2)
+    try:
+        expected = int(chains.chain_id(chains.domain(chain)))
+        served = int(rpc.call("eth_chainId"), 16)
+        if served != expected:
+            raise ValueError(
+                f"the node for {chain} ({rpc.host}) serves chain id {served}, not {chain}'s "
+                f"{expected}; pass {chain}'s node URL"
+            )
+        head = blocks.as_block(rpc.call("eth_blockNumber"))
+        depth = _confirmations(confirmations, chain)
+        entry = state["chains"].setdefault(chain, {"chain_id": expected})
+        entry.update(host=rpc.host, confirmations=depth)
+        dataset.drop_unsafe(chain, entry.get("safe"))
+        if entry.get("first") is not None:
+            # after the last final block (or from the start, when every block was tip)
+            first = entry["first"] if entry.get("safe") is None else entry["safe"] + 1
+            if start is not None:
+                asked = _resolve(rpc, start, head, "start")
+                if asked < entry["first"]:
+                    raise ValueError(
+                        f"{chain} in {dataset.root} starts at block {entry['first']:,}; "
+                        f"start={start!r} (block {asked:,}) is earlier. Sync earlier blocks "
+                        "into a new directory"
+                    )
+        elif start is None:
+            raise ValueError(
+                f"the first sync of {chain} needs start= (a block number or a date, e.g. "
+                "--from 2026-11-01)"
+            )
+        else:
+            first = _resolve(rpc, start, head, "start")
+            entry["first"] = first
+        last = head if end is None else min(head, _resolve(rpc, end, head, "end"))
+        sizer = Sizer(int(entry.get("range") or range_blocks), ceiling=range_blocks)
+        if first > last:
+            entry["tip"] = max(entry.get("tip") or last, last)
+            dataset.save_state(state)
+            done = ChainSync(chain, rpc.host, first, last, up_to_date=True)
+            return done
+        bar = _bar(progress, chain, last - first + 1)
+        try:
+            done = sync_chain(dataset, state, chain, rpc, first, last, head - depth,
+                              sizer=sizer, max_workers=max_workers, bar=bar)  # fmt: skip
+        finally:
+            if bar is not None:
+                bar.close()
+        edge = blocks.times(rpc, {entry["first"], entry["tip"]})
+        entry["first_time"], entry["tip_time"] = edge[entry["first"]], edge[entry["tip"]]
+        entry["synced_at"] = int(time.time())
+        dataset.save_state(state)
+        return done
+    finally:
+        rpc.close()
+
+
+def _bar(progress: bool, chain: str, total: int) -> Any:
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="block", unit_scale=True, desc=chain, leave=False)
+
+
+def _solana(dataset: Dataset, state: dict[str, Any], url: str, start: Any, end: Any,
+            progress: bool, transport: BaseTransport | None) -> ChainSync:  # fmt: skip
+    try:
+        from .solana import sync_solana  # type: ignore[import-not-found]
+    except ImportError:
+        raise ValueError(
+            "syncing Solana from a node is not available in this version; pass EVM chains "
+            "(Solana's getTransaction replies can be loaded with `cctx-research import`)"
+        ) from None
+    summary = sync_solana(url, dataset.root, start=start, end=end, progress=progress,
+                          transport=transport, state=state["chains"].setdefault("solana", {}))
+    dataset.save_state(state)
+    return ChainSync("solana", summary.get("host", "?"), summary.get("first"), summary.get("last"),
+                     logs=summary.get("events", 0))  # fmt: skip
+
+
+def build_ledger(dataset: Dataset) -> int:
+    """Load every chain's logs as one ledger into ``ledger.parquet``; returns its transfers."""
+    from ..ingest import load
+    from ..ingest.output import write_atomically
+
+    files = dataset.log_files()
+    solana = dataset.root / "solana" / "transactions"
+    if solana.is_dir():
+        files += sorted(p for p in solana.iterdir() if p.is_file() and not p.name.startswith("."))
+    ledger_path = dataset.root / "ledger.parquet"
+    if not files:
+        ledger_path.unlink(missing_ok=True)
+        return 0
+    ledger = load(files)
+    write_atomically(ledger, ledger_path)
+    return len(ledger)
+
+
+def status(out: Any) -> pd.DataFrame:
+    """Per chain: blocks and times synced, confirmations, gaps, parts, logs (``sync --status``)."""
+    dataset = Dataset(out)
+    if not dataset.state_path.is_file():
+        raise DataError(
+            f"{dataset.root} is not a sync directory (no sync.json)",
+            hint="run `cctx-research sync --chain base=URL --from 2026-11-01 --out DIR` first",
+        )
+    return dataset.coverage()
+
+

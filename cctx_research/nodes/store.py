@@ -1,0 +1,201 @@
+"""The synced dataset on disk: its state file and its Parquet parts, written atomically.
+
+Layout under ``out``::
+
+    sync.json                         format, and per chain: its checkpoint (below)
+    <chain>/logs/<from>-<to>.parquet  final logs (cryo's columns), blocks from..to
+    <chain>/logs/tip-<from>-<to>.parquet  logs within the confirmation depth
+    ledger.parquet                    the ledger of every chain (``cctx_research.ingest.load``)
+    coverage.parquet                  per chain: blocks and times covered
+
+A chain's checkpoint holds ``first`` (the first block synced), ``safe`` (the
+last block written as final) and ``tip`` (the last block fetched). The
+rules that make a crash or Ctrl-C lose and duplicate nothing:
+
+- every file is written to a temporary name in its directory, then renamed;
+- a final part is written before the checkpoint that covers it, so a part
+  past ``safe`` can only be the leftover of a run that stopped: the next
+  run deletes it (:meth:`Dataset.drop_unsafe`) and fetches its blocks again;
+- tip parts (within the confirmation depth, which a reorg may still change)
+  are deleted at the start of every run and fetched again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import DataError
+
+__all__ = ["FORMAT", "LOG_SCHEMA", "Dataset"]
+
+FORMAT = 1
+"""The version of the layout; a dataset written by another version is refused, not guessed."""
+
+LOG_SCHEMA = pa.schema(
+    [
+        ("block_number", pa.uint64()),
+        ("transaction_index", pa.uint32()),
+        ("log_index", pa.uint32()),
+        ("transaction_hash", pa.binary()),
+        ("address", pa.binary()),
+        ("topic0", pa.binary()),
+        ("topic1", pa.binary()),
+        ("topic2", pa.binary()),
+        ("topic3", pa.binary()),
+        ("data", pa.binary()),
+        ("n_data_bytes", pa.uint32()),
+        ("chain_id", pa.uint64()),
+        ("block_timestamp", pa.uint64()),
+    ]
+)
+"""cryo's ``logs`` columns (binary as bytes), plus the block's time."""
+
+_PART = re.compile(r"^(tip-)?(\d+)-(\d+)\.parquet$")
+
+
+def atomic_write(path: Path, write: Any) -> None:
+    """``write(tmp_path)`` then rename onto ``path``: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Dataset:
+    """A sync output directory."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        if not isinstance(out, str | os.PathLike) or not str(out).strip():
+            raise ValueError("out must be a directory path, e.g. 'cctp/'")
+        self.root = Path(out).expanduser()
+        if self.root.exists() and not self.root.is_dir():
+            raise ValueError(f"out must be a directory; {self.root} is a file")
+        self.state_path = self.root / "sync.json"
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> dict[str, Any]:
+        """The state file, or a fresh one; refuses a dataset of another format."""
+        if not self.state_path.exists():
+            return {"format": FORMAT, "chains": {}}
+        try:
+            state = json.loads(self.state_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise DataError(
+                f"{self.state_path} cannot be read ({type(exc).__name__})",
+                hint="restore it, or sync into a new directory",
+            ) from None
+        if not isinstance(state, dict) or state.get("format") != FORMAT:
+            found = state.get("format") if isinstance(state, dict) else None
+            raise DataError(
+                f"{self.root} was written by another version of the sync (format {found!r}; "
+                f"this version reads format {FORMAT})",
+                hint="sync into a new directory (the old one stays readable by `import`)",
+            )
+        return state
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        """Write the state file atomically."""
+        text = json.dumps(state, indent=2, sort_keys=True)
+        atomic_write(self.state_path, lambda tmp: tmp.write_text(text + "\n"))
+
+    # ------------------------------------------------------------------ parts
+
+    def logs_dir(self, chain: str) -> Path:
+        return self.root / chain / "logs"
+
+    def parts(self, chain: str | None = None) -> Iterator[tuple[str, Path, int, int, bool]]:
+        """``(chain, path, first, last, tip)`` of every part (of one chain)."""
+        names = [chain] if chain else sorted(
+            p.name for p in self.root.iterdir() if (p / "logs").is_dir()
+        ) if self.root.is_dir() else []  # fmt: skip
+        for name in names:
+            folder = self.logs_dir(name)
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.iterdir()):
+                found = _PART.match(path.name)
+                if found:
+                    yield name, path, int(found.group(2)), int(found.group(3)), bool(found.group(1))
+
+    def drop_unsafe(self, chain: str, safe: int | None) -> int:
+        """Delete tip parts and final parts past ``safe`` (left by a run that stopped)."""
+        dropped = 0
+        for _, path, first, _, tip in list(self.parts(chain)):
+            if tip or safe is None or first > safe:
+                path.unlink()
+                dropped += 1
+        return dropped
+
+    def write_part(self, chain: str, first: int, last: int, table: pa.Table, *, tip: bool) -> Path:
+        """Write the logs of blocks ``first..last`` (possibly none) as one part."""
+        path = self.logs_dir(chain) / f"{'tip-' if tip else ''}{first}-{last}.parquet"
+        atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        return path
+
+    def log_files(self) -> list[Path]:
+        """Every part that holds logs, all chains."""
+        return [path for _, path, *_ in self.parts() if pq.read_metadata(path).num_rows]
+
+    def coverage(self) -> pd.DataFrame:
+        """Per chain: the blocks and times synced, the confirmation depth, the parts."""
+        state = self.state()
+        rows = []
+        for name, entry in sorted(state["chains"].items()):
+            parts = [p for p in self.parts(name)]
+            rows.append({
+                "chain": name,
+                "node": entry.get("host"),
+                "first_block": entry.get("first"),
+                "safe_block": entry.get("safe"),
+                "last_block": entry.get("tip"),
+                "first_time": _ts(entry.get("first_time")),
+                "last_time": _ts(entry.get("tip_time")),
+                "confirmations": entry.get("confirmations"),
+                "gaps": len(_gaps(parts)),
+                "parts": len(parts),
+                "logs": sum(pq.read_metadata(p[1]).num_rows for p in parts),
+                "range": entry.get("range"),
+                "synced_at": _ts(entry.get("synced_at")),
+            })  # fmt: skip
+        frame = pd.DataFrame(rows, columns=[
+            "chain", "node", "first_block", "safe_block", "last_block", "first_time", "last_time",
+            "confirmations", "gaps", "parts", "logs", "range", "synced_at",
+        ])  # fmt: skip
+        for col in ("first_block", "safe_block", "last_block", "confirmations", "gaps", "parts",
+                    "logs", "range"):  # fmt: skip
+            frame[col] = frame[col].astype("Int64")
+        for col in ("first_time", "last_time", "synced_at"):
+            frame[col] = pd.to_datetime(frame[col], utc=True)
+        return frame
+
+
+def _ts(value: Any) -> pd.Timestamp | None:
+    return None if value is None else pd.Timestamp(int(value), unit="s", tz="UTC")
+
+
+def _gaps(parts: list[tuple[str, Path, int, int, bool]]) -> list[tuple[int, int]]:
+    """Block ranges between consecutive parts that no part covers."""
+    spans = sorted((first, last) for _, _, first, last, _ in parts)
+    gaps = []
+    for (_, last), (first, _) in itertools.pairwise(spans):
+        if first > last + 1:
+            gaps.append((last + 1, first - 1))
+    return gaps
