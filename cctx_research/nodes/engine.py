@@ -9,7 +9,8 @@ behaviour as the interface client. A range a node refuses as too large
 (:mod:`~cctx_research.sync.ranges`) is split in two and the endpoint's
 :class:`~cctx_research.sync.ranges.Sizer` remembers it. Block times come
 from the logs' ``blockTimestamp`` when the node gives it, else from headers
-asked in JSON-RPC batches.
+asked in JSON-RPC batches as soon as a range's logs are in, beside the
+ranges still running.
 
 Each finished segment is written as one part and only then checkpointed
 (:mod:`~cctx_research.sync.store`): a stop loses at most the segment under
@@ -127,7 +128,16 @@ class _Fetch:
     def __init__(self, rpc: Rpc, addresses: list[str], sizer: Sizer, cancel: threading.Event):
         self.rpc, self.addresses, self.sizer, self.cancel = rpc, addresses, sizer, cancel
         self.logs: list[dict[str, Any]] = []
+        self.times: dict[int, int] = {}
         self.splits = 0
+
+    def headers(self, numbers: list[int]) -> Task:
+        """The times of blocks whose logs carry none: one batch, beside the other ranges."""
+
+        def fn(stats: RequestStats) -> Any:
+            return blocks.times(self.rpc, numbers, stats=stats, cancel=self.cancel)
+
+        return Task(("headers", len(numbers)), fn)
 
     def task(self, lo: int, hi: int) -> Task:
         def fn(stats: RequestStats) -> Any:
@@ -146,6 +156,9 @@ class _Fetch:
         return Task((lo, hi), fn)
 
     def on_result(self, task: Task, value: Any) -> list[Task]:
+        if task.tag[0] == "headers":
+            self.times.update(value)
+            return []
         lo, hi = task.tag
         if isinstance(value, Exception):
             self.sizer.failed(hi - lo + 1, value.message)
@@ -161,7 +174,15 @@ class _Fetch:
             )
         self.sizer.succeeded(hi - lo + 1)
         self.logs.extend(value)
-        return []
+        live = [g for g in value if not g.get("removed")]
+        for log in live:
+            if log.get("blockTimestamp"):
+                self.times[int(log["blockNumber"], 16)] = int(log["blockTimestamp"], 16)
+        missing = sorted({int(g["blockNumber"], 16) for g in live} - set(self.times))
+        return [
+            self.headers(missing[i : i + blocks.BATCH])
+            for i in range(0, len(missing), blocks.BATCH)
+        ]
 
 
 def _segments(first: int, last: int, size: Any) -> Iterator[tuple[int, int]]:
@@ -204,13 +225,7 @@ def sync_chain(
         run(tasks, fetch.on_result, stats=result.stats, concurrency=concurrency, cancel=cancel,
             abort=rpc.sender.abort, resume=rpc.sender.resume)  # fmt: skip
         logs = [log for log in fetch.logs if not log.get("removed")]
-        block_times = {
-            int(log["blockNumber"], 16): int(log["blockTimestamp"], 16)
-            for log in logs if log.get("blockTimestamp")
-        }  # fmt: skip
-        missing = {int(log["blockNumber"], 16) for log in logs} - set(block_times)
-        if missing:
-            block_times.update(blocks.times(rpc, missing, stats=result.stats, cancel=cancel))
+        block_times = fetch.times
         logs.sort(key=lambda g: (int(g["blockNumber"], 16), int(g["logIndex"], 16)))
         table = _table(logs, chain_id, block_times)
         # the final part (up to the safe line), then the tip part, then the checkpoint

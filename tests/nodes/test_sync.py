@@ -207,3 +207,14 @@ def test_the_command_syncs_shows_status_and_never_prints_the_url(base_node, tmp_
     assert "CCTX_RPC_BASE is not set" in capsys.readouterr().err
     assert main(["sync", "--status", str(tmp_path)]) != 0
     assert "not a sync directory" in capsys.readouterr().err
+
+
+def test_block_times_come_from_batched_headers_when_logs_carry_none(base_node, tmp_path):
+    with RangeLimited(base_node.url, max_blocks=10_000) as proxy:
+        proxy.strip_times = True
+        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False)
+    logs = _logs(tmp_path / "c", "base")
+    assert len(logs) == 8
+    for number, stamp in zip(logs["block_number"], logs["block_timestamp"], strict=True):
+        header = base_node.rpc("eth_getBlockByNumber", hex(int(number)), False)
+        assert int(header["timestamp"], 16) == stamp
