@@ -6,13 +6,14 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from ..provenance import provenance
 
-__all__ = ["summary", "write_atomically"]
+__all__ = ["replace_atomically", "summary", "write_atomically"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,29 @@ _LINKS = {
 }
 
 
+def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """``write(tmp)`` into a temporary file beside ``path``, then rename it onto ``path``.
+
+    A failure (or Ctrl-C) leaves no partial file. The file gets the
+    permissions a new file gets under the umask (``mkstemp``'s 0600 is for
+    the temporary file only).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def write_atomically(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write ``frame`` as Parquet or CSV through a temporary file, then rename.
 
@@ -40,10 +64,8 @@ def write_atomically(frame: pd.DataFrame, path: str | Path) -> Path:
     ``<file>.meta.json`` (Parquet keeps provenance in its metadata).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+
+    def write(tmp: Path) -> None:
         if path.suffix.lower() == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
@@ -52,14 +74,8 @@ def write_atomically(frame: pd.DataFrame, path: str | Path) -> Path:
             if record is not None:
                 sidecar = path.with_name(path.name + ".meta.json")
                 sidecar.write_text(json.dumps(record.to_dict(), indent=1), encoding="utf-8")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for the temporary file only
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+
+    return replace_atomically(path, write)
 
 
 def summary(ledger: pd.DataFrame, out: Path, *, bad_file: bool = False) -> str:

@@ -26,7 +26,6 @@ import itertools
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import DataError
+from ..ingest.output import replace_atomically
 
 __all__ = ["FORMAT", "LOG_SCHEMA", "Dataset"]
 
@@ -62,20 +62,6 @@ LOG_SCHEMA = pa.schema(
 """cryo's ``logs`` columns (binary as bytes), plus the block's time."""
 
 _PART = re.compile(r"^(tip-)?(\d+)-(\d+)\.parquet$")
-
-
-def atomic_write(path: Path, write: Any) -> None:
-    """``write(tmp_path)`` then rename onto ``path``: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Dataset:
@@ -114,7 +100,7 @@ class Dataset:
     def save_state(self, state: dict[str, Any]) -> None:
         """Write the state file atomically."""
         text = json.dumps(state, indent=2, sort_keys=True)
-        atomic_write(self.state_path, lambda tmp: tmp.write_text(text + "\n"))
+        replace_atomically(self.state_path, lambda tmp: tmp.write_text(text + "\n"))
 
     # ------------------------------------------------------------------ parts
 
@@ -147,7 +133,7 @@ class Dataset:
     def write_part(self, chain: str, first: int, last: int, table: pa.Table, *, tip: bool) -> Path:
         """Write the logs of blocks ``first..last`` (possibly none) as one part."""
         path = self.logs_dir(chain) / f"{'tip-' if tip else ''}{first}-{last}.parquet"
-        atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        replace_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
         return path
 
     def log_files(self) -> list[Path]:
