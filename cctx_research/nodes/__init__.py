@@ -89,14 +89,8 @@ def _resolve(rpc: Rpc, value: Any, head: int, what: str) -> int:
 
 
 def _check_chain(name: Any) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"chain names must be strings, got {type(name).__name__}")
-    try:
-        domain = chains.domain(name)
-    except (KeyError, ValueError) as exc:
-        raise ValueError(
-            f"unknown chain {name!r}; known: {', '.join(chains.known_names())}"
-        ) from exc
+    """The canonical name of an EVM chain (or Solana); the registry says what is wrong."""
+    domain = chains.domain(name)
     canonical = chains.chain_name(domain)
     if chains.chain_id(domain) is None and canonical != "solana":
         raise ValueError(f"{canonical} is not an EVM chain; sync reads EVM nodes (and Solana)")
@@ -190,7 +184,6 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
         depth = _confirmations(confirmations, chain)
         entry = state["chains"].setdefault(chain, {"chain_id": expected})
         entry.update(host=rpc.host, confirmations=depth)
-        dataset.drop_unsafe(chain, entry.get("safe"))
         if entry.get("first") is not None:
             # after the last final block (or from the start, when every block was tip)
             first = entry["first"] if entry.get("safe") is None else entry["safe"] + 1
@@ -217,6 +210,8 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
             dataset.save_state(state)
             done = ChainSync(chain, rpc.host, first, last, up_to_date=True)
             return done
+        # the parts past the checkpoint (tip, or left by a stopped run) are fetched again now
+        dataset.drop_unsafe(chain, entry.get("safe"))
         bar = _bar(progress, chain, last - first + 1)
         try:
             done = sync_chain(dataset, state, chain, rpc, first, last, head - depth,

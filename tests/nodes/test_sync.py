@@ -67,6 +67,10 @@ def test_a_second_run_fetches_only_new_blocks_and_duplicates_nothing(base_node, 
     third = cctx.sync(out, {"base": base_node.url}, progress=False)
     assert len(_logs(out, "base")) == len(logs)
     assert third.transfers == again.transfers
+    # an end before the checkpoint fetches nothing and keeps the tip parts it does not fetch
+    early = cctx.sync(out, {"base": base_node.url}, end=2, progress=False)
+    assert early.chains[0].up_to_date
+    assert len(_logs(out, "base")) == len(logs)
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
@@ -139,7 +143,7 @@ def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path):
         cctx.sync(tmp_path / "a", {"ethereum": base_node.url}, start=0, progress=False)
     with pytest.raises(ValueError, match="first sync of base needs start="):
         cctx.sync(tmp_path / "b", {"base": base_node.url}, progress=False)
-    with pytest.raises(ValueError, match="unknown chain 'bsae'"):
+    with pytest.raises(ValueError, match=r"unknown chain 'bsae' \(did you mean 'base'\?\)"):
         cctx.sync(tmp_path / "c", {"bsae": base_node.url}, start=0)
     with pytest.raises(ValueError, match="http:// or https://"):
         cctx.sync(tmp_path / "d", {"base": "ws://node"}, start=0)
