@@ -24,7 +24,6 @@ ValueError: a node URL must start with http:// or https://; got a URL with schem
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 from collections.abc import Sequence
@@ -140,7 +139,7 @@ class Rpc:
             )
         self.host = host_of(url)
         _REDACT.secrets.update(_secret_parts(url.strip()))
-        self._ids = itertools.count(1)
+        self._next_id = 1
         self._lock = threading.Lock()
         self.sender = Sender(
             url.strip(), "", Secret(""), session_factory=requests.Session, timeout=timeout,
@@ -151,9 +150,12 @@ class Rpc:
     def __repr__(self) -> str:
         return f"Rpc({self.host!r})"
 
-    def _id(self) -> int:
+    def _ids_for(self, n: int = 1) -> int:
+        """The first of ``n`` request ids no other call of this endpoint uses."""
         with self._lock:
-            return next(self._ids)
+            first = self._next_id
+            self._next_id += n
+            return first
 
     def call(
         self,
@@ -164,7 +166,7 @@ class Rpc:
         cancel: threading.Event | None = None,
     ) -> Any:
         """One call's ``result``; :class:`RpcError` when the node answers an error."""
-        body = {"jsonrpc": "2.0", "id": self._id(), "method": method, "params": list(params)}
+        body = {"jsonrpc": "2.0", "id": self._ids_for(), "method": method, "params": list(params)}
         try:
             answer = self.sender.post_json(body, operation=method, stats=stats, cancel=cancel)
         except errors.ApiError as exc:  # an HTTP error status whose body says why
@@ -198,13 +200,11 @@ class Rpc:
         """
         if not calls:
             return []
-        first = self._id()
+        first = self._ids_for(len(calls))
         body = [
             {"jsonrpc": "2.0", "id": first + i, "method": m, "params": list(p)}
             for i, (m, p) in enumerate(calls)
         ]
-        with self._lock:  # keep ids unique across threads
-            self._ids = itertools.count(max(next(self._ids), first + len(calls)))
         operation = f"batch of {len(calls)} {calls[0][0]}"
         try:
             answer = self.sender.post_json(body, operation=operation, stats=stats, cancel=cancel)
