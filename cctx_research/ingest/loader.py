@@ -13,6 +13,7 @@ from .. import chains, schema
 from ..errors import DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
+from . import attested as attested_nonces
 from . import dune, linking, own, sides, solana, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
@@ -216,7 +217,9 @@ def _events(frames: list[pd.DataFrame], extra: tuple[str, ...] = ()) -> tuple[pd
     return frame[~dup].reset_index(drop=True), int(dup.sum())
 
 
-def _assemble(parts: FileRead, ambiguous: str) -> tuple[pd.DataFrame, dict[str, int]]:
+def _assemble(
+    parts: FileRead, ambiguous: str, messages: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
     counts: dict[str, int] = {}
 
@@ -248,6 +251,10 @@ def _assemble(parts: FileRead, ambiguous: str) -> tuple[pd.DataFrame, dict[str, 
     if len(times):
         burns = [xchaindatagen.apply_times(b.copy(), times, "burn") for b in burns]
         arrivals = [xchaindatagen.apply_times(a.copy(), times, "mint") for a in arrivals]
+    if messages is not None:
+        given = [attested_nonces.attach(b, messages) for b in burns]
+        burns = [b for b, _ in given]
+        add({"attested_nonces": sum(n for _, n in given)})
     ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
     add(tally)
     if parts.ledgers:
@@ -300,6 +307,7 @@ def load(
     blocks: str | Path | pd.DataFrame | None = None,
     errors: str = "raise",
     ambiguous: str = "link",
+    attested: str | Path | pd.DataFrame | None = None,
     progress: Callable[[Path], None] | None = None,
 ) -> pd.DataFrame:
     """Load CCTP transfers from files of any supported format as one ledger.
@@ -332,6 +340,13 @@ def load(
         ``pairing="content_ambiguous"`` (volumes right, latency uncertain);
         ``"keep"`` leaves them unlinked (burns ``"unpaired"``, mints
         ``"mint_only"``). See :mod:`cctx_research.ingest.linking`.
+    attested : DataFrame or path, optional
+        Circle's attested messages of the burns (the frames of
+        :meth:`cctx_research.iris.IrisClient.messages`, or the
+        ``iris/messages.parquet`` of ``sync --iris``): each V2 burn Iris
+        knows takes its attested nonce and links on it
+        (``pairing="attested"``), identical transfers included. See
+        :mod:`cctx_research.ingest.attested`.
     progress : callable, optional
         Called with each file's path before it is read (the CLI's bar).
 
@@ -363,6 +378,7 @@ def load(
     >>> cctx.provenance.provenance(ledger).count["paired"]      # doctest: +SKIP
     """
     _check_arguments(format, errors, chain, ambiguous)
+    messages = None if attested is None else attested_nonces.read(attested)
     if blocks is not None and not isinstance(blocks, pd.DataFrame):
         from . import evm_logs
 
@@ -374,7 +390,7 @@ def load(
             progress(path)
         reads.append(_read_file(path, format, _chain_for(path, chain), blocks))
     parts = combine(reads)
-    ledger, counts = _assemble(parts, ambiguous)
+    ledger, counts = _assemble(parts, ambiguous, messages)
     problems = parts.problems
     if problems and errors == "raise":
         raise malformed_error(problems)
