@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import arguments, schema, times
-from . import _ledger, results
+from .. import arguments, chains, schema, times
+from . import _ledger, attestation_state, results
 
 __all__ = ["REFERENCES", "in_flight", "stuck"]
 
@@ -101,7 +101,11 @@ def _references(frame: pd.DataFrame, rows: pd.DataFrame) -> tuple[np.ndarray, np
 
 
 def stuck(
-    ledger: pd.DataFrame, *, as_of: times.TimeLike | None = None, factor: float = 3.0
+    ledger: pd.DataFrame,
+    *,
+    as_of: times.TimeLike | None = None,
+    factor: float = 3.0,
+    attestations: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Pending transfers older than ``factor`` times the latency of transfers like them.
 
@@ -117,6 +121,14 @@ def stuck(
     factor : float, default 3.0
         How many times the reference latency a pending transfer must have
         waited to be stuck.
+    attestations : pandas.DataFrame, optional
+        What Circle's attestation API said of the burns: the frames of
+        :meth:`cctx_research.iris.IrisClient.messages` (or a sync
+        directory's ``iris/messages.parquet``). Adds ``waiting_on``
+        (:data:`~.attestation_state.WAITS`: ``"attestation_pending"``,
+        ``"attested_not_relayed"``, ``"expired"``, ``"not_asked"``),
+        ``delay_reason`` (Circle's, while the attestation is pending) and
+        ``expiration_block``.
 
     Returns
     -------
@@ -185,6 +197,13 @@ def stuck(
     out = late[_STUCK_COLUMNS].reset_index(drop=True)
     out["burn_timestamp"] = out["burn_timestamp"].astype(schema.TIMESTAMP)
     out.attrs.clear()
+    if attestations is not None:
+        if not isinstance(attestations, pd.DataFrame):
+            raise TypeError(
+                "attestations must be a DataFrame of Iris messages (IrisClient.messages), "
+                f"got {type(attestations).__name__}"
+            )
+        out = out.join(attestation_state.why(out, attestations, _last_blocks(frame)))
     return results.describe(
         out,
         span=_ledger.span(frame),
@@ -193,6 +212,15 @@ def stuck(
         pending=int(pending.sum()),
         unjudged=unjudged,
     )
+
+
+def _last_blocks(frame: pd.DataFrame) -> dict[str, int]:
+    """The last block each destination chain's mints reached in the data."""
+    if "mint_block" not in frame.columns:
+        return {}
+    minted = frame[frame["mint_block"].notna() & (frame["mint_block"] >= 0)]
+    last = minted.groupby("destination_domain")["mint_block"].max()
+    return {chains.chain_name(int(k)): int(v) for k, v in last.items()}
 
 
 def in_flight(
