@@ -13,6 +13,7 @@ CCTX_SOURCE        a name for the configured service, shown in provenance and
 CCTX_SYNTHETIC     ``1``/``true`` when the configured service serves
                    synthetic data (e.g. ``cctx-research serve`` of the
                    sample): outputs are then marked synthetic (default ``0``)
+CCTX_IRIS_URL      Circle's attestation API for ``sync --iris`` (default its mainnet URL)
 CCTX_CONFIG_DIR    the toolkit's configuration directory, where ``chains.toml`` adds
                    or amends CCTP domains (default: the platform user config dir;
                    see :func:`config_dir`)
@@ -36,7 +37,7 @@ from .errors import ConfigError
 
 __all__ = [
     "DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings", "config_dir",
-    "rpc_url", "rpc_variable",
+    "iris_url", "rpc_url", "rpc_variable",
 ]  # fmt: skip
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -205,3 +206,17 @@ def rpc_url(chain: str, environ: dict[str, str] | None = None) -> str | None:
 def rpc_variable(chain: str) -> str:
     """The environment variable that holds a chain's node URL (``CCTX_RPC_BASE``)."""
     return f"CCTX_RPC_{chain.strip().upper().replace('-', '_')}"
+
+
+def iris_url(environ: dict[str, str] | None = None) -> str | None:
+    """Circle's attestation API URL from ``CCTX_IRIS_URL`` (a mirror, the sandbox), or ``None``.
+
+    Examples
+    --------
+    >>> iris_url({"CCTX_IRIS_URL": "https://iris-api-sandbox.circle.com"})
+    'https://iris-api-sandbox.circle.com'
+    >>> iris_url({}) is None
+    True
+    """
+    value = (os.environ if environ is None else environ).get("CCTX_IRIS_URL", "").strip()
+    return value or None

@@ -5,6 +5,7 @@
     cctx-research sync --chain base=$BASE_RPC --chain arbitrum=$ARB_RPC \\
         --from 2026-11-01 --out cctp/
     cctx-research sync --chain base --chain arbitrum --out cctp/   # URLs from CCTX_RPC_BASE ...
+    cctx-research sync --chain base --out cctp/ --iris   # and ask Circle's attestation API
     cctx-research sync --status cctp/
 
 ``--chain NAME`` alone takes the URL from ``CCTX_RPC_<NAME>`` (upper case),
@@ -46,6 +47,11 @@ def add(subparsers: argparse._SubParsersAction) -> None:
                    help="blocks behind the head fetched again next run (default 64)")  # fmt: skip
     p.add_argument("--max-workers", type=int, default=8, metavar="N",
                    help="requests in flight per chain (8)")  # fmt: skip
+    p.add_argument(
+        "--iris", nargs="?", const=True, default=None, metavar="URL",
+        help="also ask Circle's attestation API (default its mainnet URL, or CCTX_IRIS_URL) for "
+        "the attested nonces of unresolved V2 burns and snapshots of fees and the fast allowance",
+    )  # fmt: skip
     p.add_argument("--status", default=None, metavar="DIR", help="show what DIR covers, and stop")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
@@ -84,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
     result = nodes.sync(
         args.out, _chains(args.chain), args.start, args.end, confirmations=args.confirmations,
         max_workers=args.max_workers, progress=not args.no_progress,
+        iris=args.iris,
     )  # fmt: skip
     for chain in result.chains:
         print(chain.line())
+    if result.iris is not None:
+        print(result.iris.line())
     print(f"{result.transfers:,} transfers in {result.out}/ledger.parquet")
     return 0

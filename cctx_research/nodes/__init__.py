@@ -34,10 +34,12 @@ import pandas as pd
 
 from .. import chains
 from ..client.transports import BaseTransport
+from ..config import iris_url
 from ..errors import DataError
 from ..times import to_timestamp
-from . import blocks
-from .engine import DEFAULT_CONFIRMATIONS, ChainSync, sync_chain
+from . import attestations, blocks
+from .attestations import IrisRun
+from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, sync_chain
 from .ranges import Sizer
 from .rpc import Rpc
 from .store import Dataset
@@ -55,9 +57,10 @@ class SyncResult:
     chains: list[ChainSync] = field(default_factory=list)
     transfers: int = 0
     seconds: float = 0.0
+    iris: IrisRun | None = None
 
     def __repr__(self) -> str:
-        lines = [c.line() for c in self.chains]
+        lines = [c.line() for c in self.chains] + ([self.iris.line()] if self.iris else [])
         return f"SyncResult({self.out!r}, {self.transfers:,} transfers)\n  " + "\n  ".join(lines)
 
 
@@ -110,6 +113,7 @@ def sync(
     transport: BaseTransport | None = None,
     timeout: float = 30.0,
     retries: int = 5,
+    iris: Any = None,
 ) -> SyncResult:
     """Sync the CCTP events of ``chains_`` (name -> node URL) into ``out``.
 
@@ -136,6 +140,14 @@ def sync(
     timeout, retries : float, int
         Seconds per request; retries of a transient failure (429, 5xx, a
         dropped connection), with backoff honouring ``Retry-After``.
+    iris : bool, str or IrisClient, optional
+        Also ask Circle's attestation API (``True``: ``CCTX_IRIS_URL``, else
+        Circle's mainnet API;
+        a URL; or a client): the attested messages of the V2 burns the
+        chains leave unresolved, and the fees and Fast Transfer allowance,
+        kept with their time under ``out/iris/`` on every run (see
+        :mod:`~cctx_research.nodes.attestations`). The ledger then links on
+        the attested nonces.
 
     Returns
     -------
@@ -149,6 +161,7 @@ def sync(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive whole number, got {value!r}")
     named = {_check_chain(k): v for k, v in chains_.items()}
+    client, own_client = _iris_client(iris)
     dataset = Dataset(out)
     state = dataset.state()  # refuses another format before any request
     result = SyncResult(str(dataset.root))
@@ -163,9 +176,36 @@ def sync(
                  transport=transport, timeout=timeout, retries=retries)
         )
         logger.info("%s", result.chains[-1].line())
-    result.transfers = build_ledger(dataset)
+    try:
+        result.transfers = build_ledger(dataset)
+        if client is not None and result.transfers:
+            ledger = pd.read_parquet(dataset.root / "ledger.parquet")
+            result.iris = attestations.ask(dataset.root, client, ledger)
+            if result.iris.messages:
+                result.transfers = build_ledger(dataset)
+    finally:
+        if own_client and client is not None:
+            client.close()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _iris_client(iris: Any) -> tuple[Any, bool]:
+    """The Iris client ``iris`` asks for (and whether this run made it), checked up front."""
+    if iris is None or iris is False:
+        return None, False
+    from ..iris import IrisClient
+
+    if isinstance(iris, IrisClient):
+        return iris, False
+    if iris is True:
+        return IrisClient(iris_url()), True  # CCTX_IRIS_URL, else Circle's mainnet API
+    if isinstance(iris, str):
+        return IrisClient(iris), True
+    raise TypeError(
+        "iris must be True (Circle's API), an Iris URL, or an IrisClient; "
+        f"got {type(iris).__name__}"
+    )
 
 
 def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: Any, end: Any,
@@ -180,6 +220,9 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
                 f"the node for {chain} ({rpc.host}) serves chain id {served}, not {chain}'s "
                 f"{expected}; pass {chain}'s node URL"
             )
+        if not check_domain(rpc, chain):
+            logger.info("%s: no MessageTransmitter answered localDomain() on %s; chain id "
+                        "checked only", chain, rpc.host)  # fmt: skip
         head = blocks.as_block(rpc.call("eth_blockNumber"))
         depth = _confirmations(confirmations, chain)
         entry = state["chains"].setdefault(chain, {"chain_id": expected})
@@ -265,7 +308,8 @@ def build_ledger(dataset: Dataset) -> int:
     if not files:
         ledger_path.unlink(missing_ok=True)
         return 0
-    ledger = load(files)
+    messages = attestations.messages_path(dataset.root)
+    ledger = load(files, attested=messages if messages.is_file() else None)
     write_atomically(ledger, ledger_path)
     return len(ledger)
 

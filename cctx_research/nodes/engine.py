@@ -66,6 +66,48 @@ def contracts_of(chain: str) -> list[str]:
     return sorted(set(found))
 
 
+LOCAL_DOMAIN = "0x8d3638f4"
+"""Call data of ``localDomain()`` (the first 4 bytes of keccak256 of the signature)."""
+
+
+def check_domain(rpc: Rpc, chain: str) -> int:
+    """Ask the chain's MessageTransmitters their ``localDomain()``; how many answered.
+
+    Raises
+    ------
+    ValueError
+        A transmitter answers another domain than the registry's for ``chain``
+        (the URL is another chain's node, or a fork of it).
+
+    A transmitter without code at the address, or one that reverts, is not
+    counted (a node whose state is pruned cannot answer ``eth_call``).
+    """
+    expected = chains.domain(chain)
+    answered = 0
+    for version in (1, 2):
+        contracts = chains.contracts(expected, version)
+        if contracts is None or not contracts.message_transmitter:
+            continue
+        address = contracts.message_transmitter
+        try:
+            result = rpc.call("eth_call", [{"to": address, "data": LOCAL_DOMAIN}, "latest"])
+        except RpcError as exc:
+            logger.debug("%s: localDomain() of %s not answered: %s", chain, address, exc)
+            continue
+        if not isinstance(result, str) or len(result) < 66:
+            continue  # no contract there
+        said = int(result[2:66], 16)
+        if said != expected:
+            name = chains.chain_name(said) if chains.info(said) is not None else "unknown"
+            raise ValueError(
+                f"the node for {chain} ({rpc.host}): its V{version} MessageTransmitter {address} "
+                f"says localDomain {said} ({name}), not {chain}'s {expected}; pass {chain}'s "
+                "node URL"
+            )
+        answered += 1
+    return answered
+
+
 @dataclass
 class ChainSync:
     """What one chain's sync did (one INFO line: :meth:`line`)."""

@@ -8,7 +8,12 @@ pragma solidity ^0.8.20;
 /// emits each one itself or, when the log belongs to another address, through that
 /// address (which holds this code too), so that a burn's MessageSent (the transmitter)
 /// and DepositForBurn (the messenger) share one transaction, as on a real chain.
+///
+/// `localDomain` answers as a MessageTransmitter's getter does (the tests set its storage
+/// slot 0 with anvil_setStorageAt to the chain's CCTP domain).
 contract LogReplay {
+    uint32 public localDomain;
+
     function replay(address[] calldata emitters, bytes32[][] calldata topics, bytes[] calldata data)
         external
     {

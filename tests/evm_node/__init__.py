@@ -29,6 +29,8 @@ import requests
 from eth_abi import encode
 from eth_hash.auto import keccak
 
+from cctx_research import chains
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools" / "node_modules"
 ANVIL = TOOLS / "@foundry-rs" / "anvil-linux-amd64" / "bin" / "anvil"
@@ -133,11 +135,18 @@ class Anvil:
 
     # ------------------------------------------------------------------ CCTP
 
-    def install_cctp(self, addresses: list[str]) -> None:
-        """The compiled LogReplay at each address (the chain's real CCTP contracts)."""
+    def install_cctp(self, addresses: list[str], domain: int | None = None) -> None:
+        """The compiled LogReplay at each address (the chain's real CCTP contracts).
+
+        ``domain``: what their ``localDomain()`` answers (storage slot 0); default the
+        registry's domain of the node's chain id (0 for a chain id it does not know).
+        """
+        if domain is None:
+            domain = chains.domain_from_chain_id(self.chain_id) or 0
         runtime = compiled()["runtime"]
         for address in addresses:
             self.rpc("anvil_setCode", address, runtime)
+            self.rpc("anvil_setStorageAt", address, "0x0", "0x" + f"{domain:064x}")
 
     def replay(self, logs: list[dict[str, Any]]) -> list[str]:
         """Emit recorded logs, one transaction per recorded transaction; their new hashes.

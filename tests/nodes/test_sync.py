@@ -222,3 +222,24 @@ def test_block_times_come_from_batched_headers_when_logs_carry_none(base_node, t
     for number, stamp in zip(logs["block_number"], logs["block_timestamp"], strict=True):
         header = base_node.rpc("eth_getBlockByNumber", hex(int(number)), False)
         assert int(header["timestamp"], 16) == stamp
+
+
+def test_the_transmitters_local_domain_is_checked(tmp_path):
+    """A node of Base's chain id whose CCTP contracts say domain 3 (Arbitrum's): refused."""
+    from eth_hash.auto import keccak
+
+    from cctx_research.nodes.engine import LOCAL_DOMAIN, contracts_of
+    from tests.evm_node import Anvil
+
+    from .conftest import _need_anvil
+
+    assert "0x" + keccak(b"localDomain()")[:4].hex() == LOCAL_DOMAIN
+    _need_anvil()
+    with Anvil(8453) as node:
+        node.install_cctp(contracts_of("base"), domain=3)
+        with pytest.raises(ValueError, match=r"says localDomain 3 \(arbitrum\), not base's 6"):
+            cctx.sync(tmp_path / "x", {"base": node.url}, start=0, progress=False)
+        assert not (tmp_path / "x" / "base").exists()  # refused before any log was fetched
+        node.install_cctp(contracts_of("base"))  # the registry's domain: accepted
+        result = cctx.sync(tmp_path / "x", {"base": node.url}, start=0, progress=False)
+        assert result.chains[0].chain == "base"
