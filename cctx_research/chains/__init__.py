@@ -60,6 +60,7 @@ from .addresses import contract_domains, contracts, token_messengers, token_symb
 from .entries import ADDRESS_FORMATS, Chain, Contracts
 from .lookups import (
     address_format,
+    all_domains,
     by_chain_id,
     chain_id,
     chain_label,
@@ -86,6 +87,7 @@ __all__ = [
     "Chain",
     "Contracts",
     "address_format",
+    "all_domains",
     "by_chain_id",
     "chain_id",
     "chain_label",
@@ -113,7 +115,11 @@ __all__ = [
 
 
 DEFAULT_DOMAINS: tuple[int, ...] = (0, 1, 2, 3, 6, 7)
-"""The domains the interface lists by default (the six V1 EVM chains indexed)."""
+"""The domains the interface lists when a request names none (the six V1 EVM chains indexed).
+
+Only the HTTP interface's default: in the toolkit, no chain filter means every
+chain (:func:`all_domains`), and the client names them all in its requests.
+"""
 
 
 def __getattr__(name: str) -> Any:

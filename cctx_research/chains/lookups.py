@@ -15,6 +15,7 @@ from .registry import state
 
 __all__ = [
     "address_format",
+    "all_domains",
     "by_chain_id",
     "chain_id",
     "chain_label",
@@ -38,6 +39,16 @@ _UNKNOWN = re.compile(r"^(domain|chain)-(\d+)$")
 def known_names() -> list[str]:
     """The canonical chain names, in domain order."""
     return [c.name for c in state().chains]
+
+
+def all_domains() -> list[int]:
+    """Every domain of the registry (built in, and added by ``chains.toml``), in order.
+
+    What "no chain filter" means throughout the toolkit. The interface's own
+    default, when a request names no domains, is narrower
+    (:data:`cctx_research.chains.DEFAULT_DOMAINS`): the client always names them.
+    """
+    return sorted(c.domain for c in state().chains)
 
 
 def sort_key(name: str) -> tuple[int, int, str]:
@@ -208,7 +219,7 @@ def domain(value: int | str) -> int:
 def domains(values: int | str | Iterable[int | str] | None) -> list[int] | None:
     """Normalise one chain or a list of chains to sorted unique domain ids.
 
-    ``None`` stays ``None`` (meaning: the default list).
+    ``None`` stays ``None`` (meaning: every chain, :func:`all_domains`).
 
     Examples
     --------

@@ -244,7 +244,9 @@ class Client:
             The half-open window; naive means UTC. Default: the last day.
         source, destination : int, str or list of either, optional
             Domain ids or chain names (``"base"``, ``6``, ``["arbitrum", 0]``).
-            Default: the interface's default domains.
+            Default: every chain of the registry (EVM, Solana, Noble, ...),
+            named in the request: the interface alone would give its six
+            default EVM chains.
 
         Returns
         -------

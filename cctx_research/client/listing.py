@@ -388,11 +388,12 @@ def mints(
     src = chains.domains(source)
     dst = chains.domains(destination)
     start_ts, end_ts = session.window(start, end)
-    body: dict[str, Any] = {}
-    if src is not None:
-        body["sourceDomain"] = json.dumps([str(d) for d in src])
-    if dst is not None:
-        body["destinationDomain"] = json.dumps([str(d) for d in dst])
+    # no filter means every chain: the interface's own default is six EVM chains, so
+    # the request always names the domains (every one in the registry when not given)
+    body: dict[str, Any] = {
+        "sourceDomain": json.dumps([str(d) for d in src or chains.all_domains()]),
+        "destinationDomain": json.dumps([str(d) for d in dst or chains.all_domains()]),
+    }
     decimals = session.options.decimals
 
     def keep(frame: pd.DataFrame) -> pd.Series:

@@ -100,8 +100,9 @@ def client(service: ServerHandle, make_client: Callable[..., Client]) -> Client:
 # truth from the ledger
 
 
-def minted(ledger: pd.DataFrame, *, every_domain: bool = False) -> pd.DataFrame:
-    """Transfers minted by the clock, from and to the default domains (or any)."""
+def minted(ledger: pd.DataFrame, *, every_domain: bool = True) -> pd.DataFrame:
+    """Transfers minted by the clock, from and to any domain (the client's default), or only
+    the interface's six default domains (``every_domain=False``: what a bare request lists)."""
     ok = ledger["mint_timestamp"].notna() & (ledger["mint_timestamp"] <= AS_OF)
     if not every_domain:
         ok &= ledger["source_domain"].isin(DEFAULT_DOMAINS)
@@ -110,7 +111,7 @@ def minted(ledger: pd.DataFrame, *, every_domain: bool = False) -> pd.DataFrame:
 
 
 def mints_in(
-    ledger: pd.DataFrame, start: Any, end: Any, *, every_domain: bool = False
+    ledger: pd.DataFrame, start: Any, end: Any, *, every_domain: bool = True
 ) -> pd.DataFrame:
     m = minted(ledger, every_domain=every_domain)
     ts = m["mint_timestamp"]
