@@ -165,7 +165,10 @@ def test_pending_counts_mints_after_the_end_as_pending(
     assert int(per_route["amount_raw"].sum()) == int(rows.loc[minted_later, "amount_raw"].sum())
     text = with_v2.section("pending").to_html()
     assert f"{int(minted_later.sum()):,}" in text
-    assert "As of 2024-07-01 00:00 UTC" in text
+    assert "Ages are measured at 2024-07-01 00:00 UTC, the end of the window" in text
+    stuck = with_v2.data["stuck"]
+    assert "never minted: older than 3x" in text
+    assert f"{int(minted_later.sum()) - len(stuck):,}</div>" in text  # pending now
 
 
 def test_stuck_transfers_link_to_the_source_chains_explorer(with_v2: report.Report) -> None:

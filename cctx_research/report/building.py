@@ -19,7 +19,7 @@ from .document import Report
 from .ledger_sections import link_quality, scope_ledger
 from .registry import Context, build_sections
 from .sections import REGISTRY
-from .sources import check, data_days, fetch, from_frames
+from .sources import check, data_span, fetch, from_frames
 
 __all__ = ["DEFAULT_DAYS", "bucket_for", "build", "default_window", "is_synthetic"]
 
@@ -184,7 +184,8 @@ def build(
     start, end : time, optional
         The half-open window ``[start, end)``; naive means UTC. Default: the
         30 days up to now (see :func:`default_window`); without a client,
-        the whole UTC days the frames span.
+        the span of the data (to the minute), and pending transfers are
+        aged at its last event, as the page says.
     transfers : pandas.DataFrame, optional
         Without a client: the ``"transfers"`` frame to report on (kept to
         the window), e.g. ``client.mints(start, end)``. Default: the
@@ -245,11 +246,15 @@ def build(
     check(client, transfers, volume_history, ledger)
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
+    as_of = None
     if client is None and (start is None or end is None):
-        first, after = data_days(ledger if isinstance(ledger, pd.DataFrame) else None, transfers)
+        first, after, last = data_span(
+            ledger if isinstance(ledger, pd.DataFrame) else None, transfers
+        )
         if first is not None:
             start = first if start is None else start
-            end = after if end is None else end
+            if end is None:  # the data's end is "now": ages, in flight and stuck
+                end, as_of = after, last
     start_ts, end_ts = default_window(start, end)
     names = chain_names(chains)
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
@@ -309,6 +314,7 @@ def build(
             provenance=prov,
             ledger=scoped,
             links=links,
+            as_of=as_of,
         )
         sections = build_sections(REGISTRY, ctx)
         if notes and fetched.empty:

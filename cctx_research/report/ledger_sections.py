@@ -232,23 +232,28 @@ def _latency(ctx: Context) -> Sequence[Part]:
 
 def _pending(ctx: Context) -> Sequence[Part]:
     ledger = _ledger(ctx)
-    total = pending.in_flight(ledger, as_of=ctx.end, by=None).iloc[0]
-    routes = pending.in_flight(ledger, as_of=ctx.end)
-    late = pending.stuck(ledger, as_of=ctx.end)
+    now = ctx.now
+    total = pending.in_flight(ledger, as_of=now, by=None).iloc[0]
+    routes = pending.in_flight(ledger, as_of=now)
+    late = pending.stuck(ledger, as_of=now)
     ctx.data.update(in_flight_at_end=routes, stuck=late)
+    factor = result_info(late).factor or 3.0
+    waiting = int(total["count"]) - len(late)
+    waiting_usdc = max(float(total["amount"]) - float(late["amount"].sum()), 0.0)
     parts: list[Part] = [
         cards(
             [
-                ("pending at the end of the window", f"{int(total['count']):,}"),
-                ("USDC pending", usd(float(total["amount"]))),
-                ("oldest pending since", when(total["oldest"])),
-                ("stuck", f"{len(late):,}"),
+                ("burned, not minted", f"{int(total['count']):,}"),
+                (f"pending now ({usd(waiting_usdc)} USDC)", f"{waiting:,}"),
+                (f"never minted: older than {factor:g}x the usual latency "
+                 f"({usd(float(late['amount'].sum()))} USDC)", f"{len(late):,}"),
+                ("oldest burned, not minted, since", when(total["oldest"])),
             ]
         )
     ]
     if len(routes):
         parts += [
-            "<h3>Pending per route</h3>",
+            "<h3>Burned, not minted, per route</h3>",
             html_table(_durations(routes.drop(columns=["amount_raw"]), ["max_age_s"])),
         ]
     if len(late):
@@ -263,35 +268,46 @@ def _pending(ctx: Context) -> Sequence[Part]:
                 "age_s",
                 "reference_s",
                 "reference",
-                "mint_recipient",
             ]
         ]
+        shown = _durations(shown, ["age_s", "reference_s"]).rename(columns=_STUCK_HEADERS)
         parts += [
             figure(
                 "stuck",
-                "Stuck transfers: age against amount",
+                "Never minted: age against amount",
                 plots.plot_stuck,
                 late,
                 figsize=(9.0, 4.0),
             ),
-            f"<h3>Stuck transfers (the {min(len(late), ctx.top_n)} oldest of {len(late):,})</h3>",
-            html_table(
-                _durations(shown, ["age_s", "reference_s"]),
-                links={
-                    "burn_tx_hash": ("tx", "source_chain"),
-                    "mint_recipient": ("address", "destination_chain"),
-                },
-            ),
+            f"<h3>Never minted (the {min(len(late), ctx.top_n)} oldest of {len(late):,})</h3>",
+            html_table(shown, links={"burn transaction": ("tx", "from")}),
         ]
-    factor = result_info(late).factor or 3.0
+    clock = (
+        f"{when(now)}, the data's last event" if ctx.as_of is not None else f"{when(now)}, "
+        "the end of the window"
+    )
     parts.append(
         note(
-            f"As of {when(ctx.end)}, over the transfers burned in the window. Stuck: pending "
-            f"for more than {factor:g} times the median latency of transfers like it "
-            "(same route and finality class, else the nearest broader group: see reference)."
+            f"Ages are measured at {clock}, over the transfers burned in the window. Pending "
+            f"now: burned, not minted, and younger than {factor:g} times the median latency of "
+            "transfers like it (same route and finality class, else the nearest broader group: "
+            "'typical of'). Never minted: older than that; in flight in the data but most "
+            "likely never to arrive (a mint the data lacks, an unclaimed transfer)."
         )
     )
     return parts
+
+
+_STUCK_HEADERS = {
+    "burn_tx_hash": "burn transaction",
+    "source_chain": "from",
+    "destination_chain": "to",
+    "amount": "amount (USDC)",
+    "burn_timestamp": "burned at",
+    "age_s": "age",
+    "reference_s": "typical latency",
+    "reference": "typical of",
+}
 
 
 def _v2_section(ctx: Context) -> Sequence[Part]:

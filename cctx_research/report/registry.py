@@ -58,6 +58,10 @@ class Context:
         The report's provenance block.
     ledger : pandas.DataFrame or None
         A ``"ledger"`` frame (burn and mint sides), when the report has one.
+    as_of : pandas.Timestamp or None
+        The clock pending transfers are aged at: the data's last event when
+        the window is the data's span (a report on one's own data), else
+        None (the window's end: :attr:`now`).
     """
 
     start: pd.Timestamp | None
@@ -68,10 +72,17 @@ class Context:
     data: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     ledger: pd.DataFrame | None = None
+    as_of: pd.Timestamp | None = None
     links: pd.DataFrame | None = None
     """How the ledger's burns and mints were linked, per route (:func:`~cctx_research.analysis.
     linking.quality`), over the transfers burned in the window and the mints in it whose burn
     is not in the data; None without a ledger."""
+
+
+    @property
+    def now(self) -> pd.Timestamp | None:
+        """When ages, in-flight and stuck are judged: ``as_of``, else the window's end."""
+        return self.as_of if self.as_of is not None else self.end
 
 
 def _always(ctx: Context) -> bool:

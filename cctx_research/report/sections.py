@@ -46,20 +46,32 @@ def _kpis(ctx: Context) -> Sequence[Part]:
         ),
         note(
             f"Scope: {scope}. Each period ends at the end of the window and is "
-            "compared with the period of the same length before it; change is "
-            "'-' when the earlier period holds no data."
+            "compared with the period of the same length before it. 'no data': the data "
+            "does not cover that period (it is not counted as zero); change is '-' when "
+            "the earlier period holds no transfer."
         ),
         _kpi_table(r["kpis"]),
     )
 
 
 def _kpi_table(kpis: pd.DataFrame) -> str:
-    """The KPI frame as a table: one row per period and metric, values formatted by metric."""
+    """The KPI frame as a table: one row per period and metric, values formatted by metric.
+
+    A period the data does not cover reads "no data" (never 0); a change
+    against an empty earlier period reads "-".
+    """
     rows = []
     for (period, metric), row in kpis.iterrows():
-        fmt = usd if metric == "volume" else (lambda v: "-" if np.isnan(v) else f"{v:,.0f}")
-        change = row["change"]
-        if np.isnan(change):
+
+        def fmt(v: float, metric: str = metric) -> str:
+            if np.isnan(v):
+                return NO_DATA
+            return usd(v) if metric == "volume" else f"{v:,.0f}"
+
+        current, previous, change = (float(row[k]) for k in ("current", "previous", "change"))
+        if np.isnan(current) or np.isnan(previous):
+            change_text, css = NO_DATA, "num"
+        elif np.isnan(change):
             change_text, css = "-", "num"
         else:
             change_text = f"{'+' if change > 0 else ''}{change * 100:,.1f}%"
@@ -67,14 +79,18 @@ def _kpi_table(kpis: pd.DataFrame) -> str:
         rows.append(
             f"<tr><td>{escape(period)}</td><td>{escape(metric)}</td>"
             f"<td>{escape(when(row['start']))}</td><td>{escape(when(row['end']))}</td>"
-            f'<td class="num">{escape(fmt(float(row["current"])))}</td>'
-            f'<td class="num">{escape(fmt(float(row["previous"])))}</td>'
+            f'<td class="num">{escape(fmt(current))}</td>'
+            f'<td class="num">{escape(fmt(previous))}</td>'
             f'<td class="{css}">{escape(change_text)}</td></tr>'
         )
     head = "".join(
-        f"<th>{h}</th>" for h in ("period", "metric", "from", "to", "current", "previous", "change")
+        f"<th>{h}</th>"
+        for h in ("period", "metric", "from", "to", "this period", "the period before", "change")
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+NO_DATA = "no data"
 
 
 def _flows(ctx: Context) -> Sequence[Part]:

@@ -15,12 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-from .. import chains, schema, times
+from .. import schema, times
 from ..analysis.history import volume_history
 from ..ingest import transfers_from_ledger
 from ..provenance import attach, provenance
 
-__all__ = ["check", "data_days", "fetch", "from_frames", "mints_from_ledger"]
+__all__ = ["check", "data_span", "fetch", "from_frames", "mints_from_ledger"]
 
 _WHAT = (
     "a client (cctx_research.connect()), or frames: transfers= and volume_history=, "
@@ -65,17 +65,25 @@ def check(client: Any, transfers: Any, history: Any, ledger: Any) -> None:
         raise ValueError(f"{missing} is missing: pass {_WHAT}")
 
 
-def data_days(ledger: pd.DataFrame | None, transfers: pd.DataFrame | None) -> tuple[Any, Any]:
-    """The whole UTC days the data spans, ``(first day, day after the last)``; Nones if empty."""
+def data_span(
+    ledger: pd.DataFrame | None, transfers: pd.DataFrame | None
+) -> tuple[Any, Any, Any]:
+    """The data's span as a window: ``(start, end, last event)``; Nones if there is no data.
+
+    ``start`` is the first event floored to the minute, ``end`` the minute
+    after the last event (the window is half-open), ``last`` the last event
+    itself: the clock a report on this data ages pending transfers at.
+    """
     if ledger is not None and {"burn_timestamp", "mint_timestamp"} <= set(ledger.columns):
         stamps = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
     elif transfers is not None and "timestamp" in transfers.columns:
         stamps = transfers["timestamp"].dropna()
     else:
-        return None, None
+        return None, None, None
     if not len(stamps):
-        return None, None
-    return stamps.min().floor("D"), stamps.max().floor("D") + pd.Timedelta(days=1)
+        return None, None, None
+    last = stamps.max()
+    return stamps.min().floor("min"), last.floor("min") + pd.Timedelta(minutes=1), last
 
 
 def mints_from_ledger(
@@ -83,8 +91,7 @@ def mints_from_ledger(
 ) -> pd.DataFrame:
     """The mints of ``[start, end)`` as the interface lists them from this ledger.
 
-    Completed transfers by mint time, between the interface's default
-    domains (:data:`cctx_research.chains.DEFAULT_DOMAINS`), as
+    Completed transfers by mint time, between every chain, as
     ``client.mints`` returns them by default.
 
     Returns
@@ -104,8 +111,6 @@ def mints_from_ledger(
         frame["is_completed"]
         & (frame["timestamp"] >= start_ts)
         & (frame["timestamp"] < end_ts)
-        & frame["source_domain"].isin(chains.DEFAULT_DOMAINS)
-        & frame["destination_domain"].isin(chains.DEFAULT_DOMAINS)
     )
     out = frame.loc[keep.to_numpy(dtype=bool)].reset_index(drop=True)
     out.attrs = dict(frame.attrs)
