@@ -58,7 +58,7 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..provenance import is_synthetic
+    from ..provenance import is_synthetic, provenance
     from ..service.app import make_app
     from ..service.loading import load_ledger
     from ..service.server import serve
@@ -89,9 +89,12 @@ def run(args: argparse.Namespace) -> int:
         ledger = load_ledger(args.data, fractions="floor" if args.floor_times else "refuse")
         store = Store(ledger, clock=as_of)
         synthetic = is_synthetic(ledger)
+        record = provenance(ledger)
+        counts = record.count if record is not None else {}
         logger.info(
-            "serving %d transfers from %s%s", len(store), args.data,
-            " (synthetic, as its provenance says)" if synthetic else "",
+            "serving %d transfers from %s: paired %d, pending %d, mint only %d%s",
+            len(store), args.data, counts.get("paired", 0), counts.get("pending", 0),
+            counts.get("mint_only", 0), "; synthetic, as its provenance says" if synthetic else "",
         )  # fmt: skip
     else:
         from ..service.sample import generate
