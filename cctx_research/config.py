@@ -10,9 +10,10 @@ CCTX_API_KEY       API key, sent as the ``x-api-key`` header
 CCTX_CACHE_DIR     cache directory (default: the platform user cache dir)
 CCTX_SOURCE        a name for the configured service, shown in provenance and
                    part of every cache key (default: the base URL)
-CCTX_SYNTHETIC     ``1``/``true`` when the configured service serves
-                   synthetic data (e.g. ``cctx-research serve`` of the
-                   sample): outputs are then marked synthetic (default ``0``)
+CCTX_SYNTHETIC     ``1``/``true``: mark everything fetched from the configured
+                   service synthetic, for a service that does not say so
+                   itself (``cctx-research serve`` says so in every reply,
+                   with the ``x-cctx-synthetic`` header; default ``0``)
 CCTX_IRIS_URL      Circle's attestation API for ``sync --iris`` (default its mainnet URL)
 CCTX_CONFIG_DIR    the toolkit's configuration directory, where ``chains.toml`` adds
                    or amends CCTP domains (default: the platform user config dir;

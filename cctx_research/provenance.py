@@ -34,10 +34,28 @@ import pandas as pd
 
 from ._version import __version__
 
-__all__ = ["ATTR", "Provenance", "attach", "combine", "is_synthetic", "provenance"]
+__all__ = [
+    "ATTR",
+    "SYNTHETIC_HEADER",
+    "Provenance",
+    "attach",
+    "combine",
+    "is_synthetic",
+    "provenance",
+]
 
 ATTR = "cctx"
 """The key of ``DataFrame.attrs`` that holds the record."""
+
+SYNTHETIC_HEADER = "x-cctx-synthetic"
+"""The reply header by which a service says its data is synthetic (value ``true``).
+
+An extension of this toolkit's, not part of the interface: the local
+service (``cctx-research serve``) sends it on every reply when it serves
+the sample or data whose provenance is synthetic, and the client marks
+what it fetched from such a service ``synthetic`` (see
+``docs/interface.md``).
+"""
 
 _Frame = TypeVar("_Frame", pd.DataFrame, pd.Series)
 

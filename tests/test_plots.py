@@ -304,3 +304,18 @@ def test_a_polars_frame_gets_the_to_pandas_hint() -> None:
     frame = pl.DataFrame({"source_chain": ["base"], "destination_chain": ["ethereum"]})
     with pytest.raises(TypeError, match=r"pass data\.to_pandas\(\) \(a polars frame\)"):
         plots.plot_flow_matrix(frame)
+
+
+def test_one_compact_number_format_for_every_amount_axis():
+    from cctx_research.plots._axes import CompactFormatter, compact
+
+    assert [compact(v) for v in (12_345_678, 950_000, 999_950, 0.5, 2e-6, 0)] == [
+        "12.3M", "950k", "1M", "0.5", "0.000002", "0",
+    ]  # fmt: skip
+    formatter = CompactFormatter()
+    assert formatter.format_ticks([-2.5e6, 0, 2.5e6]) == ["−2.5M", "0", "2.5M"]
+    # a narrow range of large values: each label gets the digits it needs, never an offset
+    assert formatter.format_ticks([1_000_000, 1_000_500, 1_001_000]) == [
+        "1M", "1.0005M", "1.001M",
+    ]  # fmt: skip
+    assert formatter.get_offset() == ""

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import matplotlib.dates as mdates
 import matplotlib.image as mpimg
 import pandas as pd
 import pytest
 
 from cctx_research import chains, errors, report, schema
 from cctx_research.provenance import Provenance, attach
-from cctx_research.report import ledger_sections
+from cctx_research.report import ledger_sections, registry
 from cctx_research.service.sample import generate
 
 SAMPLE_AS_OF = "2024-07-01T12:00:00Z"  # the sample client's clock (conftest)
@@ -269,3 +271,51 @@ def test_the_sample_says_it_has_no_link_data(with_v2: report.Report) -> None:
     section = with_v2.section("links")
     assert section.supported is False
     assert "does not say how its burns and mints were joined" in section.parts[0]
+
+
+# ------------------------------------------------------------------- numbers on the axes
+
+_COMPACT = re.compile(r"[−-]?\d+(\.\d+)?[kMBT]?")  # 12.3M, 950k, 0.5, −200k
+_EXPONENT = re.compile(r"\d[eE][+−-]?\d|\^|\\times|×")  # 1e6, 10^{3}, 2×10^5
+
+
+def test_no_axis_of_the_reports_figures_uses_an_offset_or_an_exponent(
+    client: Any, ledger_v2: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every figure's axes, read back after the report rendered them: one compact format."""
+    drawn: list[tuple[str, Any]] = []
+    render = registry.render_png
+
+    def keeping(draw: Any, data: Any, **options: Any) -> bytes:
+        def draw_and_keep(d: Any, *, ax: Any, **kw: Any) -> Any:
+            out = draw(d, ax=ax, **kw)
+            drawn.append((draw.__name__, ax.figure))
+            return out
+
+        return render(draw_and_keep, data, **options)  # savefig lays the ticks out
+
+    monkeypatch.setattr(registry, "render_png", keeping)
+    built = report.build(client, START, END, ledger=ledger_v2)
+    assert len(drawn) == len(built.figures)
+    assert {name for name, _ in drawn} >= {
+        "plot_flow_matrix", "plot_net_flows", "plot_volume", "plot_in_flight",
+        "plot_size_distribution", "plot_seasonality", "plot_latency", "plot_stuck",
+        "plot_fast_share",
+    }  # fmt: skip
+    amounts: list[str] = []
+    for name, fig in drawn:
+        for ax in fig.axes:  # colour bars included
+            for axis in (ax.xaxis, ax.yaxis):
+                where = f"{name}: {axis.axis_name} axis {axis.get_label_text()!r}"
+                if not isinstance(axis.get_major_formatter(), mdates.ConciseDateFormatter):
+                    # (a date axis' offset is the date of its ticks, not a multiplier)
+                    assert axis.get_offset_text().get_text() == "", where
+                labels = [t.get_text() for t in axis.get_ticklabels(which="both") if t.get_text()]
+                assert not [x for x in labels if _EXPONENT.search(x)], (where, labels)
+                if "USDC" in axis.get_label_text() or "(count)" in axis.get_label_text():
+                    assert labels, where
+                    assert all(_COMPACT.fullmatch(x) for x in labels), (where, labels)
+                    amounts += labels
+    # amounts in the millions and thousands carry their suffix
+    assert any(x.endswith("M") for x in amounts)
+    assert any(x.endswith("k") for x in amounts)

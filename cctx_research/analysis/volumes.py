@@ -372,13 +372,16 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
         ``current``, ``previous`` (float64), ``change``
         (``current / previous - 1``; NaN when ``previous`` is 0), and
         ``current_covered`` / ``previous_covered`` (bool). Empty input
-        gives zeros with NaT windows.
+        without ``now`` gives zeros with NaT windows.
 
         A period is covered when it lies inside the span the frame's data
-        covers (its provenance: ``coverage``, else ``window``; give or take
-        an hour). Over a period that is not covered the value is NaN, not
-        0: a 30-day KPI of a 7-day frame has no previous period to compare
-        with, and says so. Frames without provenance count as covered.
+        covers, give or take an hour: the span its provenance records
+        (``coverage``, else ``window``), else, when it records none (a
+        ledger read from files, a frame built by hand), the span of the
+        frame's own timestamps, first to last. Over a period that is not
+        covered the value is NaN, never 0, and its flag is False: a 30-day
+        KPI of a 7-day frame has no previous period to compare with, and
+        says so.
 
     Raises
     ------
@@ -401,7 +404,7 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     else:
         end = None
     ts = transfers["timestamp"]
-    span = _covered_span(transfers)
+    span = _covered_span(transfers, ts)
     rows = []
     for period, length in _PERIODS:
         if end is None:
@@ -448,17 +451,25 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
 _SLACK = pd.Timedelta(hours=1)
 
 
-def _covered_span(frame: pd.DataFrame) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    """The span the frame's data covers, from its provenance (``None``: unknown)."""
+def _covered_span(
+    frame: pd.DataFrame, timestamps: pd.Series
+) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The span the frame's data covers: its provenance's, else its own first to last time.
+
+    ``None`` for a frame with no times and no recorded span: it covers nothing.
+    """
     record = provenance(frame)
-    return None if record is None else record.covered
+    if record is not None and record.covered is not None:
+        return record.covered
+    first, last = results.span_of(timestamps)
+    return None if first is None else (first, last)
 
 
 def _inside(
     span: tuple[pd.Timestamp, pd.Timestamp] | None, start: pd.Timestamp, end: pd.Timestamp
 ) -> bool:
-    if span is None:
-        return True
+    if span is None:  # no times and no recorded span: nothing is known to be covered
+        return False
     lo, hi = span
     return bool(start >= lo - _SLACK and end <= hi + _SLACK)
 

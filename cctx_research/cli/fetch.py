@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
 from .options import add_service_options, service_options
 
@@ -12,6 +13,18 @@ logger = logging.getLogger(__name__)
 
 
 _FETCH_WHAT = ("mints", "received", "volume", "volume-history", "top-senders", "transaction")
+_NOUNS = {  # what one row of each frame is, for the line fetch prints
+    "mints": "mint",
+    "received": "received transaction",
+    "volume": "volume row",
+    "volume-history": "volume bucket",
+    "top-senders": "top sender",
+    "transaction": "transaction",
+}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def add(subparsers: argparse._SubParsersAction) -> None:
@@ -21,8 +34,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         help="fetch one of the client's frames and write it to a file",
         description=(
             "Fetch a frame and write it as Parquet, CSV or JSON (chosen by the --out "
-            "extension). Uses CCTX_API_KEY/CCTX_PROJECT_ID/CCTX_BASE_URL when set, else "
-            "the embedded synthetic sample."
+            "extension); prints one line saying what it wrote where. Uses "
+            "CCTX_API_KEY/CCTX_PROJECT_ID/CCTX_BASE_URL when set, else the embedded "
+            "synthetic sample."
         ),
     )
     p.add_argument("what", choices=_FETCH_WHAT, help="which frame")
@@ -65,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..client.parse import coerce
     from ..connection import connect
-    from ..export import write
+    from ..export import sidecar_path, write
+    from ..provenance import is_synthetic
 
     out = Path(args.out)
     suffix = out.suffix.lower()
@@ -117,14 +132,15 @@ def run(args: argparse.Namespace) -> int:
         from .. import datasets
 
         written = datasets.write(frame, out)
-        logger.info(
-            "dataset %s: %d rows over %d days (%d replaced)",
-            out,
-            written.rows,
-            len(written.days),
-            written.replaced_rows,
+        where = (
+            f"the dataset {out}{os.sep}: {_count(len(written.days), 'day')}, "
+            f"{_count(written.replaced_rows, 'row')} replaced"
         )
-        return 0
-    write(frame, out)
-    logger.info("wrote %d rows to %s", len(frame), out)
+    else:
+        write(frame, out)
+        where = f"{out} (provenance in " + (
+            "the file's metadata)" if suffix == ".parquet" else f"{sidecar_path(out).name})"
+        )
+    synthetic = ", synthetic data" if is_synthetic(frame) else ""
+    sys.stdout.write(f"wrote {_count(len(frame), _NOUNS[args.what])} to {where}{synthetic}\n")
     return 0

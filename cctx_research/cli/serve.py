@@ -58,7 +58,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..provenance import is_synthetic, provenance
     from ..service.app import make_app
+    from ..service.loading import load_ledger
     from ..service.server import serve
     from ..service.store import Store
     from ..times import to_timestamp
@@ -84,16 +86,24 @@ def run(args: argparse.Namespace) -> int:
     if args.data and args.per_day is not None:
         raise ValueError("--per-day applies to the synthetic sample only, not to --data")
     if args.data:
-        store = Store.from_file(
-            args.data, clock=as_of, fractions="floor" if args.floor_times else "refuse"
-        )
-        logger.info("serving %d transfers from %s", len(store), args.data)
+        ledger = load_ledger(args.data, fractions="floor" if args.floor_times else "refuse")
+        store = Store(ledger, clock=as_of)
+        synthetic = is_synthetic(ledger)
+        record = provenance(ledger)
+        counts = record.count if record is not None else {}
+        logger.info(
+            "serving %d transfers from %s: paired %d, pending %d, mint only %d%s",
+            len(store), args.data, counts.get("paired", 0), counts.get("pending", 0),
+            counts.get("mint_only", 0), "; synthetic, as its provenance says" if synthetic else "",
+        )  # fmt: skip
     else:
         from ..service.sample import generate
 
         store = Store(generate(as_of, per_day=args.per_day), clock=as_of)
+        synthetic = True
         logger.info("serving the synthetic sample: %d transfers", len(store))
-    app = make_app(store, api_key=api_key, project_id=project_id)
+    # replies say the data is synthetic (x-cctx-synthetic: true): clients mark it
+    app = make_app(store, api_key=api_key, project_id=project_id, synthetic=synthetic)
     logger.info("clock: %s", "now (live)" if as_of is None else as_of.isoformat())
     serve(app, args.host, args.port, threads=args.threads)
     return 0

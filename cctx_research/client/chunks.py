@@ -26,7 +26,9 @@ from .cache import CHUNK_DIR, fault, move_aside
 
 __all__ = ["ChunkStore", "directory_bytes"]
 
-_CHUNK_FORMAT = 2  # 2: Arrow IPC + checksum trailer; part of every chunk key
+# part of every chunk key; 2: Arrow IPC + checksum trailer, 3: the synthetic mark
+_CHUNK_FORMAT = 3
+_SYNTHETIC = b"cctx.synthetic"
 
 
 class ChunkStore:
@@ -74,14 +76,27 @@ class ChunkStore:
                 move_aside(path, str(exc)[:200])
             return None
 
-    def put(self, key: str, table: pa.Table) -> None:
+    @staticmethod
+    def marked_synthetic(table: pa.Table) -> bool:
+        """Whether a stored table was marked as synthetic data when it was put."""
+        return (table.schema.metadata or {}).get(_SYNTHETIC) == b"true"
+
+    def put(self, key: str, table: pa.Table, *, synthetic: bool = False) -> None:
         """Store a table atomically (temporary file, then rename).
+
+        ``synthetic`` marks it (in its schema's metadata) as parsed from
+        replies of a service of synthetic data, so that a pull answered from
+        the cache alone is marked as the first one was.
 
         Raises :class:`CacheError` when the directory cannot take it (full,
         read-only, another user's); no partial file is left behind.
         """
         if self.read_only:
             return
+        if synthetic:
+            table = table.replace_schema_metadata(
+                {**(table.schema.metadata or {}), _SYNTHETIC: b"true"}
+            )
         path = self._path(key)
         tmp: str | None = None
         try:

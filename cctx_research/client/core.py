@@ -202,8 +202,13 @@ class Client:
 
     @property
     def synthetic(self) -> bool:
-        """The service serves synthetic data (recorded in provenance)."""
-        return self.options.synthetic  # type: ignore[return-value]
+        """The data is synthetic (recorded in provenance).
+
+        True when the client was told so (the ``synthetic`` option,
+        ``CCTX_SYNTHETIC``) or once the service has said so in a reply
+        (the ``x-cctx-synthetic`` header).
+        """
+        return self.session.synthetic
 
     @property
     def clock(self) -> Callable[[], pd.Timestamp] | None:

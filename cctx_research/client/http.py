@@ -32,6 +32,7 @@ key scrubbed out in case a service echoes it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import queue
@@ -465,4 +466,4 @@ class Sender:
             if from_cache and cache is not None and key:
                 cache.delete(key)
             raise
-        return Answer(answer.body, from_cache, answer.status, getattr(resp, "cache_key", None))
+        return dataclasses.replace(answer, cache_key=getattr(resp, "cache_key", None))

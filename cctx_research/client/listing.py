@@ -193,6 +193,9 @@ class ListingRun:
         keep, cancel)``.
     store : ChunkStore, optional
         Where finished chunks are kept.
+    synthetic : callable
+        Whether the data is synthetic (the session's flag, read when a
+        chunk is stored, after its replies).
     cancel : threading.Event
         The call's cancel event (passed to every request).
     bar : Progress
@@ -207,6 +210,7 @@ class ListingRun:
         size: PageSize,
         post: Callable[..., Answer],
         store: ChunkStore | None,
+        synthetic: Callable[[], bool],
         cancel: threading.Event,
         bar: Progress,
     ) -> None:
@@ -214,6 +218,7 @@ class ListingRun:
         self.size = size
         self.post = post
         self.store = store
+        self.synthetic = synthetic
         self.cancel = cancel
         self.bar = bar
         self.states = [_State(c) for c in chunks]
@@ -326,7 +331,7 @@ class ListingRun:
         # still change (a pending transfer listed by its burn will be minted)
         lasting = not chunk.settled or spec.final is None or spec.final(frame)
         if chunk.key is not None and self.store is not None and lasting:
-            self.store.put(chunk.key, table)
+            self.store.put(chunk.key, table, synthetic=self.synthetic())
         return table
 
 
@@ -356,6 +361,8 @@ def fetch_listing(
             table = store.get(c.key, max_age=None if c.settled else max_age)
             if table is not None:
                 tables[c.index] = table
+                if ChunkStore.marked_synthetic(table):
+                    session.note_synthetic()
     if tables:
         call.stats.add(cache_hits=len(tables))
         logger.debug(
@@ -365,7 +372,7 @@ def fetch_listing(
     with call.progress(len(todo), spec.operation) as bar:
         state = ListingRun(
             spec, todo, size=session.page_size(spec.operation), post=session.post, store=store,
-            cancel=call.cancel, bar=bar,
+            synthetic=lambda: session.synthetic, cancel=call.cancel, bar=bar,
         )  # fmt: skip
         call.run(state.first_tasks(), state.on_result, bar)
     tables.update(state.tables)

@@ -94,8 +94,9 @@ class ClientOptions:
     source : str, optional
         What the service is, for provenance and cache keys (default: the base URL).
     synthetic : bool, default False
-        The service serves synthetic data (set by ``connect()`` for the
-        embedded sample); recorded in every frame's provenance.
+        Mark every frame synthetic in its provenance (``CCTX_SYNTHETIC``;
+        ``connect()`` sets it for the embedded sample). A service that says
+        so itself (the ``x-cctx-synthetic`` reply header) is marked without it.
     clock : callable, optional
         Returns "now" as a tz-aware Timestamp (default: the system clock).
     """

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from .. import errors
+from ..provenance import SYNTHETIC_HEADER
 from .statuses import error_for_status, parse_retry_after
 
 __all__ = [
@@ -47,12 +48,18 @@ class Retry(Exception):
 
 @dataclass(frozen=True)
 class Answer:
-    """The body of one successful reply and where it came from."""
+    """The body of one successful reply and where it came from.
+
+    ``synthetic``: the reply carried ``x-cctx-synthetic: true``
+    (:data:`~cctx_research.provenance.SYNTHETIC_HEADER`): the service says
+    its data is synthetic.
+    """
 
     body: Any
     from_cache: bool
     status: int
     cache_key: str | None = None
+    synthetic: bool = False
 
 
 def error_message(envelope: Any) -> str | None:
@@ -154,6 +161,7 @@ def read_reply(
         Any other failure, typed (see :mod:`cctx_research.errors`).
     """
     retry_after = parse_retry_after(headers.get("Retry-After"))
+    synthetic = str(headers.get(SYNTHETIC_HEADER, "")).strip().lower() == "true"
     envelope = decoded.take(content) if content else None
     if envelope is UNREADABLE:
         envelope = None
@@ -181,7 +189,7 @@ def read_reply(
         )
     if not enveloped:
         _validate(operation, envelope, http_status, validate)
-        return Answer(body=envelope, from_cache=from_cache, status=http_status)
+        return Answer(envelope, from_cache, http_status, synthetic=synthetic)
     if not isinstance(envelope, dict) or "status" not in envelope or "body" not in envelope:
         raise errors.ResponseSchemaError(
             "the reply is not the documented envelope {status, body}",
@@ -207,7 +215,7 @@ def read_reply(
         raise error
     body = envelope["body"]
     _validate(operation, body, status, validate)
-    return Answer(body=body, from_cache=from_cache, status=status)
+    return Answer(body, from_cache, status, synthetic=synthetic)
 
 
 def _validate(

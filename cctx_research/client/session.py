@@ -16,6 +16,11 @@ partial result.
 
 The session knows the service only through HTTP: over sockets, or over the
 ``transport`` seam (:mod:`.transports`).
+
+Synthetic data is marked in every frame's provenance when the client was
+told so (the ``synthetic`` option, ``CCTX_SYNTHETIC``) or when the service
+says so: a reply with ``x-cctx-synthetic: true``, or a cached chunk stored
+from such replies (:attr:`Session.synthetic`).
 """
 
 from __future__ import annotations
@@ -135,6 +140,7 @@ class Session:
             for op in LISTINGS
         }
         self._bounds: bounds.Bounds | None = None
+        self._announced = threading.Event()
         self._lock = threading.Lock()
         self._owned: list[_Closeable] = []
         self.coverage = coverage.for_session(self)
@@ -161,6 +167,17 @@ class Session:
         """How long to keep a reply about a window ending at ``end``."""
         return self.policy.keep_for(end, self.now())
 
+    # ------------------------------------------------------------------ synthetic data
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the data is synthetic: the client was told so, or the service said so."""
+        return self.options.synthetic or self._announced.is_set()
+
+    def note_synthetic(self) -> None:
+        """The service said its data is synthetic (a reply's header, a chunk stored from one)."""
+        self._announced.set()
+
     # ------------------------------------------------------------------ the call path
 
     def post(
@@ -175,7 +192,7 @@ class Session:
     ) -> Answer:
         """One request; the cache policy decides what the reply cache does with it."""
         caching = self.policy.request(keep)
-        return self.sender.post(
+        answer = self.sender.post(
             operation,
             body,
             stats=stats,
@@ -185,6 +202,9 @@ class Session:
             store=caching.store,
             cancel=cancel,
         )
+        if answer.synthetic:
+            self.note_synthetic()
+        return answer
 
     def call(
         self,
@@ -215,7 +235,7 @@ class Session:
             # at the user's line: above this, the endpoint function and the Client's method
             covered = self.coverage.covered(start, end, call.beside_result(), stacklevel=4)
         return record(
-            call, result, params, source=self.source, synthetic=self.options.synthetic,
+            call, result, params, source=self.source, synthetic=self.synthetic,
             project_id=self.project_id, coverage=covered,
         )  # fmt: skip
 

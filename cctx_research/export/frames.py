@@ -13,8 +13,11 @@ CSV, JSON  a sidecar ``<file>.meta.json`` beside the file, holding
 
 Synthetic data is marked in both (``"synthetic": true``). JSON times are
 written to the nanosecond, so nothing is rounded away. Each file is
-written to a temporary name and renamed into place: a full disk or a
-killed process leaves the previous file (or none), never a partial one.
+written to a temporary name and renamed into place
+(:func:`~cctx_research.ingest.output.replace_atomically`, as ``import``
+writes its ledger): a full disk or a killed process leaves the previous
+file (or none), never a partial one, and the file gets the permissions
+of any new file under the umask (0644 under the usual 022).
 
 Examples
 --------
@@ -31,14 +34,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import DataError
+from ..ingest.output import replace_atomically
 from ..provenance import Provenance, provenance
 
 __all__ = ["FORMATS", "read_sidecar", "sidecar_path", "write"]
@@ -69,18 +70,6 @@ def read_sidecar(path: str | Path) -> Provenance | None:
         raise DataError(f"{meta.name} is not a provenance record: {exc}") from exc
 
 
-def _atomic(path: Path, write_to: Callable[[str], object]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write_to(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def write(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write ``frame`` as Parquet, CSV or JSON (by suffix), keeping its provenance.
 
@@ -106,15 +95,14 @@ def write(frame: pd.DataFrame, path: str | Path) -> Path:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise ValueError(f"the file must end in .parquet, .csv or .json, got {path.name!r}")
-    path.parent.mkdir(parents=True, exist_ok=True)
     record = provenance(frame)
     if suffix == ".parquet":
-        _atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
+        replace_atomically(path, lambda tmp: frame.to_parquet(tmp, index=False))
         return path
     if suffix == ".csv":
-        _atomic(path, lambda tmp: frame.to_csv(tmp, index=False))
+        replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
     else:
-        _atomic(
+        replace_atomically(
             path,
             lambda tmp: frame.to_json(
                 tmp, orient="records", date_format="iso", date_unit="ns", indent=1
@@ -126,5 +114,5 @@ def write(frame: pd.DataFrame, path: str | Path) -> Path:
             meta.unlink()  # a stale sidecar would describe other data
         return path
     text = json.dumps(record.to_dict(), indent=1, sort_keys=True)
-    _atomic(meta, lambda tmp: Path(tmp).write_text(text + "\n", encoding="utf-8"))
+    replace_atomically(meta, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
     return path

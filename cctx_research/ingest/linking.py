@@ -77,6 +77,7 @@ __all__ = [
     "BURN_COLUMNS",
     "CONTENT_KEY",
     "link",
+    "pairing_counts",
     "token_symbols",
     "transfer_ids",
     "typed",
@@ -430,12 +431,41 @@ def link(
             sort_keys=[("when", "ascending"), ("id", "ascending")],
         ).to_numpy()
         ledger = ledger.iloc[order].reset_index(drop=True)
-    tally = ledger["pairing"].value_counts()
-    counts = {k: int(tally.get(k, 0)) for k in _RANK}
-    counts["paired"] = sum(counts[k] for k in ("exact", "attested", "content",
-                                                "content_ambiguous", "source"))
+    counts = pairing_counts(ledger)
     counts["duplicates"] = duplicates
     return ledger, counts
+
+
+def pairing_counts(ledger: pd.DataFrame) -> dict[str, int]:
+    """How a ledger's transfers are paired: one count per ``pairing``, and ``paired``.
+
+    ``paired`` counts every link (the pairings of
+    :data:`~cctx_research.schema.LINKED`). A row whose ``pairing`` is null
+    (a ledger that does not say how it was linked: the synthetic sample, a
+    ``transfers`` file) is counted by its sides: burn and mint, ``paired``;
+    a burn only, ``pending``; a mint only, ``mint_only``.
+
+    Examples
+    --------
+    >>> ledger, _ = link([burn], [mint])  # doctest: +SKIP
+    >>> pairing_counts(ledger)["paired"]  # doctest: +SKIP
+    1
+    """
+    if "pairing" in ledger.columns:
+        pairing = ledger["pairing"]
+    else:
+        pairing = pd.Series(pd.NA, index=ledger.index, dtype=schema.STRING)
+    tally = pairing.value_counts()
+    counts = {k: int(tally.get(k, 0)) for k in _RANK}
+    counts["paired"] = sum(counts[k] for k in schema.LINKED)
+    unknown = pairing.isna().to_numpy(dtype=bool)
+    if unknown.any():
+        burned = (ledger["burn_timestamp"].notna() | ledger["burn_tx_hash"].notna()).to_numpy()
+        minted = (ledger["mint_timestamp"].notna() | ledger["mint_tx_hash"].notna()).to_numpy()
+        counts["paired"] += int((unknown & burned & minted).sum())
+        counts["pending"] += int((unknown & burned & ~minted).sum())
+        counts["mint_only"] += int((unknown & ~burned & minted).sum())
+    return counts
 
 
 def _finish(rows: pd.DataFrame) -> pd.DataFrame:

@@ -263,6 +263,9 @@ def _assemble(
         ledger = pd.concat([ledger, own_rows], ignore_index=True) if len(ledger) else own_rows
         ledger = ledger[~ledger["transfer_id"].duplicated()].reset_index(drop=True)
         counts["duplicates"] = counts.get("duplicates", 0) + before - len(ledger)
+        # the links counted so far are the events' only: count the whole ledger's,
+        # with the pairings the toolkit's own files carry
+        counts.update(linking.pairing_counts(ledger))
     return ledger, counts
 
 
@@ -359,7 +362,10 @@ def load(
         every input row: ``rows_read == decoded + skipped + duplicates +
         bad`` (``skipped_<reason>`` for each reason; ``merged`` events
         folded into another's side), and the transfers by ``pairing``
-        (``paired`` = every link) and ``missing_times``.
+        (``paired`` = every link; the toolkit's own ledger files by the
+        pairing they carry, by their sides where it is null: see
+        :func:`~cctx_research.ingest.linking.pairing_counts`) and
+        ``missing_times``.
 
     Raises
     ------

@@ -1,8 +1,9 @@
 """Drawing helpers shared by the plot modules (private to :mod:`cctx_research.plots`).
 
 Axes creation and checks, titles that carry the span of the data, the "no
-data" note, chain and corridor labels, UTC date axes and compact numbers:
-one home for what every plot family draws with.
+data" note, chain and corridor labels, UTC date axes and compact numbers
+(:func:`compact`, and :func:`compact_axis` for every axis of amounts or
+counts): one home for what every plot family draws with.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
+from matplotlib.ticker import Formatter, LogFormatter
 
 from .. import chains
 
@@ -116,14 +119,76 @@ def date_axis(ax: Axes) -> None:
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
 
-def compact(value: float) -> str:
+_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+
+
+def compact(value: float, digits: int = 3) -> str:
+    """The toolkit's one number format for pictures: ``12.3M``, ``950k``, ``0.5``.
+
+    ``digits`` significant digits, a k/M/B/T suffix from a thousand up, and
+    never an exponent (``1e6``) nor an offset: every axis of every figure,
+    colour bars and cell labels included, speaks it.
+
+    Examples
+    --------
+    >>> [compact(v) for v in (12_345_678, 950_000, 999_950, 0.5, 2e-6, -1500)]
+    ['12.3M', '950k', '1M', '0.5', '0.000002', '-1.5k']
+    """
     value = float(value)
-    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+    if not np.isfinite(value):
+        return str(value)
+    value = float(f"{value:.{digits}g}")  # rounded first: 999,950 is 1M, not 1e+03k
+    for limit, suffix in _SUFFIXES:
         if abs(value) >= limit:
-            return f"{value / limit:.3g}{suffix}"
-    if value == int(value):
-        return f"{int(value)}"
-    return f"{value:.3g}"
+            return _significant(value / limit, digits) + suffix
+    return _significant(value, digits)
+
+
+def _significant(value: float, digits: int) -> str:
+    if value == 0:
+        return "0"
+    return np.format_float_positional(
+        value, precision=digits, unique=False, fractional=False, trim="-"
+    )
+
+
+class CompactFormatter(Formatter):
+    """Tick labels in the :func:`compact` format: no offset text, no exponent.
+
+    Where three significant digits would give two ticks one label (a narrow
+    range of large values), each label gets the digits it needs.
+    """
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return self.fix_minus(compact(x))
+
+    def format_ticks(self, values: Sequence[float]) -> list[str]:
+        values = list(values)
+        labels = [compact(v) for v in values]
+        for digits in range(4, 9):
+            if len(set(labels)) == len(set(values)):
+                break
+            labels = [compact(v, digits) for v in values]
+        return [self.fix_minus(label) for label in labels]
+
+
+class _CompactLogFormatter(LogFormatter):
+    # which ticks of a log axis get a label stays LogFormatter's choice; the
+    # label is compact (1k, 10k) instead of 10^3, 10^4
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return self.fix_minus(compact(x)) if super().__call__(x, pos) else ""
+
+
+def compact_axis(axis: Axis) -> None:
+    """Label ``axis`` (x, y, or a colour bar's long axis) in the :func:`compact` format.
+
+    Call it after setting the axis' scale: a new scale brings its own formatters.
+    """
+    if axis.get_scale() == "log":
+        axis.set_major_formatter(_CompactLogFormatter())
+        axis.set_minor_formatter(_CompactLogFormatter(labelOnlyBase=False))
+    else:
+        axis.set_major_formatter(CompactFormatter())
 
 
 def value_label(value: str, noun: str = "Volume") -> str:

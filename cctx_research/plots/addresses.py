@@ -132,5 +132,6 @@ def plot_address_activity(
     step = np.diff(x).min() if len(x) > 1 else np.timedelta64(1, "D")
     width = step / np.timedelta64(1, "D") * 0.8
     ax.bar(x, activity[value].to_numpy(dtype=float), width=width, align="edge", color="#2775ca")
+    _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
     return ax

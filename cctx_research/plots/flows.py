@@ -12,7 +12,6 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.ticker import FuncFormatter
 
 from .. import arguments
 from ..analysis import flows, inputs
@@ -175,8 +174,7 @@ def plot_flow_matrix(
     bar = ax.figure.colorbar(image, ax=ax, label=_axes.value_label(kind))
     # compact tick labels (10M, 500k) instead of an offset exponent ("1e7"),
     # which sits above the bar and runs into the title
-    bar.formatter = FuncFormatter(lambda v, _pos: _axes.compact(v))
-    bar.update_ticks()
+    _axes.compact_axis(bar.long_axis)
     if annotate:
         threshold = grid.max() / 2 if grid.size else 0
         for i in range(grid.shape[0]):
@@ -240,6 +238,7 @@ def plot_net_flows(data: pd.DataFrame, *, ax: Axes | None = None, title: str | N
             ax.plot(x, wide[chain].to_numpy(), label=_axes.chain_text(chain))
         ax.axhline(0, color="0.5", linewidth=0.8)
         ax.legend(fontsize="small")
+        _axes.compact_axis(ax.yaxis)
         _axes.date_axis(ax)
     else:
         ordered = data.sort_values("net", kind="stable")
@@ -250,4 +249,5 @@ def plot_net_flows(data: pd.DataFrame, *, ax: Axes | None = None, title: str | N
             color=np.where(net >= 0, "#2e8b57", "#c0392b"),
         )
         ax.axvline(0, color="0.5", linewidth=0.8)
+        _axes.compact_axis(ax.xaxis)
     return ax

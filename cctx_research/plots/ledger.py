@@ -175,6 +175,7 @@ def plot_latency(
     ax.set_yticks(y, _row_labels(rows))
     if log:
         ax.set_xscale("log")
+    _axes.compact_axis(ax.xaxis)
     if marks:
         keys = [
             f"{s}->{d}"
@@ -245,6 +246,7 @@ def _latency_lines(
         )
     if log:
         ax.set_yscale("log")
+    _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
     ax.legend(fontsize="small")
     return ax
@@ -317,6 +319,8 @@ def plot_stuck(
         )
     ax.set_xlim(left=0)
     ax.set_yscale("log")
+    _axes.compact_axis(ax.xaxis)
+    _axes.compact_axis(ax.yaxis)
     ax.legend(fontsize="small")
     return ax
 

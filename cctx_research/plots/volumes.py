@@ -111,6 +111,7 @@ def plot_volume(
     if group is not None:
         ax.legend(fontsize="small")
     ax.set_ylim(bottom=0)
+    _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
     return ax
 
@@ -220,6 +221,8 @@ def plot_size_distribution(
             va="top",
             color="0.3",
         )
+    _axes.compact_axis(ax.xaxis)
+    _axes.compact_axis(ax.yaxis)
     return ax
 
 
@@ -271,7 +274,8 @@ def plot_seasonality(
     image = ax.imshow(grid, aspect="auto", cmap=cmap)
     ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
     ax.set_xticks(range(0, 24, 3))
-    ax.figure.colorbar(image, ax=ax, label=_axes.value_label(values))
+    bar = ax.figure.colorbar(image, ax=ax, label=_axes.value_label(values))
+    _axes.compact_axis(bar.long_axis)
     return ax
 
 
@@ -314,5 +318,6 @@ def plot_in_flight(data: pd.DataFrame, *, ax: Axes | None = None, title: str | N
         color="#2775ca",
     )
     ax.axhline(0, color="0.5", linewidth=0.8)
+    _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
     return ax

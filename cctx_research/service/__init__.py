@@ -78,4 +78,15 @@ Query cost
     ten-year window, ``limit`` 1000, first, last or out-of-range page)
     answers over loopback HTTP in **under 0.5 s** on a 2-core machine;
     ``benchmarks/reliability.py`` measures it (see ``benchmarks/README.md``).
+
+And where the interface is silent about where data comes from, one
+extension (``docs/interface.md``):
+
+Synthetic data
+    A service of synthetic data (the sample, or ``--data`` whose
+    provenance says synthetic) sends ``x-cctx-synthetic: true``
+    (:data:`cctx_research.provenance.SYNTHETIC_HEADER`) on every reply,
+    errors included; the toolkit's client marks what it fetches from it
+    synthetic. Other data: no such header. A client that does not know the
+    header loses nothing.
 """

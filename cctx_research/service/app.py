@@ -6,6 +6,9 @@ interface over a :class:`~cctx_research.service.store.Store`. Every reply,
 errors included, is the envelope ``{"status": <HTTP status>, "body": ...}``;
 error bodies are ``{"error": code, "message": text}`` (see
 :mod:`cctx_research.service` for the codes and the order of the checks).
+A service of synthetic data says so on every reply, in the header
+:data:`~cctx_research.provenance.SYNTHETIC_HEADER` (``x-cctx-synthetic:
+true``), an extension to the interface that clients may ignore.
 
 No client input can produce a 5xx: a 500 envelope is only the catch-all for
 a bug, logged with its traceback but never with the API key, which is only
@@ -24,6 +27,7 @@ from typing import Any
 import orjson
 
 from ..errors import NotFoundError
+from ..provenance import SYNTHETIC_HEADER
 from .fields import OPERATIONS, FieldError, parse_request
 from .store import Store
 
@@ -123,6 +127,7 @@ def make_app(
     project_id: str,
     max_body: int = 65536,
     log_level: int = logging.INFO,
+    synthetic: bool = False,
 ) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
     """Build the WSGI application of the local service.
 
@@ -139,6 +144,9 @@ def make_app(
         at DEBUG: the client in the same process already logs each request).
     max_body : int, default 65536
         Largest accepted request body in bytes; larger ones get a 413.
+    synthetic : bool, default False
+        The store holds synthetic data: every reply carries the header
+        ``x-cctx-synthetic: true``, so that any client marks what it fetches.
 
     Returns
     -------
@@ -158,6 +166,9 @@ def make_app(
         raise ValueError("project_id must be a non-empty path segment")
     if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
         raise ValueError(f"max_body must be a positive int, got {max_body!r}")
+    if not isinstance(synthetic, bool):
+        raise TypeError(f"synthetic must be True or False, got {type(synthetic).__name__}")
+    announced = [(SYNTHETIC_HEADER, "true")] if synthetic else []
     expected_key = api_key.encode("utf-8")
 
     def check_key(environ: dict[str, Any]) -> None:
@@ -227,7 +238,9 @@ def make_app(
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         started = time.perf_counter()
         operation = "-"
-        headers = [("Content-Type", "application/json"), ("Cache-Control", "no-store")]
+        headers = [
+            ("Content-Type", "application/json"), ("Cache-Control", "no-store"), *announced
+        ]  # fmt: skip
         try:
             parts = (environ.get("PATH_INFO") or "").split("/")
             if len(parts) == 4 and parts[1] == "rest":

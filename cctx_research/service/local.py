@@ -202,5 +202,8 @@ def local_service(
                 f"that cctx_research.load reads; got {type(data).__name__}"
             )
     store = Store(ledger, clock=pinned)
-    app = make_app(store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG)
+    app = make_app(
+        store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG,
+        synthetic=synthetic,
+    )  # fmt: skip
     return LocalService(app, project_id, api_key, source, synthetic, len(store), pinned)

@@ -7,6 +7,7 @@ import pytest
 from cctx_research import schema
 from cctx_research.analysis import volumes
 from cctx_research.errors import DataError
+from cctx_research.provenance import Provenance, attach
 
 DAYS = pd.date_range("2024-06-01", periods=3, freq="1D", tz="UTC")
 
@@ -187,9 +188,16 @@ def test_kpis_default_now_is_after_latest_transfer(small):
     assert k.loc[("24h", "transfers"), "current"] == 3
     assert k.loc[("24h", "senders"), "current"] == 3  # 10, 12, 13
     assert k.loc[("24h", "recipients"), "current"] == 3  # 1, 3, 4
+    # three days of transfers and no recorded span: the week is not covered
+    assert not k.loc[("7d", "transfers"), "current_covered"]
+    assert np.isnan(k.loc[("7d", "transfers"), "current"])
+    # the same rows from a source that says it holds the whole week
+    week = (pd.Timestamp("2024-05-28T00:00Z"), pd.Timestamp("2024-06-04T00:00Z"))
+    k = volumes.kpis(attach(small, Provenance(source="test", window=week)))
     assert k.loc[("7d", "transfers"), "current"] == 6
     assert k.loc[("7d", "senders"), "current"] == 4
-    assert np.isnan(k.loc[("7d", "volume"), "change"])  # nothing in the week before
+    assert not k.loc[("7d", "volume"), "previous_covered"]  # the week before is not held
+    assert np.isnan(k.loc[("7d", "volume"), "change"])
 
 
 def test_kpis_explicit_now(small):
@@ -273,7 +281,6 @@ def test_fixed_length_buckets_line_up_with_the_clients_chunks(rand, freq):
 
 def test_kpis_over_periods_the_data_does_not_cover_are_nan_not_zero():
     from analysis.frames import random_transfers
-    from cctx_research.provenance import Provenance, attach
 
     frame = random_transfers(400, days=7)
     lo = frame["timestamp"].min().floor("D")
@@ -290,3 +297,40 @@ def test_kpis_over_periods_the_data_does_not_cover_are_nan_not_zero():
     assert not k.loc[("30d", "transfers"), "current_covered"]
     assert np.isnan(k.loc[("30d", "transfers"), "current"])
     assert k.loc[("7d", "transfers"), "current"] == len(frame)
+
+
+def test_kpis_of_a_frame_without_a_recorded_span_cover_its_own_times_only():
+    """A ledger read from files records no window: its own first and last times bound it."""
+    from analysis.frames import random_transfers
+
+    frame = random_transfers(4000, days=10)  # 2024-06-01 to 2024-06-11, every few minutes
+    attach(frame, Provenance(source="eth.json, base.json", operation="load", format="evm-logs"))
+    k = volumes.kpis(frame)
+    end = frame["timestamp"].max().floor("s") + pd.Timedelta(seconds=1)
+    ts = frame["timestamp"]
+    day, week = pd.Timedelta(days=1), pd.Timedelta(days=7)
+    # both 24h periods and the last week lie inside the data: values, flagged covered
+    assert k.loc[("24h", "transfers"), "current"] == ((ts >= end - day) & (ts < end)).sum()
+    assert k.loc[("24h", "transfers"), "previous"] == (
+        (ts >= end - 2 * day) & (ts < end - day)
+    ).sum()
+    assert k.loc[("24h", "volume"), "previous_covered"]
+    assert k.loc[("7d", "transfers"), "current"] == ((ts >= end - week) & (ts < end)).sum()
+    # the week before starts before the first transfer: no value, flagged, never 0
+    for metric in ("volume", "transfers", "senders", "recipients"):
+        row = k.loc[("7d", metric)]
+        assert not row["previous_covered"]
+        assert np.isnan(row["previous"])
+        assert np.isnan(row["change"])
+        assert not k.loc[("30d", metric), "current_covered"]
+        assert np.isnan(k.loc[("30d", metric), "current"])
+    # nowhere a value of 0 claimed for a period the data does not cover
+    for flag, column in (("current_covered", "current"), ("previous_covered", "previous")):
+        assert k.loc[~k[flag], column].isna().all()
+        assert k.loc[k[flag], column].notna().all()
+
+
+def test_kpis_of_an_empty_frame_at_a_given_time_cover_nothing(empty):
+    k = volumes.kpis(empty, now="2024-06-03")
+    assert not k["current_covered"].any()
+    assert k["current"].isna().all()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import stat
 import sys
 
 import pandas as pd
@@ -140,7 +142,7 @@ def run(argv, capsys):
 @pytest.mark.parametrize("ext", ["parquet", "csv", "json"])
 def test_fetch_writes_by_extension(credentials, service, ledger, tmp_path, capsys, ext):
     out = tmp_path / f"mints.{ext}"
-    code, _, err = run(
+    code, printed, err = run(
         [
             "fetch",
             "mints",
@@ -160,6 +162,16 @@ def test_fetch_writes_by_extension(credentials, service, ledger, tmp_path, capsy
     assert code == 0, err
     truth = mints_in(ledger, START, END)
     truth = truth[truth["source_domain"].isin([0, 6])]
+    # one line: what, how many, where (and where the provenance is)
+    where = "the file's metadata" if ext == "parquet" else f"mints.{ext}.meta.json"
+    said = f"wrote {len(truth):,} mints to {out} (provenance in {where}), synthetic data\n"
+    assert printed == said
+    # the permissions of any new file, as import writes its ledger (not mkstemp's 0600)
+    umask = os.umask(0)
+    os.umask(umask)
+    written = [out] if ext == "parquet" else [out, out.with_name(out.name + ".meta.json")]
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
     if ext == "parquet":
         df = pd.read_parquet(out)
         schema.validate(df, "transfers")
@@ -178,8 +190,12 @@ def test_fetch_into_a_partitioned_dataset_twice_without_duplicates(
     out = str(tmp_path / "mints") + "/"
     argv = ["fetch", "mints", "--start", START, "--end", END, "--no-progress", "--out", out]
     for _ in range(2):  # the rerun replaces the window's partitions
-        code, _, err = run(argv, capsys)
+        code, printed, err = run(argv, capsys)
         assert code == 0, err
+    n = len(mints_in(ledger, START, END))
+    assert printed == (
+        f"wrote {n:,} mints to the dataset {out}: 2 days, {n:,} rows replaced, synthetic data\n"
+    )
     back = datasets.read(out)
     assert sorted(back["transfer_id"].astype(str)) == ids(mints_in(ledger, START, END))
     assert any(p.name.startswith("day=") for p in (tmp_path / "mints").iterdir())

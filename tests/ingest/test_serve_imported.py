@@ -146,3 +146,72 @@ def test_the_five_operations_equal_the_ledger(imported, served):
     sums = burned.groupby(burned["message_sender"].astype(str))["amount_raw"].sum()
     assert top.sort_index().to_dict() == {k: int(v) for k, v in sums.sort_index().items()}
     assert np.issubdtype(top.dtype, np.integer)
+
+
+# --------------------------------------------------------------- what serve --data says
+
+
+@pytest.fixture(scope="module")
+def four_and_one(tmp_path_factory) -> Path:
+    """An imported ledger of 5 Ethereum -> Base V1 transfers: 4 minted (linked), 1 pending."""
+    root = tmp_path_factory.mktemp("four-and-one")
+    eth, base = [], []
+    for k in range(5):
+        amount = 2_500_000 * (k + 1)
+        who, to = SENDERS[k % 2], RECIPIENTS[k % 2]
+        eth.append(deposit_v1(900 + k, amount, who, to, 6, block=30 + k, tx=_tx(300 + k),
+                              index=1, time=T0 + 120 * k))  # fmt: skip
+        if k < 4:
+            where = {"block": 700 + k, "tx": _tx(400 + k), "time": T0 + 120 * k + 1080}
+            base.append(mint_v1(to, amount, index=2, **where))
+            base.append(received_v1(0, 900 + k, burn_body_v1(amount, who, to), index=3, **where))
+    (root / "eth.jsonl").write_text("\n".join(json.dumps(x) for x in eth))
+    (root / "base.json").write_text(json.dumps(base))
+    out = root / "ledger.parquet"
+    code = main(
+        ["import", str(root / "eth.jsonl"), str(root / "base.json"), "--no-progress",
+         "--chain", f"{root / 'eth.jsonl'}=ethereum", "--chain", f"{root / 'base.json'}=base",
+         "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    return out
+
+
+def test_loading_an_imported_ledger_counts_its_pairings(four_and_one):
+    counts = cctx.provenance.provenance(cctx.load(four_and_one)).count
+    assert (counts["paired"], counts["exact"], counts["pending"]) == (4, 4, 1)
+    assert counts["mint_only"] == 0
+
+
+def test_a_transfers_file_is_counted_by_its_sides(four_and_one, tmp_path):
+    transfers = cctx.transfers_from_ledger(cctx.load(four_and_one))
+    assert sorted(transfers["is_completed"].tolist()) == [False, True, True, True, True]
+    path = tmp_path / "transfers.parquet"
+    transfers.to_parquet(path)
+    counts = cctx.provenance.provenance(cctx.load(path)).count
+    assert (counts["paired"], counts["pending"], counts["mint_only"]) == (4, 1, 0)
+
+
+def test_serve_data_logs_the_ledgers_counts(four_and_one):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cctx_research.cli", "serve", "--port", "0", "--threads", "2",
+         "--data", str(four_and_one)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True,
+    )  # fmt: skip
+    lines = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # ends when the command exits
+            lines.append(line)
+            if "serving on" in line:
+                break
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    said = "".join(lines)
+    assert "serving on" in said, said
+    assert f"serving 5 transfers from {four_and_one}: paired 4, pending 1, mint only 0" in said
+    loaded = next(line for line in lines if "loaded 5 transfers" in line)
+    assert "paired 4" in loaded
+    assert "pending 1" in loaded
