@@ -29,6 +29,7 @@ import pandas as pd
 from .. import addressing, arguments, chains, schema
 from ..provenance import Provenance, attach
 from ..times import TimeLike, to_timestamp
+from . import sample_actors
 from .sample_tables import (
     address_pools,
     amounts_usd,
@@ -157,7 +158,11 @@ def generate_day(
             **v2,
         }
     )
-    return _typed(schema.complete(frame, "ledger"))
+    frame = sample_actors.assign(
+        schema.complete(frame, "ledger"), routers=address_pools(seed)["routers"], seed=seed,
+        day=day_index,
+    )
+    return _typed(frame)
 
 
 def _addresses(

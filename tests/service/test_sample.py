@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cctx_research as cctx
 from cctx_research import addressing, chains, schema
 from cctx_research.service import sample
 
@@ -318,3 +319,31 @@ def test_a_caller_cannot_change_the_sample_for_everyone():
     assert sample.calibration()["routes"]["counts"]
     after = sample.generate("2024-07-01", days=1, per_day=50, seed=3)
     pd.testing.assert_frame_equal(before, after)
+
+
+def test_the_samples_actors_are_the_labelled_cast_with_its_own_shares():
+    """Relayers, integrators and the rebalancer of the sample (shares: data/calibration.json)."""
+    from cctx_research import labels
+    from cctx_research.analysis import movements
+    from cctx_research.provenance import provenance
+
+    ledger = cctx.load_sample(as_of="2024-07-01", days=3)
+    assert provenance(ledger).synthetic
+    minted = ledger["mint_timestamp"].notna()
+    assert ledger.loc[minted, "relayer"].notna().all()
+    assert ledger.loc[~minted, "relayer"].isna().all()
+    zero = "0x" + "00" * 20
+    called = minted & ledger["destination_caller"].notna() & (ledger["destination_caller"] != zero)
+    evm_called = called & ledger["destination_caller"].str.startswith("0x")
+    assert evm_called.any()
+    assert (ledger.loc[evm_called, "relayer"] == ledger.loc[evm_called, "destination_caller"]).all()
+    named = labels.attach(ledger[["message_sender", "source_domain", "destination_domain"]])
+    integrator = (named["message_sender_kind"] == "integrator").fillna(False)
+    share = float(integrator.mean())
+    assert 0.15 < share < 0.5  # half of the routed transfers, where the chain has an integrator
+    rebalancer = labels.bundled().query("label == 'Hyperlane rebalancer'")["address"].iloc[0]
+    own = ledger[(ledger["message_sender"] == rebalancer)
+                 & (ledger["mint_recipient"] == rebalancer)]
+    assert len(own) > 0
+    caught = movements.rebalancing(ledger, rules=["same_address"])
+    assert set(own["transfer_id"]) <= set(caught["transfer_id"])
