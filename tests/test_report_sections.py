@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
 import re
 from html.parser import HTMLParser
@@ -21,7 +22,8 @@ from cctx_research.service.sample import generate
 
 SAMPLE_AS_OF = "2024-07-01T12:00:00Z"  # the sample client's clock (conftest)
 START, END = "2024-06-29T00:00:00Z", "2024-07-01T00:00:00Z"
-LEDGER_IDS = ("latency", "pending", "v2", "links")
+LEDGER_IDS = ("latency", "pending", "v2", "links", "actors")
+TIMED_IDS = LEDGER_IDS[:4]  # those that need burn times (who moves the money does not)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +236,7 @@ def test_a_ledger_without_burn_times_gets_the_notes(client: Any, ledger: pd.Data
     blind["burn_block"] = -1  # what a ledger rebuilt from the interface's frames holds
     attach(blind, Provenance(source="a ledger from mints"))
     r = report.build(client, START, END, ledger=blind)
-    for sid in LEDGER_IDS:
+    for sid in TIMED_IDS:
         assert r.section(sid).supported is False, sid
     assert "no burn times" in r.section("latency").to_html()
 
@@ -319,3 +321,29 @@ def test_no_axis_of_the_reports_figures_uses_an_offset_or_an_exponent(
     # amounts in the millions and thousands carry their suffix
     assert any(x.endswith("M") for x in amounts)
     assert any(x.endswith("k") for x in amounts)
+
+
+def test_who_moves_the_money_names_relayers_depositors_and_rebalancing(
+    with_v2: report.Report, ledger_v2: pd.DataFrame
+) -> None:
+    section = with_v2.section("actors")
+    text = html.unescape(re.sub(r"<[^>]+>", " ", section.to_html()))
+    relayers = with_v2.data["relayers"]
+    # the shares are those of the transfers burned in the window, computed independently
+    rows = with_v2.data["ledger"]
+    minted = rows[rows["mint_timestamp"].notna()]
+    plain = minted.groupby("relayer")["amount_raw"].sum().sort_values(ascending=False)
+    top = relayers.iloc[0]
+    assert top["relayer"] == plain.index[0]
+    assert top["volume_share"] == pytest.approx(plain.iloc[0] / plain.sum())
+    assert f"{top['volume_share'] * 100:.1f}%" in text
+    assert "Mayan FastMCTP" in text  # a labelled integrator of the sample's cast
+    assert "Rebalancing per route" in text
+    assert "synthetic" in text  # the sample's actors say what they are
+    assert "_" not in re.sub(r"0x[0-9a-f_]+|\S+@\S+", "", " ".join(re.findall(r"<th>([^<]*)</th>",
+                                                                        section.to_html())))
+
+
+def test_who_moves_the_money_without_a_ledger_says_what_it_needs(plain: report.Report) -> None:
+    text = plain.section("actors").to_html()
+    assert "needs a ledger" in text

@@ -24,7 +24,12 @@ one-line note instead. Their ``id`` in the HTML in brackets:
 5. ticket sizes (``sizes``);
 6. seasonality (``seasonality``): hour of day x day of week, UTC;
 7. top addresses and concentration (``addresses``);
-8. provenance (``provenance``): source, window, generation time, library
+8. with a ledger: latency (``latency``), pending and never minted
+   (``pending``), V2 fast transfers and fees (``v2``), how burns were
+   linked to mints (``links``), and who moves the money (``actors``:
+   relayers, depositors and integrators with their labels, rebalancing, the
+   volume counted once per movement);
+9. provenance (``provenance``): source, window, generation time, library
    version, requests and cache hits, and a banner when the data is the
    synthetic sample.
 
@@ -33,7 +38,9 @@ Window
 ``start`` / ``end`` follow the client's convention (half-open ``[start,
 end)``, naive times mean UTC). The default is the last 30 days up to now
 (``end`` = now floored to the minute), which on the embedded default is the
-whole synthetic sample.
+whole synthetic sample. Without a client (a report on one's own ledger) the
+window is the data's span, to the minute, and pending transfers are aged at
+its last event, which the page states.
 
 Chains
 ------

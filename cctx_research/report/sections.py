@@ -24,7 +24,7 @@ from ..views.markup import (
     usd,
     when,
 )
-from . import ledger_sections
+from . import actor_sections, ledger_sections
 from .registry import Context, Part, SectionSpec, figure
 
 __all__ = ["REGISTRY", "SECTIONS"]
@@ -244,6 +244,7 @@ REGISTRY: tuple[SectionSpec, ...] = (
     SectionSpec("seasonality", "Seasonality", _seasonality),
     SectionSpec("addresses", "Top addresses and concentration", _addresses),
     *ledger_sections.SPECS,
+    *actor_sections.SPECS,
     SectionSpec("provenance", "Provenance", _provenance),
 )
 """Every section, in the order it appears."""

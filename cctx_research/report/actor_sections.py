@@ -1,0 +1,141 @@
+"""The report's "Who moves the money" section: relayers, integrators, rebalancing.
+
+It reads the ledger (both sides of each transfer): ``relayer`` is
+``MessageReceived``'s caller, the integrator the depositing contract
+(``message_sender``), named by :mod:`cctx_research.labels`. The analysis is
+:mod:`cctx_research.analysis.actors` and :mod:`~cctx_research.analysis.movements`;
+this module only lays it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ..analysis import actors, movements
+from ..views.markup import cards, html_table, note, usd
+from .ledger_sections import duration
+from .registry import Context, Part, SectionSpec
+
+__all__ = ["SPECS"]
+
+_RELAYER_HEADERS = {
+    "relayer_label": "relayer", "relayer": "address", "mints": "mints",
+    "volume": "volume (USDC)", "mint_share": "share of mints", "volume_share": "share of volume",
+    "median_relay_s": "median burn to mint",
+}  # fmt: skip
+_INTEGRATOR_HEADERS = {
+    "integrator_label": "integrator", "integrator": "depositor", "transfers": "transfers",
+    "volume": "volume (USDC)", "volume_share": "share of volume", "routes": "routes",
+    "v2_share": "share on V2",
+}  # fmt: skip
+
+
+def _named(table: pd.DataFrame, label: str, address: str) -> pd.DataFrame:
+    """The label where there is one, else "unlabelled"; the address kept beside it."""
+    out = table.copy()
+    out[label] = out[label].astype("string").fillna("unlabelled")
+    out[address] = out[address].astype("string").fillna("not in the data")
+    return out
+
+
+def _relayed(ctx: Context) -> pd.DataFrame:
+    ledger = ctx.ledger
+    assert ledger is not None  # the predicate keeps builders from getting here
+    return ledger
+
+
+def _has_actors(ctx: Context) -> bool:
+    ledger = ctx.ledger
+    if ledger is None or not len(ledger):
+        return False
+    minted = ledger["mint_timestamp"].notna()
+    has_relayer = "relayer" in ledger.columns and bool(ledger.loc[minted, "relayer"].notna().any())
+    has_sender = bool(ledger["message_sender"].notna().any())
+    return has_relayer or has_sender
+
+
+def _actors(ctx: Context) -> Sequence[Part]:
+    ledger = _relayed(ctx)
+    relayed = actors.relayers(ledger)
+    concentration = actors.hhi(relayed).iloc[0]
+    integrated = actors.integrators(ledger)
+    flagged = movements.rebalancing_share(ledger)
+    gross = float(flagged["volume"].sum())
+    rebalancing = float(flagged["rebalancing_volume"].sum())
+    once = movements.dedupe(ledger)
+    net = float(once["amount_raw"].sum()) / 1e6
+    labelled = integrated["integrator_label"].notna()
+    ctx.data.update(relayers=relayed, integrators=integrated, rebalancing=flagged)
+    top = relayed[relayed["relayer"].notna()].head(1)
+    parts: list[Part] = [
+        cards([
+            ("relayers", f"{int(concentration['actors']):,}"),
+            ("largest relayer's share of mints",
+             f"{float(top['mint_share'].iloc[0]) * 100:.1f}%" if len(top) else "no data"),
+            ("relayer concentration (HHI)", f"{float(concentration['hhi']):.3f}"),
+            ("volume through labelled integrators",
+             f"{float(integrated.loc[labelled, 'volume_share'].sum()) * 100:.1f}%"),
+            ("rebalancing share of volume",
+             f"{rebalancing / gross * 100:.1f}%" if gross else "no data"),
+            ("volume counted once per movement", usd(net)),
+        ])
+    ]
+    shown = _named(relayed.head(ctx.top_n), "relayer_label", "relayer")
+    shown = shown[list(_RELAYER_HEADERS)]
+    shown["median_relay_s"] = [duration(v) for v in shown["median_relay_s"]]
+    parts += [
+        f"<h3>Relayers (the {len(shown)} largest by volume)</h3>",
+        html_table(shown.rename(columns=_RELAYER_HEADERS)),
+    ]
+    shown = _named(integrated.head(ctx.top_n), "integrator_label", "integrator")
+    parts += [
+        f"<h3>Depositors (the {min(len(integrated), ctx.top_n)} largest by volume)</h3>",
+        html_table(shown[list(_INTEGRATOR_HEADERS)].rename(columns=_INTEGRATOR_HEADERS)),
+    ]
+    routes = flagged[flagged["rebalancing_volume"] > 0].sort_values(
+        "rebalancing_volume", ascending=False
+    ).head(ctx.top_n)
+    if len(routes):
+        table = routes[["source_chain", "destination_chain", "count", "volume",
+                        "rebalancing_volume", "volume_share"]].rename(columns={
+            "source_chain": "from", "destination_chain": "to", "count": "transfers",
+            "volume": "volume (USDC)", "rebalancing_volume": "rebalancing (USDC)",
+            "volume_share": "rebalancing share of volume",
+        })  # fmt: skip
+        parts += ["<h3>Rebalancing per route</h3>", html_table(table)]
+    parts.append(
+        note(
+            "Relayer: who called receiveMessage on the destination (MessageReceived's caller), "
+            "who paid to mint; a transfer whose recipient relays itself counts under the "
+            "recipient. Depositor: the burn's message sender, an application's contract when "
+            "it burns for its users; labels from the bundled table (Circle's contracts and "
+            "integrators' published addresses) or your own. Rebalancing: an operator moving "
+            "its own money (the same labelled address or entity on both sides) or one address "
+            "burning A to B and back within a day. Counted once: a leg that continues an "
+            "earlier one (burned by the contract the earlier leg minted to) is left out, so a "
+            "movement wrapped by an integrator is counted once."
+            + (" The sample's relayers, integrator shares and rebalancing are synthetic."
+               if ctx.provenance.get("synthetic") else "")
+        )
+    )
+    return parts
+
+
+SPECS: tuple[SectionSpec, ...] = (
+    SectionSpec(
+        "actors",
+        "Who moves the money",
+        _actors,
+        supports=_has_actors,
+        unsupported=lambda ctx: (
+            "No relayers or depositors: this ledger names neither (no MessageReceived caller, "
+            "no message sender)."
+            if ctx.ledger is not None
+            else "Who moves the money needs a ledger (both sides of each transfer, with "
+            "MessageReceived's caller): pass ledger= (report --data, or the sample)."
+        ),
+    ),
+)
+"""The actor section (after the ledger sections)."""
