@@ -27,6 +27,7 @@ EXPECTED = [
     "04_address_profiles.ipynb",
     "05_report.ipynb",
     "06_latency_and_v2.ipynb",
+    "07_actors.ipynb",
 ]
 CELL_TIMEOUT = 120  # seconds per cell
 

@@ -319,3 +319,22 @@ def test_one_compact_number_format_for_every_amount_axis():
         "1M", "1.0005M", "1.001M",
     ]  # fmt: skip
     assert formatter.get_offset() == ""
+
+
+def test_relayer_shares_stack_to_one_hundred_with_the_legend_outside():
+    import cctx_research as cctx
+    from cctx_research.analysis import actors
+
+    ledger = cctx.load_sample(as_of="2024-07-01", days=3)
+    table = actors.relayers(ledger, freq="1D")
+    ax = plots.plot_relayer_shares(table, top=3)
+    ax.figure.canvas.draw()
+    stacks = ax.collections
+    assert len(stacks) == 4  # three relayers by name, and the others
+    tops = stacks[-1].get_paths()[0].vertices[:, 1].max()
+    assert tops == pytest.approx(100.0)
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1  # beside the data, not over it
+    with pytest.raises(ValueError, match="value"):
+        plots.plot_relayer_shares(table, value="volume")
+    plt.close(ax.figure)

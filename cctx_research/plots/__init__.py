@@ -25,6 +25,7 @@ addresses
     (:mod:`cctx_research.analysis.addresses`).
 ledger
     :func:`plot_latency`, :func:`plot_stuck`, :func:`plot_fast_share`
+    (and who moves the money: :func:`plot_relayer_shares`)
     (:mod:`cctx_research.analysis.latency`, ``pending``, ``v2``; they need a
     ``"ledger"`` frame).
 
@@ -39,6 +40,7 @@ Examples
 
 from __future__ import annotations
 
+from .actors import plot_relayer_shares
 from .addresses import plot_address_activity, plot_lorenz
 from .flows import plot_flow_graph, plot_flow_matrix, plot_net_flows
 from .ledger import plot_fast_share, plot_latency, plot_stuck
@@ -53,6 +55,7 @@ __all__ = [
     "plot_latency",
     "plot_lorenz",
     "plot_net_flows",
+    "plot_relayer_shares",
     "plot_seasonality",
     "plot_size_distribution",
     "plot_stuck",
