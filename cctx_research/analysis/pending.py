@@ -34,7 +34,7 @@ import pandas as pd
 from .. import arguments, chains, schema, times
 from . import _ledger, attestation_state, results
 
-__all__ = ["REFERENCES", "in_flight", "stuck"]
+__all__ = ["REFERENCES", "in_flight", "stuck", "waiting"]
 
 logger = logging.getLogger(__name__)
 
@@ -221,6 +221,51 @@ def _last_blocks(frame: pd.DataFrame) -> dict[str, int]:
     minted = frame[frame["mint_block"].notna() & (frame["mint_block"] >= 0)]
     last = minted.groupby("destination_domain")["mint_block"].max()
     return {chains.chain_name(int(k)): int(v) for k, v in last.items()}
+
+
+def waiting(
+    ledger: pd.DataFrame, attestations: pd.DataFrame, *, as_of: times.TimeLike | None = None
+) -> pd.DataFrame:
+    """Every transfer pending at ``as_of``, with what Circle's attestation API says it waits on.
+
+    Parameters
+    ----------
+    ledger : pandas.DataFrame
+        A canonical ``"ledger"`` frame.
+    attestations : pandas.DataFrame
+        Iris messages (:meth:`cctx_research.iris.IrisClient.messages`, or a
+        sync directory's ``iris/messages.parquet``).
+    as_of : time, optional
+        As in :func:`stuck`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pending transfer, oldest first: ``transfer_id``,
+        ``burn_tx_hash``, ``source_chain``, ``destination_chain``, ``amount``,
+        ``amount_raw``, ``age_s``, and ``waiting_on``, ``delay_reason``,
+        ``expiration_block`` (see :func:`stuck`).
+    """
+    if not isinstance(attestations, pd.DataFrame):
+        raise TypeError(
+            "attestations must be a DataFrame of Iris messages (IrisClient.messages), "
+            f"got {type(attestations).__name__}"
+        )
+    frame, pending, when = _pending(ledger, as_of, what="pending.waiting")
+    rows = frame.loc[pending.to_numpy()]
+    table = _ledger.table(rows, ["transfer_id", "burn_tx_hash", "amount_raw", "burn_timestamp"])
+    table["amount"] = _ledger.amount(table["amount_raw"])
+    table["amount_raw"] = table["amount_raw"].astype("int64")
+    table["age_s"] = (
+        (when - table["burn_timestamp"]).dt.total_seconds().astype("float64")
+        if when is not None else pd.Series(dtype="float64")
+    )  # fmt: skip
+    table = table.sort_values(["age_s", "transfer_id"], ascending=[False, True], kind="stable")
+    out = table[["transfer_id", "burn_tx_hash", "source_chain", "destination_chain", "amount",
+                 "amount_raw", "age_s"]].reset_index(drop=True)  # fmt: skip
+    out.attrs.clear()
+    out = out.join(attestation_state.why(out, attestations, _last_blocks(frame)))
+    return results.describe(out, span=_ledger.span(frame), as_of=when, pending=len(out))
 
 
 def in_flight(

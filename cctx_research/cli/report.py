@@ -95,12 +95,20 @@ def _embedded_ledger(args: argparse.Namespace) -> Any:
 
 def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> object:
     """Build the report over ``--data``: the loaded ledger, analysed as it is (no service)."""
+    from pathlib import Path
+
+    import pandas as pd
+
     from .. import report
     from ..ingest import load
 
     ledger = load(args.data)
     if not len(ledger):
         raise ValueError(f"--data {args.data!r} holds no transfers to report on")
+    # a directory of `sync --iris` holds what Circle said of its burns: why transfers wait
+    said = Path(args.data).expanduser() / "iris" / "messages.parquet"
+    if said.is_file():
+        options["attestations"] = pd.read_parquet(said)
     return report.build(
         None, args.start, args.end, chains=args.chains, progress=progress, ledger=ledger, **options
     )

@@ -168,6 +168,7 @@ def build(
     title: str = "CCTP cross-chain USDC transfers",
     top_n: int = 10,
     progress: bool = False,
+    attestations: pd.DataFrame | None = None,
 ) -> Report:
     """Analyse one window's frames and draw every section.
 
@@ -215,6 +216,11 @@ def build(
         burned in the window (and touching ``chains``), judged as of
         ``end``. Without it (or without burn times, or V2 fields, in it)
         those sections show a one-line note saying what would provide them.
+    attestations : pandas.DataFrame, optional
+        What Circle's attestation API said of the burns (the messages of
+        :meth:`cctx_research.iris.IrisClient.messages`; a ``sync --iris``
+        directory's ``iris/messages.parquet``): the never-minted table then
+        says what each transfer waits on.
 
     Returns
     -------
@@ -315,6 +321,7 @@ def build(
             ledger=scoped,
             links=links,
             as_of=as_of,
+            attestations=attestations,
         )
         sections = build_sections(REGISTRY, ctx)
         if notes and fetched.empty:

@@ -235,7 +235,7 @@ def _pending(ctx: Context) -> Sequence[Part]:
     now = ctx.now
     total = pending.in_flight(ledger, as_of=now, by=None).iloc[0]
     routes = pending.in_flight(ledger, as_of=now)
-    late = pending.stuck(ledger, as_of=now)
+    late = pending.stuck(ledger, as_of=now, attestations=ctx.attestations)
     ctx.data.update(in_flight_at_end=routes, stuck=late)
     factor = result_info(late).factor or 3.0
     waiting = int(total["count"]) - len(late)
@@ -268,6 +268,7 @@ def _pending(ctx: Context) -> Sequence[Part]:
                 "age_s",
                 "reference_s",
                 "reference",
+                *(["waiting_on", "delay_reason"] if "waiting_on" in late.columns else []),
             ]
         ]
         shown = _durations(shown, ["age_s", "reference_s"]).rename(columns=_STUCK_HEADERS)
@@ -281,6 +282,20 @@ def _pending(ctx: Context) -> Sequence[Part]:
             ),
             f"<h3>Never minted (the {min(len(late), ctx.top_n)} oldest of {len(late):,})</h3>",
             html_table(shown, links={"burn transaction": ("tx", "from")}),
+        ]
+    if ctx.attestations is not None and int(total["count"]):
+        waits = pending.waiting(ledger, ctx.attestations, as_of=now)
+        ctx.data["waiting"] = waits
+        summary = (
+            waits.assign(delay_reason=waits["delay_reason"].fillna("-"))
+            .groupby(["waiting_on", "delay_reason"], observed=True)["amount"]
+            .agg(["size", "sum"]).reset_index()
+            .rename(columns={"waiting_on": "waiting on", "delay_reason": "Circle's delay reason",
+                             "size": "transfers", "sum": "amount (USDC)"})
+        )  # fmt: skip
+        parts += [
+            "<h3>What the transfers burned and not minted wait on (Circle's API)</h3>",
+            html_table(summary),
         ]
     clock = (
         f"{when(now)}, the data's last event" if ctx.as_of is not None else f"{when(now)}, "
@@ -307,6 +322,8 @@ _STUCK_HEADERS = {
     "age_s": "age",
     "reference_s": "typical latency",
     "reference": "typical of",
+    "waiting_on": "waiting on (Circle's API)",
+    "delay_reason": "Circle's delay reason",
 }
 
 

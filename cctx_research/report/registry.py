@@ -73,6 +73,8 @@ class Context:
     provenance: dict[str, Any] = field(default_factory=dict)
     ledger: pd.DataFrame | None = None
     as_of: pd.Timestamp | None = None
+    attestations: pd.DataFrame | None = None
+    """What Circle's attestation API said of the burns (Iris messages), or None."""
     links: pd.DataFrame | None = None
     """How the ledger's burns and mints were linked, per route (:func:`~cctx_research.analysis.
     linking.quality`), over the transfers burned in the window and the mints in it whose burn

@@ -164,3 +164,20 @@ def test_stuck_says_what_each_transfer_waits_on(waiting, make_iris):
         cctx.analysis.pending.stuck(waiting, as_of=as_of, attestations="iris")
     with pytest.raises(ValueError, match="lacks"):
         cctx.analysis.pending.stuck(waiting, as_of=as_of, attestations=messages[["status"]])
+
+
+def test_every_pending_transfer_says_what_it_waits_on(waiting, make_iris):
+    pending_reply = {"messages": [{"attestation": "PENDING", "message": "0x", "eventNonce": None,
+                                   "cctpVersion": 2, "status": "pending_confirmations",
+                                   "delayReason": "amount_above_max"}]}  # fmt: skip
+    iris = make_iris(IrisStandin([(6, tx("waiting burn 3"), pending_reply)]))
+    messages = iris.messages("base", tx("waiting burn 3"))
+    as_of = pd.Timestamp(T0 + 600, unit="s", tz="UTC")  # younger than stuck: pending now
+    table = cctx.analysis.pending.waiting(waiting, messages, as_of=as_of)
+    assert len(table) == 4  # the first burn is minted only later (at T0 + 1100)
+    assert table["age_s"].is_monotonic_decreasing
+    said = table.set_index("burn_tx_hash")
+    assert said.loc[tx("waiting burn 3"), "delay_reason"] == "amount_above_max"
+    assert said.loc[tx("waiting burn 1"), "waiting_on"] == "not_asked"
+    with pytest.raises(TypeError, match="attestations must be a DataFrame"):
+        cctx.analysis.pending.waiting(waiting, None)

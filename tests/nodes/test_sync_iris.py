@@ -68,6 +68,11 @@ def test_sync_asks_iris_for_open_burns_and_keeps_a_history(synced, iris_server, 
                                        + pd.Timedelta(days=1), attestations=messages)
     row = late.set_index("burn_tx_hash").loc[local_tx]
     assert row["waiting_on"] == "attested_not_relayed"
+    # the report on the synced directory says it too
+    page = tmp_path / "r.html"
+    assert main(["report", "--data", str(out), "--out", str(page)]) == 0
+    assert "wait on (Circle" in page.read_text()
+    assert "attested_not_relayed" in page.read_text()
 
 
 def test_an_iris_outage_keeps_the_chains_data_and_asks_again(synced, iris_server, tmp_path):
