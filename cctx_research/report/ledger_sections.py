@@ -25,7 +25,7 @@ from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
 from .registry import Context, Part, SectionSpec, figure
 
-__all__ = ["SPECS", "duration", "link_quality", "scope_ledger"]
+__all__ = ["SPECS", "duration", "in_flight", "link_quality", "scope_ledger"]
 
 _WHERE = (
     "pass ledger= to report.build (cctx_research.load(...) of event logs or exports, "
@@ -308,6 +308,53 @@ _STUCK_HEADERS = {
     "reference_s": "typical latency",
     "reference": "typical of",
 }
+
+
+def in_flight(ctx: Context) -> Sequence[Part]:
+    """The "USDC in flight" figure and its note: from the ledger when the report has one.
+
+    With burn times, pending apart from never minted, hour by hour (daily
+    beyond 120 days), split as the "Pending and stuck" section splits them;
+    without, burns minus mints of the volume history, which cannot tell
+    them apart and says so.
+    """
+    if _has_burn_times(ctx):
+        step = "1D" if ctx.freq == "7D" else "1h"
+        series = pending.timeseries(_ledger(ctx), freq=step, as_of=ctx.now)
+        ctx.data["in_flight_over_time"] = series
+        factor = f"{result_info(series).factor:g}"
+        every = "hour" if step == "1h" else "day"
+        return (
+            figure(
+                "in-flight",
+                f"USDC in flight, every {every}: pending (burned, not yet minted, younger "
+                f"than {factor}x the median latency of transfers like it) apart from never "
+                "minted (older than that), as 'Pending and stuck' splits them",
+                plots.plot_in_flight,
+                series,
+            ),
+            note(
+                "From the ledger, over the transfers burned in the window (and touching the "
+                "chains picked): USDC burned before it is not counted, so both lines start "
+                "from zero. Transfers never minted pile up on their own line for as long as "
+                "the window runs; the pending line is what is on its way."
+            ),
+        )
+    return (
+        figure(
+            "in-flight",
+            "USDC in flight: burns minus mints since the start of the window",
+            plots.plot_in_flight,
+            ctx.data["in_flight"],
+        ),
+        note(
+            "From the interface's volume operation, which covers every chain whatever the "
+            "chain selection; USDC already in flight before the window counts as zero. It "
+            "cannot tell a transfer on its way from one never minted, and counts both: it "
+            "climbs as never-minted transfers accumulate. With a ledger (ledger= to "
+            "report.build, report --data) the two are drawn apart."
+        ),
+    )
 
 
 def _v2_section(ctx: Context) -> Sequence[Part]:

@@ -127,22 +127,13 @@ def _volume(ctx: Context) -> Sequence[Part]:
     return (
         figure(
             "volume",
-            f"Minted volume per source chain, buckets of {ctx.freq} (UTC)",
+            f"Minted volume per source chain, buckets of {ctx.freq} (UTC). A first or last "
+            "bucket only partly inside the window (hatched) holds less than a whole bucket: "
+            "its lower total is not a drop in activity",
             plots.plot_volume,
             ctx.data["timeseries"],
         ),
-        figure(
-            "in-flight",
-            "Burn against mint volume, and USDC in flight (burned, not yet minted)",
-            plots.plot_in_flight,
-            ctx.data["in_flight"],
-        ),
-        note(
-            "Mint and burn volume and in-flight come from the interface's volume "
-            "operation, which covers every chain whatever the chain selection. "
-            "In flight is relative to the start of the window: USDC already in "
-            "flight before it counts as zero."
-        ),
+        *ledger_sections.in_flight(ctx),
     )
 
 
@@ -167,7 +158,10 @@ def _seasonality(ctx: Context) -> Sequence[Part]:
     return (
         figure(
             "seasonality",
-            "Transfers by hour of day (UTC) and day of week",
+            "Transfers by hour of day and day of week (UTC): the mean per day, each "
+            "weekday-hour's total divided by how many times the window holds it (in "
+            "brackets, how many of each weekday it holds), so a weekday the window holds "
+            "five times does not look busier than one it holds four times",
             plots.plot_seasonality,
             ctx.data["seasonality"],
             figsize=(9.0, 4.0),
@@ -204,7 +198,7 @@ def _addresses(ctx: Context) -> Sequence[Part]:
             "Lorenz curve of volume received per address",
             plots.plot_lorenz,
             conc,
-            figsize=(6.0, 5.0),
+            figsize=(7.5, 5.0),  # the legend beside a square-ish plot
         ),
     )
 
