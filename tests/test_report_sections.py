@@ -373,3 +373,28 @@ def test_the_reports_figures_tell_the_truth_about_their_window(
     series = built.data["in_flight_over_time"]
     late = built.data["stuck"]
     assert series["never_minted_count"].iloc[-1] == len(late)
+
+
+def test_every_table_header_is_for_reading(with_v2: report.Report) -> None:
+    page = with_v2.to_html()
+    heads = re.findall(r"<th(?: [^>]*)?>([^<]*)</th>", page)
+    assert len(heads) > 60
+    snake = sorted({h for h in heads if re.search(r"[a-z]_[a-z]", h)})
+    assert snake == []  # no raw column names: volume_raw, fee_bps, median_s, ...
+    assert "volume (USDC)" in heads
+    assert "fees (base units)" not in heads  # the exact twin of fees is left out
+    assert len(heads) == len([h for h in heads if h.strip()])
+    # the stuck table: each column its own header, the reference latency and its level
+    stuck = with_v2.section("pending").to_html()
+    table = stuck[stuck.index("Never minted (the") :]
+    row = re.findall(r"<th(?: [^>]*)?>([^<]*)</th>", table[: table.index("</thead>")])
+    assert len(row) == len(set(row))
+    assert {"typical latency", "typical of", "age"} <= set(row)
+    # a rate beside a median rate says which is which, under the table
+    v2_html = with_v2.section("v2").to_html()
+    assert "fee rate (bps)" in v2_html
+    assert "median fee rate (bps)" in v2_html
+    assert "Fee rate: the route&#x27;s fees over its volume" in v2_html
+    assert "Median fee rate: each transfer&#x27;s own fee over its amount" in v2_html
+    # numbers right-aligned, their headers with them
+    assert '<th class="num">transfers</th>' in page

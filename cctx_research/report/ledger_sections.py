@@ -59,12 +59,16 @@ def duration(seconds: float) -> str:
 
 
 def _durations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """``frame`` with ``*_s`` columns shown as durations (and renamed without ``_s``)."""
+    """``frame`` with ``*_s`` columns shown as durations (``"12 min 30 s"``).
+
+    The names stay: the table's headers (:mod:`cctx_research.views.columns`)
+    say what each is (``median_s``: "median latency").
+    """
     out = frame.copy()
     for column in columns:
         if column in out.columns:
             out[column] = [duration(v) for v in out[column].to_numpy(dtype="float64")]
-    return out.rename(columns={c: c.removesuffix("_s") for c in columns})
+    return out
 
 
 def scope_ledger(
@@ -224,7 +228,10 @@ def _latency(ctx: Context) -> Sequence[Part]:
     parts.append(
         note(
             "Burn to mint, over the transfers burned in the window and minted before its "
-            "end; a transfer minted later counts as pending (next section)."
+            "end; a transfer minted later counts as pending (next section). 10th and 90th "
+            "percentile: a tenth of the transfers were faster than the first, a tenth slower "
+            "than the second. Ambiguous links: transfers linked among identical ones in time "
+            "order, whose latency is uncertain."
         )
     )
     return parts
@@ -373,16 +380,31 @@ def _v2_section(ctx: Context) -> Sequence[Part]:
             figsize=(9.0, max(3.5, 0.32 * len(share) + 1.5)),
         ),
         html_table(share),
+        note(
+            "V2 transfers burned in the window. Fast: minimum finality threshold of at most "
+            "1000 (attested at confirmation), standard above."
+        ),
         "<h3>Fees collected</h3>",
         html_table(fees),
+        note(
+            "Fees are what the mint collected, over the V2 transfers minted by the end of the "
+            "window whose fee is known; 1 bps (basis point) is 0.01% of the amount burned. "
+            "Fee rate: the route's fees over its volume, so the largest transfers weigh "
+            "most. Median fee rate: each transfer's own fee over its amount, the middle one: "
+            "what a typical transfer paid."
+        ),
         "<h3>Fee caps (max fee) against the fee taken</h3>",
         html_table(caps),
+        note(
+            "Max fee: the most the sender allowed the fee to be. Fee / max fee: how much of "
+            "that cap the fee took (1: all of it); the fee at the cap: transfers whose fee "
+            "reached it. Median max fee: the cap in basis points of the amount."
+        ),
         "<h3>Hooks</h3>",
         html_table(hooked),
         note(
-            "V2 transfers burned in the window. Fast: minimum finality threshold of at most "
-            "1000 (attested at confirmation), standard above. Fees are what the mint "
-            "collected, in basis points (bps) of the amount burned."
+            "Hook data: instructions the sender attached for the destination to run after "
+            "the mint (V2); transfers whose hook data is unknown are left out."
         ),
     ]
     return parts

@@ -112,6 +112,10 @@ def _flows(ctx: Context) -> Sequence[Part]:
         ),
         "<h3>Top corridors</h3>",
         html_table(r["corridors"]),
+        note(
+            "Mean and median: the size of a transfer on the corridor. Share of volume and of "
+            "transfers: the corridor's part of all the transfers in the window."
+        ),
     )
 
 
@@ -147,9 +151,19 @@ def _sizes(ctx: Context) -> Sequence[Part]:
             sizes,
         ),
         html_table(sizes.classes),
+        "<h3>Transfer amounts at each quantile</h3>",
         html_table(
-            sizes.quantiles.rename("amount (USDC)").rename_axis("quantile").to_frame(),
-            index=True,
+            pd.DataFrame(
+                {
+                    "quantile": [f"{q:.0%}" for q in sizes.quantiles.index],
+                    "amount": sizes.quantiles.to_numpy(dtype="float64"),
+                }
+            )
+        ),
+        note(
+            "A class holds the transfers from its first amount up to, not including, the "
+            "next. Quantile: that share of the transfers moved at most the amount beside it "
+            "(50%: the median)."
         ),
     )
 
@@ -179,8 +193,10 @@ def _addresses(ctx: Context) -> Sequence[Part]:
         "<h3>Top senders (by volume sent; often router contracts)</h3>",
         html_table(r["top_senders"], links=links),
         note(
-            "chain: where the address received (recipients) or sent (senders) most of "
-            "its volume; the address links to that chain's block explorer."
+            "Chain: where the address received (recipients) or sent (senders) most of "
+            "its volume; the address links to that chain's block explorer. Share: the "
+            "address's part of all the volume received (recipients) or sent (senders) in "
+            "the window."
         ),
         "<h3>Concentration of volume received</h3>",
         pairs(
