@@ -74,6 +74,51 @@ def test_numbers_are_formatted_for_reading() -> None:
     assert markup.when(pd.Timestamp("2024-07-01 12:34")) == "2024-07-01 12:34 UTC"
 
 
+def test_tables_head_columns_for_reading_and_line_numbers_up() -> None:
+    frame = pd.DataFrame(
+        {
+            "source_chain": ["ethereum", "base", "arbitrum"],
+            "volume": [1_234_567.891, 12.5, 0.5],
+            "volume_raw": [1_234_567_891_000, 12_500_000, 500_000],
+            "fee_raw": [1, 2, 3],
+            "fee_bps": [0.46, 1.0, 2.0],
+            "count": [1, 2, 3],
+            "upper": [1.0, 100.0, float("inf")],
+            "reference_s": ["18 s", "1 min 00 s", "-"],
+        }
+    )
+    text = markup.html_table(frame)
+    heads = re.findall(r"<th( class=\"num\")?>([^<]*)</th>", text)
+    assert heads == [
+        ("", "from"),
+        (' class="num"', "volume (USDC)"),  # its exact twin volume_raw is left out
+        (' class="num"', "fees (base units)"),  # a raw amount alone says its unit
+        (' class="num"', "fee rate (bps)"),
+        (' class="num"', "transfers"),
+        (' class="num"', "below (USDC)"),
+        ("", "typical latency"),
+    ]
+    cells = re.findall(r'<td class="num">([^<]*)</td>', text)
+    # one column, one way: cents below 1,000, blank space as wide above, decimal points aligned
+    assert cells[0] == "1,234,568\u2008\u2007\u2007"
+    assert "12.50" in cells
+    assert "0.50" in cells
+    assert {"0.46", "1.00", "2.00"} <= set(cells)  # not "1" beside "0.46"
+    assert "∞" in cells
+    assert "volume_raw" not in text
+    assert "1,234,567,891,000" not in text
+
+
+def test_column_headers_cover_every_result_the_report_shows() -> None:
+    from cctx_research.views import columns
+
+    assert columns.header("median_fee_bps") == "median fee rate (bps)"
+    assert columns.header("amount_raw") == "amount (base units)"
+    assert columns.header("a_new_one") == "a new one"
+    assert columns.header("mint only") == "mint only"
+    assert columns.displayed(["fee", "fee_raw", "amount_raw"]) == ["fee", "amount_raw"]
+
+
 # --------------------------------------------------------------------- links
 
 

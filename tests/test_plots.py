@@ -4,6 +4,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from matplotlib.patches import FancyArrowPatch
 
 from cctx_research import plots, schema
 from cctx_research.analysis import addresses, flows, volumes
+from cctx_research.provenance import Provenance, attach
 
 pytestmark = pytest.mark.usefixtures("no_show_and_close")
 
@@ -180,6 +182,46 @@ def test_volume_stacked_areas_with_other(rand):
     assert all("→" in label for label in legend[:-1])
 
 
+def _window(frame: pd.DataFrame, start: str, end: str) -> pd.DataFrame:
+    """``frame`` as fetched for ``[start, end)``: its provenance records the window."""
+    window = (pd.Timestamp(start, tz="UTC"), pd.Timestamp(end, tz="UTC"))
+    return attach(frame, Provenance(source="test", operation="mints", window=window))
+
+
+def _bands(ax: Axes) -> list[tuple[float, float]]:
+    """The x extent of each hatched band (partial buckets), in matplotlib date numbers."""
+    out = []
+    for patch in ax.patches:
+        if patch.get_hatch():
+            xs = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+            out.append((float(xs.min()), float(xs.max())))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("kind", ["line", "area"])
+def test_partial_first_and_last_buckets_are_hatched_not_drawn_as_a_drop(kind):
+    # a window from 09:30 on the first day to 12:00 on the last: daily buckets, the first
+    # and the last only partly inside it (and lower for it, with the same activity each hour)
+    hourly = tuple(f"{h:02d}:40" for h in range(24))
+    transfers = _every_day("2024-06-01", "2024-06-06", times=hourly)
+    stamps = transfers["timestamp"]
+    keep = (stamps >= "2024-06-01 09:30Z") & (stamps < "2024-06-05 12:00Z")
+    frame = _window(transfers[keep.to_numpy()].reset_index(drop=True),
+                    "2024-06-01 09:30", "2024-06-05 12:00")  # fmt: skip
+    ts = volumes.timeseries(frame, freq="1D")
+    assert ts["count"].tolist() == [15, 24, 24, 24, 12]
+    ax = plots.plot_volume(ts, value="count", kind=kind)
+    x = mdates.date2num(pd.date_range("2024-06-01", periods=5, freq="D"))
+    # the segments into the first point and into the last point, each under a band
+    assert _bands(ax) == [(x[0], x[1]), (x[3], x[4])]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["all chains", plots.volumes.PARTIAL_LABEL]
+    # whole days, or a frame that records no window: nothing is marked
+    whole = _window(transfers, "2024-06-01", "2024-06-06")
+    assert _bands(plots.plot_volume(volumes.timeseries(whole), kind=kind)) == []
+    assert _bands(plots.plot_volume(volumes.timeseries(transfers), kind=kind)) == []
+
+
 def test_volume_from_transfers_totals(small):
     ax = plots.plot_volume(small)
     assert len(ax.lines) == 1
@@ -203,15 +245,68 @@ def test_size_distribution_classes(small):
     assert [p.get_height() for p in ax.patches] == [0.5, 75.0, 400.0, 0.0, 0.0, 150_000.0]
 
 
-def test_seasonality(small):
-    ax = plots.plot_seasonality(volumes.seasonality(small))
-    assert ax.get_xlabel() == "Hour of day (UTC)"
-    assert ax.get_title() == f"Activity by weekday and hour, {WINDOW}"
+def _every_day(start: str, end: str, *, times: tuple[str, ...] = ("12:00", "12:30")):
+    """The same activity each day: one 10-USDC transfer at each of ``times``, [start, end)."""
+    days = pd.date_range(start, end, freq="D", inclusive="left", tz="UTC")
+    rows = [
+        {"time": f"{d:%Y-%m-%d} {t}", "src": "ethereum", "dst": "base", "amount": 10.0}
+        for d in days
+        for t in times
+    ]
+    return make_transfers(rows)
+
+
+def test_seasonality_draws_means_per_day_not_sums():
+    # 2024-06-03 (a Monday) to 2024-07-02: five Mondays, four of every other weekday,
+    # and the same two transfers every day; summed, Monday would look busiest
+    transfers = attach(
+        _every_day("2024-06-03", "2024-07-02"),
+        Provenance(source="test", window=(pd.Timestamp("2024-06-03", tz="UTC"),
+                                          pd.Timestamp("2024-07-02", tz="UTC"))),
+    )  # fmt: skip
+    ax = plots.plot_seasonality(transfers)
+    span = "2024-06-03 – 2024-07-01 (UTC)"
+    assert ax.get_title() == f"Activity by weekday and hour, mean per day, {span}"
     grid = ax.images[0].get_array()
     assert grid.shape == (7, 24)
+    # worked out independently: per weekday, the transfers at 12:xx over the days it holds
+    stamps = transfers["timestamp"]
+    totals = stamps.groupby([stamps.dt.day_of_week, stamps.dt.hour]).size()
+    days = pd.date_range("2024-06-03", "2024-07-01", freq="D").day_of_week.value_counts()
+    for weekday in range(7):
+        assert grid[weekday, 12] == totals[(weekday, 12)] / days[weekday] == 2.0
+        assert grid[weekday, 3] == 0.0
+    assert totals[(0, 12)] == 10
+    assert totals[(1, 12)] == 8
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["Mon (5)", "Tue (4)", "Wed (4)", "Thu (4)", "Fri (4)", "Sat (4)", "Sun (4)"]
+    bar = ax.figure.axes[-1]
+    assert bar.get_ylabel() == "Mean transfers per day (count)"
+
+
+def test_seasonality_means_on_random_data_match_pandas(rand):
+    ax = plots.plot_seasonality(rand, values="volume")
+    grid = ax.images[0].get_array()
+    stamps = rand["timestamp"]
+    sums = rand.groupby([stamps.dt.day_of_week, stamps.dt.hour])["amount"].sum()
+    # June 2024 from its first to its last hour: five Saturdays and Sundays, four of the rest
+    held = pd.date_range(stamps.min().floor("D"), stamps.max().floor("D"), freq="D")
+    days = held.day_of_week.value_counts()
+    assert days[5] == days[6] == 5
+    assert days[0] == 4
+    for (weekday, hour), total in sums.items():
+        assert grid[weekday, hour] == pytest.approx(total / days[weekday])
+    assert ax.figure.axes[-1].get_ylabel() == "Mean volume per day (USDC)"
+
+
+def test_seasonality_leaves_hours_outside_the_span_blank(small):
+    ax = plots.plot_seasonality(volumes.seasonality(small))  # Sat 00:30 to Mon 23:10
+    grid = ax.images[0].get_array()
+    assert grid.mask[1:5].all()  # Tuesday to Friday: not in the span, not zero
     assert grid[5, 12] == 1
     assert grid[0, 23] == 1
-    assert grid.sum() == 6
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[:2] == ["Mon (1)", "Tue (0)"]
 
 
 def test_in_flight():

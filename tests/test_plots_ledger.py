@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
 from cctx_research import plots, schema
-from cctx_research.analysis import latency, pending
+from cctx_research.analysis import flows, latency, pending, volumes
 from cctx_research.analysis import v2 as v2_analysis
 from cctx_research.errors import DataError
 
@@ -166,3 +166,71 @@ def test_a_new_figure_grows_with_the_routes() -> None:
     ax = plots.plot_fast_share(share)
     assert len(_bars(ax)) == 2 * len(share)
     assert ax.figure.get_size_inches()[1] == pytest.approx(0.3 * len(share) + 1.5)
+
+
+def test_in_flight_from_a_ledger_draws_pending_apart_from_never_minted() -> None:
+    from cctx_research.service.sample import generate
+
+    ledger = generate("2024-07-01", days=3)
+    series = pending.timeseries(ledger, freq="2h", as_of="2024-07-01")
+    ax = plots.plot_in_flight(series)
+    pending_line, never_line = ax.get_lines()
+    assert pending_line.get_label().startswith("pending: younger than 3x")
+    assert never_line.get_label() == "never minted: older than that"
+    assert list(pending_line.get_ydata()) == series["pending"].tolist()
+    assert list(never_line.get_ydata()) == series["never_minted"].tolist()
+    assert ax.get_ylabel() == "Burned, not yet minted (USDC)"
+    # the two lines add up to all in flight; the pile-up is on the never-minted one
+    total = series["pending_raw"] + series["never_minted_raw"]
+    assert total.tolist() == series["in_flight_raw"].tolist()
+    assert (series["never_minted"].diff().dropna() >= 0).all()  # nothing in it is minted later
+    assert series["never_minted"].iloc[-1] > series["never_minted"].iloc[len(series) // 2] > 0
+    # a ledger is drawn the same way (its default as_of and hourly moments)
+    from_ledger = plots.plot_in_flight(ledger)
+    assert len(from_ledger.get_lines()) == 2
+    assert any("never minted" in t.get_text() for t in from_ledger.get_legend().get_texts())
+
+
+def _drawn_legends(ax: Axes) -> list:
+    """``(legend box, axes box)`` in display pixels, after the figure is laid out and drawn."""
+    ax.figure.canvas.draw()
+    legend = ax.get_legend()
+    assert legend is not None, ax.get_title()
+    return [legend.get_window_extent(), ax.get_window_extent()]
+
+
+LEGENDS = {
+    "volume by chain": lambda led, t: plots.plot_volume(volumes.timeseries(t, by="source_chain")),
+    "net flows over time": lambda led, t: plots.plot_net_flows(flows.net(t, freq="1D")),
+    "lorenz": lambda led, t: plots.plot_lorenz(t),
+    "latency bars": lambda led, t: plots.plot_latency(
+        led, by="finality", reference={"ethereum->base": 1064}
+    ),
+    "latency lines": lambda led, t: plots.plot_latency(latency.timeseries(led, freq="6h")),
+    "stuck": lambda led, t: plots.plot_stuck(led),
+    "fast share": lambda led, t: plots.plot_fast_share(led),
+    "in flight": lambda led, t: plots.plot_in_flight(led),
+}
+
+
+@pytest.fixture(scope="module")
+def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A sample ledger with V1 and V2, fast and standard, stuck transfers; random mints."""
+    from analysis.frames import random_transfers
+
+    from cctx_research.service.sample import generate
+
+    return generate("2024-07-01", days=2), random_transfers(500)
+
+
+@pytest.mark.parametrize("name", list(LEGENDS))
+def test_legends_sit_beside_the_axes_never_over_the_data(name: str, frames) -> None:
+    ax = LEGENDS[name](*frames)
+    legend, axes = _drawn_legends(ax)
+    # no overlap with the data area: the legend starts right of the axes' right edge
+    assert legend.x0 >= axes.x1, (name, legend, axes)
+    assert not legend.overlaps(axes), name
+    # and inside the figure: not cut off when saved
+    figure = ax.figure.bbox
+    assert legend.x1 <= figure.x1, name
+    assert legend.y0 >= figure.y0, name

@@ -211,6 +211,17 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {},
             {"ledger": [*frame_wrongs, T], "as_of": when, "by": option},
         ),
+        "pending.timeseries": (
+            pending.timeseries,
+            (L,),
+            {},
+            {
+                "ledger": [*frame_wrongs, T],
+                "freq": [*option, "MS", "-1h", 3],
+                "factor": [0, -1.5, "3", Wrong()],
+                "as_of": when,
+            },
+        ),
         "v2.fast_share": (v2.fast_share, (L,), {}, {"ledger": [*frame_wrongs, T]}),
         "history.volume_history": (
             ledger_history.volume_history,

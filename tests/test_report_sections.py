@@ -281,10 +281,8 @@ _COMPACT = re.compile(r"[−-]?\d+(\.\d+)?[kMBT]?")  # 12.3M, 950k, 0.5, −200k
 _EXPONENT = re.compile(r"\d[eE][+−-]?\d|\^|\\times|×")  # 1e6, 10^{3}, 2×10^5
 
 
-def test_no_axis_of_the_reports_figures_uses_an_offset_or_an_exponent(
-    client: Any, ledger_v2: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every figure's axes, read back after the report rendered them: one compact format."""
+def _keep_figures(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """``(plot function name, figure)`` of each figure the report renders from now on."""
     drawn: list[tuple[str, Any]] = []
     render = registry.render_png
 
@@ -294,9 +292,17 @@ def test_no_axis_of_the_reports_figures_uses_an_offset_or_an_exponent(
             drawn.append((draw.__name__, ax.figure))
             return out
 
-        return render(draw_and_keep, data, **options)  # savefig lays the ticks out
+        return render(draw_and_keep, data, **options)  # savefig lays the figure out
 
     monkeypatch.setattr(registry, "render_png", keeping)
+    return drawn
+
+
+def test_no_axis_of_the_reports_figures_uses_an_offset_or_an_exponent(
+    client: Any, ledger_v2: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every figure's axes, read back after the report rendered them: one compact format."""
+    drawn = _keep_figures(monkeypatch)
     built = report.build(client, START, END, ledger=ledger_v2)
     assert len(drawn) == len(built.figures)
     assert {name for name, _ in drawn} >= {
@@ -347,3 +353,76 @@ def test_who_moves_the_money_names_relayers_depositors_and_rebalancing(
 def test_who_moves_the_money_without_a_ledger_says_what_it_needs(plain: report.Report) -> None:
     text = plain.section("actors").to_html()
     assert "needs a ledger" in text
+
+
+def test_the_reports_figures_tell_the_truth_about_their_window(
+    client: Any, ledger_v2: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window from 09:30 to midnight: partial hours hatched, means per day, legends aside."""
+    drawn = _keep_figures(monkeypatch)
+    start, end = "2024-06-29T09:30:00Z", "2024-07-01T00:00:00Z"  # Saturday to Sunday
+    built = report.build(client, start, end, ledger=ledger_v2)
+    figures = dict(drawn)
+    # every legend of every figure sits beside its axes, never over the data
+    legends = 0
+    for name, fig in drawn:
+        for ax in fig.axes:
+            if ax.get_legend() is None:
+                continue
+            legends += 1
+            box, area = ax.get_legend().get_window_extent(), ax.get_window_extent()
+            assert box.x0 >= area.x1, (name, box, area)
+            assert not box.overlaps(area), name
+            assert box.x1 <= fig.bbox.x1, name  # not cut off
+    assert legends >= 5  # volume, in flight, latency, stuck, fast share, Lorenz
+    # hourly buckets: the first, [09:00, 10:00), is half outside the window: hatched
+    volume = figures["plot_volume"].axes[0]
+    bands = [p for p in volume.patches if p.get_hatch()]
+    assert len(bands) == 1
+    first = mdates.num2date(bands[0].get_patch_transform().transform((0, 0))[0])
+    assert first == pd.Timestamp("2024-06-29T09:00", tz="UTC")
+    assert "partly inside the window (hatched)" in built.section("volume").figures[0].caption
+    # seasonality: each cell the mean per day, worked out here from the transfers
+    transfers = built.data["transfers"]
+    stamps = transfers["timestamp"]
+    totals = stamps.groupby([stamps.dt.day_of_week, stamps.dt.hour]).size()
+    hours = pd.date_range("2024-06-29T09:00", "2024-06-30T23:00", freq="h", tz="UTC")
+    held = pd.Series(1, index=hours).groupby([hours.day_of_week, hours.hour]).sum()
+    grid = figures["plot_seasonality"].axes[0].images[0].get_array()
+    for (weekday, hour), n in totals.items():
+        assert grid[weekday, hour] == pytest.approx(n / held[(weekday, hour)])
+    labels = [t.get_text() for t in figures["plot_seasonality"].axes[0].get_yticklabels()]
+    assert labels == ["Mon (0)", "Tue (0)", "Wed (0)", "Thu (0)", "Fri (0)", "Sat (1)", "Sun (1)"]
+    # in flight, from the ledger: pending apart from never minted, as the pending section says
+    flight = figures["plot_in_flight"].axes[0]
+    assert [line.get_label().split(":")[0] for line in flight.get_lines()] == [
+        "pending", "never minted",
+    ]  # fmt: skip
+    series = built.data["in_flight_over_time"]
+    late = built.data["stuck"]
+    assert series["never_minted_count"].iloc[-1] == len(late)
+
+
+def test_every_table_header_is_for_reading(with_v2: report.Report) -> None:
+    page = with_v2.to_html()
+    heads = re.findall(r"<th(?: [^>]*)?>([^<]*)</th>", page)
+    assert len(heads) > 60
+    snake = sorted({h for h in heads if re.search(r"[a-z]_[a-z]", h)})
+    assert snake == []  # no raw column names: volume_raw, fee_bps, median_s, ...
+    assert "volume (USDC)" in heads
+    assert "fees (base units)" not in heads  # the exact twin of fees is left out
+    assert len(heads) == len([h for h in heads if h.strip()])
+    # the stuck table: each column its own header, the reference latency and its level
+    stuck = with_v2.section("pending").to_html()
+    table = stuck[stuck.index("Never minted (the") :]
+    row = re.findall(r"<th(?: [^>]*)?>([^<]*)</th>", table[: table.index("</thead>")])
+    assert len(row) == len(set(row))
+    assert {"typical latency", "typical of", "age"} <= set(row)
+    # a rate beside a median rate says which is which, under the table
+    v2_html = with_v2.section("v2").to_html()
+    assert "fee rate (bps)" in v2_html
+    assert "median fee rate (bps)" in v2_html
+    assert "Fee rate: the route&#x27;s fees over its volume" in v2_html
+    assert "Median fee rate: each transfer&#x27;s own fee over its amount" in v2_html
+    # numbers right-aligned, their headers with them
+    assert '<th class="num">transfers</th>' in page

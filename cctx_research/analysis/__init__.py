@@ -18,7 +18,8 @@ latency
     :func:`~latency.timeseries`.
 pending
     Pending transfers of a ledger: :func:`~pending.stuck`,
-    :func:`~pending.in_flight`.
+    :func:`~pending.in_flight`, :func:`~pending.timeseries` (pending apart
+    from never minted, over time).
 linking
     How well a ledger's burns are linked to their mints:
     :func:`~linking.quality`.

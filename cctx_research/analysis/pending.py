@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, chains, schema, times
-from . import _ledger, attestation_state, results
+from . import _common, _ledger, attestation_state, results
 
-__all__ = ["REFERENCES", "in_flight", "stuck", "waiting"]
+__all__ = ["REFERENCES", "in_flight", "stuck", "timeseries", "waiting"]
 
 logger = logging.getLogger(__name__)
 
@@ -339,3 +339,153 @@ def in_flight(
     out = out[[*keys, "count", "amount", "amount_raw", "oldest", "max_age_s"]]
     out.attrs.clear()
     return results.describe(out, span=_ledger.span(frame), as_of=when)
+
+
+def timeseries(
+    ledger: pd.DataFrame,
+    *,
+    freq: str = "1h",
+    factor: float = 3.0,
+    as_of: times.TimeLike | None = None,
+) -> pd.DataFrame:
+    """USDC in flight over time, pending apart from never minted.
+
+    At each moment, the transfers pending then (burned, not yet minted) are
+    split as :func:`stuck` splits them: *never minted* when older than
+    ``factor`` times the latency of transfers like them (its module notes),
+    else *pending*. Transfers that are never minted would otherwise pile up
+    in the in-flight total and make it climb for as long as the data runs;
+    apart, the pending line reads as what is on its way. A transfer minted
+    late counts as never minted from the moment it is that old until its
+    mint.
+
+    Parameters
+    ----------
+    ledger : pandas.DataFrame
+        A canonical ``"ledger"`` frame.
+    freq : str, default "1h"
+        The step between moments, a fixed length (``"1h"``, ``"6h"``,
+        ``"1D"``): from the first burn's ``freq`` boundary up to ``as_of``,
+        and ``as_of`` itself.
+    factor : float, default 3.0
+        As in :func:`stuck`.
+    as_of : str, datetime, Timestamp or int, optional
+        The last moment (naive means UTC); default as in :func:`stuck`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per moment, in time order: ``timestamp``, ``pending_count``,
+        ``pending`` (USDC), ``pending_raw`` (int64 base units, exact),
+        ``never_minted_count``, ``never_minted``, ``never_minted_raw``,
+        ``in_flight`` and ``in_flight_raw`` (both together). At each moment
+        ``t`` the never-minted part equals ``stuck(ledger, as_of=t,
+        factor=factor)`` and the in-flight total ``in_flight(ledger,
+        as_of=t)``. Transfers burned before the ledger's first burn are not
+        known: the series starts from zero. Its
+        :func:`~.results.result_info` holds ``span``, ``freq``, ``as_of``
+        and ``factor``.
+
+    Raises
+    ------
+    DataError
+        If the frame does not follow the ledger schema or has no burn times.
+    TypeError, ValueError
+        For a bad ``freq``, ``factor`` or ``as_of``.
+
+    Examples
+    --------
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=2)
+    >>> series = timeseries(ledger, freq="6h", as_of="2024-07-01")
+    >>> late = stuck(ledger, as_of="2024-07-01")
+    >>> int(series["never_minted_count"].iloc[-1]) == len(late)
+    True
+    """
+    step = _step(freq)
+    factor = arguments.positive_number("factor", factor)
+    frame = _ledger.ledger_frame(ledger, what="pending.timeseries")
+    when = _ledger.resolve_as_of(frame, as_of)
+    known = _ledger.burn_known(frame)
+    if when is not None:
+        known &= (frame["burn_timestamp"] <= when).to_numpy()
+    rows = frame.loc[known]
+    table = _ledger.table(rows, ["amount_raw", "burn_timestamp", "mint_timestamp"])
+    reference, _ = _references(frame, table)
+    burn = _nanoseconds(table["burn_timestamp"])
+    mint = _nanoseconds(table["mint_timestamp"])
+    # stuck's test, age > factor x reference, in whole nanoseconds: t - burn > floor(limit)
+    judged = ~np.isnan(reference)
+    limit = np.floor(np.where(judged, factor * reference * 1e9, 0.0)).astype("int64")
+    late = np.where(judged, burn + limit, _NEVER)
+    raw = table["amount_raw"].to_numpy(dtype="int64")
+    if when is None or not len(table):
+        moments = pd.DatetimeIndex([], tz="UTC")
+    else:
+        first = table["burn_timestamp"].min().floor(step)
+        moments = pd.date_range(first, when, freq=step)
+        if not len(moments) or moments[-1] != when:
+            moments = moments.append(pd.DatetimeIndex([when]))
+    t = moments.as_unit("ns").asi8
+    # a transfer is pending at t when burn <= t < mint (as _pending says), and never
+    # minted when, besides, t - burn > factor x its reference: t > late
+    ever = mint > burn  # a mint before its burn is never pending
+    total = _level(t, burn[ever], mint[ever], raw[ever], starts="right")
+    overdue = late < mint
+    never = _level(t, late[overdue], mint[overdue], raw[overdue], starts="left")
+    out = pd.DataFrame({"timestamp": moments.astype(schema.TIMESTAMP)})
+    out["pending_count"] = total[0] - never[0]
+    out["pending"] = _ledger.amount(total[1] - never[1])
+    out["pending_raw"] = total[1] - never[1]
+    out["never_minted_count"] = never[0]
+    out["never_minted"] = _ledger.amount(never[1])
+    out["never_minted_raw"] = never[1]
+    out["in_flight"] = _ledger.amount(total[1])
+    out["in_flight_raw"] = total[1]
+    return results.describe(out, span=_ledger.span(frame), freq=freq, as_of=when, factor=factor)
+
+
+def _step(freq: Any) -> pd.Timedelta:
+    """``freq`` as a fixed length of time."""
+    _common.frequency(freq)
+    try:
+        step = pd.Timedelta(freq)
+    except ValueError:
+        step = None
+    if step is None or step <= pd.Timedelta(0):
+        raise ValueError(
+            f"freq must be a fixed length of time such as '1h', '6h' or '1D', got {freq!r}"
+        )
+    return step
+
+
+_NEVER = np.iinfo("int64").max
+"""A time after every other, in nanoseconds: a mint that never came."""
+
+
+def _nanoseconds(stamps: pd.Series) -> np.ndarray:
+    """Times as int64 nanoseconds since the epoch; NaT as :data:`_NEVER`."""
+    values = pd.to_datetime(stamps, utc=True).dt.as_unit("ns")
+    missing = values.isna().to_numpy()
+    stamps_ns = values.fillna(pd.Timestamp(0, tz="UTC")).astype("int64").to_numpy(dtype="int64")
+    return np.where(missing, _NEVER, stamps_ns)
+
+
+def _level(
+    t: np.ndarray, start: np.ndarray, end: np.ndarray, raw: np.ndarray, *, starts: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """How many intervals, and how much, hold each moment of ``t``.
+
+    An interval holds ``t`` when it has started (``start <= t`` with
+    ``starts="right"``, ``start < t`` with ``"left"``) and not ended
+    (``t < end``); each ``end`` is after its ``start``.
+    """
+    order_s, order_e = np.argsort(start, kind="stable"), np.argsort(end, kind="stable")
+    s_sorted, e_sorted = start[order_s], end[order_e]
+    zero = np.zeros(1, dtype="int64")
+    s_sum = np.concatenate([zero, np.cumsum(raw[order_s])])
+    e_sum = np.concatenate([zero, np.cumsum(raw[order_e])])
+    begun = np.searchsorted(s_sorted, t, side=starts)
+    ended = np.searchsorted(e_sorted, t, side="right")
+    count = (begun - ended).astype("int64")
+    return count, (s_sum[begun] - e_sum[ended]).astype("int64")

@@ -67,6 +67,10 @@ class ResultInfo:
         Pending transfers that could not be judged (no latency to compare).
     min_volume : float, optional
         The smallest pair volume kept in a counterparty graph.
+    covered : tuple of (Timestamp, Timestamp), optional
+        The half-open span the input is known to cover (its provenance's
+        ``coverage``, else its ``window``), for results over time: a time
+        bucket reaching outside it holds only part of its time.
     """
 
     span: Span = (None, None)
@@ -79,6 +83,7 @@ class ResultInfo:
     pending: int | None = None
     unjudged: int | None = None
     min_volume: float | None = None
+    covered: tuple[pd.Timestamp, pd.Timestamp] | None = None
 
     def replace(self, **changes: Any) -> ResultInfo:
         """A copy with ``changes`` applied."""
@@ -146,7 +151,7 @@ def result_info(result: Any) -> ResultInfo:
     --------
     >>> result_info(None)
     ResultInfo(span=(None, None), freq=None, by=None, role=None, values=None, as_of=None, \
-factor=None, pending=None, unjudged=None, min_volume=None)
+factor=None, pending=None, unjudged=None, min_volume=None, covered=None)
     """
     store = _store(result)
     record = store.get(ATTR) if isinstance(store, Mapping) else None

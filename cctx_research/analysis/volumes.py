@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, chains, schema, times
-from ..provenance import provenance
-from . import _common, engines, results
+from . import _common, _coverage, engines, results
 
 __all__ = [
     "SIZE_CLASSES",
@@ -74,7 +73,11 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
         where nothing moved). Columns ``timestamp`` (bucket start), then the
         group column(s) (``source_chain`` / ``destination_chain``, or
         ``corridor`` plus both chain columns), then ``volume`` (USDC,
-        float64) and ``count`` (int64). Sorted by time, then group.
+        float64) and ``count`` (int64). Sorted by time, then group. Its
+        :func:`~.results.result_info` holds ``freq``, ``by`` and ``covered``:
+        the span the transfers' provenance says they cover (None when they
+        record none), so that a first or last bucket only partly inside it
+        can be told from a drop in activity.
 
     Raises
     ------
@@ -90,6 +93,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     _common.frequency(freq)
     arguments.choice("by", by, _BY)
     transfers, win = _common.source(transfers)
+    covered = _coverage.recorded(transfers)
     if by is None:
         group_cols: list[str] = []
     elif by == "corridor":
@@ -157,7 +161,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     out["volume"] = out["volume"].astype("float64")
     out["count"] = out["count"].astype("int64")
     out.attrs.clear()
-    return results.describe(out, span=win, freq=freq, by=by)
+    return results.describe(out, span=win, freq=freq, by=by, covered=covered)
 
 
 @dataclass(frozen=True, repr=False)
@@ -277,7 +281,17 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
 
 
 def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
-    """Counts and volume by hour of day x day of week, in UTC.
+    """Counts and volume by hour of day x day of week, in UTC, in total and per day.
+
+    A window holds some weekdays more often than others (a 30-day window
+    holds two or three of its weekdays five times, the rest four times), so
+    totals favour those weekdays; the means per day (``count_per_day``,
+    ``volume_per_day``) do not. Each is the total of its weekday-hour
+    divided by ``days``: how many times the span the data covers holds that
+    hour of that weekday (an hour it holds in part counts once). That span
+    is the one its provenance records (``coverage``, else ``window``; the
+    report's window), widened to the data's own first and last time; a
+    frame that records none covers its own first to last time.
 
     Parameters
     ----------
@@ -289,7 +303,10 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Always 168 rows (7 weekdays x 24 hours, zeros where empty), columns
         ``weekday`` (0 = Monday ... 6 = Sunday), ``day`` (``"Mon"`` ...),
-        ``hour`` (0-23, UTC), ``count`` (int64) and ``volume`` (USDC).
+        ``hour`` (0-23, UTC), ``count`` (int64) and ``volume`` (USDC), the
+        totals; ``days`` (int64, see above), ``count_per_day`` and
+        ``volume_per_day`` (float64, the means per day; NaN where ``days`` is
+        0: the span does not hold that hour).
 
     Raises
     ------
@@ -299,9 +316,10 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     Examples
     --------
     >>> s = seasonality(transfers)  # doctest: +SKIP
-    >>> s.pivot(index="weekday", columns="hour", values="count")  # doctest: +SKIP
+    >>> s.pivot(index="weekday", columns="hour", values="count_per_day")  # doctest: +SKIP
     """
     transfers, win = _common.source(transfers)
+    covered = _coverage.recorded(transfers)
     if engines.is_pandas(transfers):
         ts = transfers["timestamp"].dt
         slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
@@ -328,6 +346,8 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
         ones = cells["count"].to_numpy(dtype="float64")
     counts = np.bincount(slot, weights=ones, minlength=168).astype("int64")
     vols = np.bincount(slot, weights=amount, minlength=168).astype("float64")
+    days = _coverage.weekday_hours(win, covered)
+    held = days > 0
     weekday = np.repeat(np.arange(7, dtype="int64"), 24)
     out = pd.DataFrame(
         {
@@ -338,6 +358,9 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
             "hour": np.tile(np.arange(24, dtype="int64"), 7),
             "count": counts,
             "volume": vols,
+            "days": days,
+            "count_per_day": np.divide(counts, days, out=np.full(168, np.nan), where=held),
+            "volume_per_day": np.divide(vols, days, out=np.full(168, np.nan), where=held),
         }
     )
     return results.describe(out, span=win)
@@ -404,7 +427,7 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     else:
         end = None
     ts = transfers["timestamp"]
-    span = _covered_span(transfers, ts)
+    span = _coverage.covered(transfers, ts)
     rows = []
     for period, length in _PERIODS:
         if end is None:
@@ -415,8 +438,8 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
             cur = transfers[(ts >= start) & (ts < end)]
             prev = transfers[(ts >= start - length) & (ts < start)]
         current, previous = _kpi_values(cur), _kpi_values(prev)
-        cur_ok = end is None or _inside(span, start, end)
-        prev_ok = end is None or _inside(span, start - length, start)
+        cur_ok = end is None or _coverage.inside(span, start, end)
+        prev_ok = end is None or _coverage.inside(span, start - length, start)
         for metric in _METRICS:
             c = current[metric] if cur_ok else np.nan
             p = previous[metric] if prev_ok else np.nan
@@ -446,32 +469,6 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
         out[col] = out[col].astype("float64")
     out = out.set_index(["period", "metric"])
     return results.describe(out, span=results.span_of(transfers["timestamp"]))
-
-
-_SLACK = pd.Timedelta(hours=1)
-
-
-def _covered_span(
-    frame: pd.DataFrame, timestamps: pd.Series
-) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    """The span the frame's data covers: its provenance's, else its own first to last time.
-
-    ``None`` for a frame with no times and no recorded span: it covers nothing.
-    """
-    record = provenance(frame)
-    if record is not None and record.covered is not None:
-        return record.covered
-    first, last = results.span_of(timestamps)
-    return None if first is None else (first, last)
-
-
-def _inside(
-    span: tuple[pd.Timestamp, pd.Timestamp] | None, start: pd.Timestamp, end: pd.Timestamp
-) -> bool:
-    if span is None:  # no times and no recorded span: nothing is known to be covered
-        return False
-    lo, hi = span
-    return bool(start >= lo - _SLACK and end <= hi + _SLACK)
 
 
 def _kpi_values(frame: pd.DataFrame) -> dict[str, float]:

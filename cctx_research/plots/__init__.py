@@ -6,9 +6,10 @@ on ``ax`` (a new figure when ``ax`` is None) and returns the
 :class:`~matplotlib.axes.Axes`. None of them calls ``plt.show()``.
 Axes are labelled with units (USDC); amounts and counts on axes and
 colour bars are in one compact format (``12.3M``, ``950k``), never an
-offset or an exponent (``1e6``); titles carry the span of the data
-(override with ``title=``). Empty data gives an empty axes with a "no data"
-note, never an error. Chains are labelled with
+offset or an exponent (``1e6``); legends sit beside the axes, never over
+the data; titles carry the span of the data (override with ``title=``).
+Empty data gives an empty axes with a "no data" note, never an error.
+Chains are labelled with
 :func:`cctx_research.chains.chain_label` (``"Arbitrum One"``).
 
 Modules

@@ -1,9 +1,10 @@
 """Drawing helpers shared by the plot modules (private to :mod:`cctx_research.plots`).
 
 Axes creation and checks, titles that carry the span of the data, the "no
-data" note, chain and corridor labels, UTC date axes and compact numbers
+data" note, chain and corridor labels, UTC date axes, compact numbers
 (:func:`compact`, and :func:`compact_axis` for every axis of amounts or
-counts): one home for what every plot family draws with.
+counts) and legends outside the data (:func:`legend_outside`): one home for
+what every plot family draws with.
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ USDC = "USDC"
 NO_DATA = "no data"
 
 
-def get_axes(ax: Axes | None) -> Axes:
-    """``ax`` checked, or the axes of a new figure when it is None."""
+def get_axes(ax: Axes | None, *, figsize: tuple[float, float] | None = None) -> Axes:
+    """``ax`` checked, or the axes of a new figure when it is None.
+
+    A new figure is laid out by matplotlib's constrained layout, which makes
+    room for a legend beside the axes (:func:`legend_outside`).
+    """
     if ax is None:
-        _, ax = plt.subplots()
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
         return ax
     if not isinstance(ax, Axes):
         raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
@@ -189,6 +194,28 @@ def compact_axis(axis: Axis) -> None:
         axis.set_minor_formatter(_CompactLogFormatter(labelOnlyBase=False))
     else:
         axis.set_major_formatter(CompactFormatter())
+
+
+def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, **options: Any) -> None:
+    """The legend of ``ax`` beside it, to the right and top-aligned: never over the data.
+
+    ``handles`` (artists with labels) replace those drawn on ``ax``;
+    ``options`` go to :meth:`~matplotlib.axes.Axes.legend`. A figure with
+    constrained layout (the report's, and every new one :func:`get_axes`
+    makes) shrinks the axes to make room; otherwise save with
+    ``bbox_inches="tight"``, as notebooks do.
+    """
+    placement: dict[str, Any] = {
+        "loc": "upper left",
+        "bbox_to_anchor": (1.01, 1.0),
+        "borderaxespad": 0.0,
+        "fontsize": "small",
+        "frameon": False,
+    }
+    placement.update(options)
+    if handles is not None:
+        placement["handles"] = list(handles)
+    ax.legend(**placement)
 
 
 def value_label(value: str, noun: str = "Volume") -> str:

@@ -81,7 +81,7 @@ def plot_lorenz(
         color="#2775ca",
         label=f"Lorenz curve (Gini {conc.gini:.3f})",
     )
-    ax.legend(loc="upper left", fontsize="small")
+    _axes.legend_outside(ax)
     return ax
 
 

@@ -237,7 +237,7 @@ def plot_net_flows(data: pd.DataFrame, *, ax: Axes | None = None, title: str | N
         for chain in wide.columns:
             ax.plot(x, wide[chain].to_numpy(), label=_axes.chain_text(chain))
         ax.axhline(0, color="0.5", linewidth=0.8)
-        ax.legend(fontsize="small")
+        _axes.legend_outside(ax)
         _axes.compact_axis(ax.yaxis)
         _axes.date_axis(ax)
     else:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -43,10 +42,7 @@ def _computable(data: Any, name: str) -> bool:
 
 def _bar_axes(ax: Axes | None, rows: int) -> Axes:
     """The given axes, or a new figure tall enough for one labelled bar per row."""
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * rows + 1.5)))
-        return ax
-    return _axes.get_axes(ax)
+    return _axes.get_axes(ax, figsize=(8, max(3.0, 0.3 * rows + 1.5)))
 
 
 def _route_text(source: Any, destination: Any) -> str:
@@ -205,16 +201,9 @@ def plot_latency(
             for c in _COLORS
             if "finality" in rows.columns and c in set(rows["finality"].astype(str))
         ]
-        extra, names = ax.get_legend_handles_labels()
+        extra, _ = ax.get_legend_handles_labels()
         if handles or extra:  # a reference matching no route shown draws no marker
-            ax.legend(
-                handles=handles + extra,
-                labels=[h.get_label() for h in handles] + names,
-                fontsize="small",
-                loc="upper center",
-                bbox_to_anchor=(0.5, -0.12),
-                ncol=3,
-            )
+            _axes.legend_outside(ax, handles + extra)
     return ax
 
 
@@ -248,7 +237,7 @@ def _latency_lines(
         ax.set_yscale("log")
     _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
-    ax.legend(fontsize="small")
+    _axes.legend_outside(ax)
     return ax
 
 
@@ -321,7 +310,7 @@ def plot_stuck(
     ax.set_yscale("log")
     _axes.compact_axis(ax.xaxis)
     _axes.compact_axis(ax.yaxis)
-    ax.legend(fontsize="small")
+    _axes.legend_outside(ax)
     return ax
 
 
@@ -382,5 +371,5 @@ def plot_fast_share(
     ax.set_yticks(y, _row_labels(rows))
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
-    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    _axes.legend_outside(ax)
     return ax

@@ -17,11 +17,13 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from .. import arguments, schema
-from ..analysis import inputs, volumes
+from ..analysis import inputs, pending, volumes
 from ..analysis.results import result_info, span_of
 from . import _axes
 
 __all__ = ["plot_in_flight", "plot_seasonality", "plot_size_distribution", "plot_volume"]
+
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 def _group_column(frame: pd.DataFrame) -> str | None:
@@ -42,6 +44,14 @@ def plot_volume(
 ) -> Axes:
     """Volume (or count) over time, as lines or stacked areas per group.
 
+    A first or last bucket only partly inside the span the data covers (a
+    window that starts or ends mid-day, with daily buckets) holds less than
+    a whole bucket's activity; the lines into it are drawn under a light
+    hatched band, with a legend entry, so that it does not read as a drop.
+    The span is the one the transfers' provenance records (what
+    ``client.mints(start, end)`` and the report's frames carry); without
+    one, no bucket is marked.
+
     Parameters
     ----------
     data : pandas.DataFrame
@@ -60,7 +70,8 @@ def plot_volume(
     -------
     matplotlib.axes.Axes
         Lines (``ax.lines``) or stacked areas (``ax.collections``), one per
-        group drawn.
+        group drawn; one hatched band (``ax.patches``) per run of partial
+        buckets.
 
     Examples
     --------
@@ -108,12 +119,64 @@ def plot_volume(
     else:
         for column, label in zip(wide.columns, labels, strict=True):
             ax.plot(x, wide[column].to_numpy(dtype=float), label=label)
-    if group is not None:
-        ax.legend(fontsize="small")
+    info = result_info(data)
+    marked = _mark_partial(ax, x, _partial(wide.index, info.freq, info.covered))
+    if group is not None or marked is not None:
+        handles, _ = ax.get_legend_handles_labels()
+        _axes.legend_outside(ax, handles + ([marked] if marked is not None else []))
     ax.set_ylim(bottom=0)
     _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
     return ax
+
+
+PARTIAL_LABEL = "partial bucket: part of it\nis outside the data's span"
+"""The legend entry of the hatched band over a bucket only partly inside the data's span."""
+
+
+PARTIAL_SHARE = 0.99
+"""A bucket with less than this share of its time inside the data's span is partial.
+
+(A span that starts at its first record, seconds after the hour, leaves its
+first bucket whole for every purpose: no band.)"""
+
+
+def _partial(starts: pd.DatetimeIndex, freq: str | None, covered: Any) -> np.ndarray:
+    """Which buckets (by their start) lie partly outside ``covered``; none when unknown."""
+    partial = np.zeros(len(starts), dtype=bool)
+    if not freq or covered is None or not len(starts):
+        return partial
+    lo, hi = (pd.Timestamp(t) for t in covered)
+    ends = starts + pd.tseries.frequencies.to_offset(freq)
+    inside = (np.minimum(ends, hi) - np.maximum(starts, lo)) / (ends - starts)
+    return np.asarray(inside < PARTIAL_SHARE, dtype=bool)
+
+
+def _mark_partial(ax: Axes, x: np.ndarray, partial: np.ndarray) -> Any:
+    """A light hatched band over the lines into each partial bucket; its legend proxy, or None.
+
+    A bucket only partly inside the span holds less than a whole bucket's
+    activity: drawn as is, the first or last point of a window that starts
+    or ends mid-bucket would read as a plunge. The band covers the segments
+    that lead to such a point (from the previous point to the next).
+    """
+    if not partial.any():
+        return None
+    from matplotlib.patches import Patch
+
+    style = {"facecolor": "white", "alpha": 0.6, "hatch": "///", "edgecolor": "0.55"}
+    spans: list[list[Any]] = []
+    last = len(x) - 1
+    for i in np.flatnonzero(partial):
+        lo, hi = x[max(i - 1, 0)], x[min(i + 1, last)]
+        if spans and lo <= spans[-1][1]:
+            spans[-1][1] = hi
+        else:
+            spans.append([lo, hi])
+    for lo, hi in spans:
+        if lo < hi:
+            ax.axvspan(lo, hi, zorder=3, linewidth=0, **style)
+    return Patch(label=PARTIAL_LABEL, **style)
 
 
 def plot_size_distribution(
@@ -234,7 +297,14 @@ def plot_seasonality(
     cmap: str = "viridis",
     title: str | None = None,
 ) -> Axes:
-    """Heatmap of activity by weekday x hour of day (UTC).
+    """Heatmap of activity by weekday x hour of day (UTC): the mean per day.
+
+    Each cell is the total of its weekday-hour divided by how many times
+    the data's span holds it (``count_per_day`` or ``volume_per_day`` of
+    :func:`~cctx_research.analysis.volumes.seasonality`), so a weekday the
+    window holds five times does not look busier than one it holds four
+    times. The weekday labels say how many of each the span holds
+    (``"Mon (5)"``); a weekday-hour it does not hold is left blank.
 
     Parameters
     ----------
@@ -243,13 +313,14 @@ def plot_seasonality(
         ``"transfers"`` frame.
     ax : matplotlib.axes.Axes, optional
     values : {"count", "volume"}, default "count"
+        Transfers or USDC volume, per day.
     cmap : str, default "viridis"
     title : str, optional
 
     Returns
     -------
     matplotlib.axes.Axes
-        A 7 x 24 image with a colorbar.
+        A 7 x 24 image of the means per day, with a colorbar.
 
     Examples
     --------
@@ -258,52 +329,80 @@ def plot_seasonality(
     arguments.choice("values", values, ["count", "volume"])
     if inputs.is_transfers(data):
         data = volumes.seasonality(data)
+    mean = f"{values}_per_day"
     data = _axes.require_frame(
-        data, "plot_seasonality", ["weekday", "hour", values], "volumes.seasonality(...) output"
+        data,
+        "plot_seasonality",
+        ["weekday", "hour", "days", values, mean],
+        "volumes.seasonality(...) output",
     )
     ax = _axes.get_axes(ax)
-    _axes.set_title(ax, "Activity by weekday and hour", result_info(data).span, title)
+    _axes.set_title(ax, "Activity by weekday and hour, mean per day", result_info(data).span, title)
     ax.set_xlabel("Hour of day (UTC)")
-    ax.set_ylabel("Day of week (UTC)")
+    ax.set_ylabel("Day of week (UTC; days in the span)")
     if data.empty or not data[values].to_numpy(dtype=float).any():
         return _axes.no_data(ax)
-    grid = np.zeros((7, 24))
-    grid[data["weekday"].to_numpy(dtype=int), data["hour"].to_numpy(dtype=int)] = data[
-        values
-    ].to_numpy(dtype=float)
-    image = ax.imshow(grid, aspect="auto", cmap=cmap)
-    ax.set_yticks(range(7), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+    weekday = data["weekday"].to_numpy(dtype=int)
+    grid = np.full((7, 24), np.nan)
+    grid[weekday, data["hour"].to_numpy(dtype=int)] = data[mean].to_numpy(dtype=float)
+    days = np.zeros(7, dtype=int)
+    np.maximum.at(days, weekday, data["days"].to_numpy(dtype=int))
+    image = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap=cmap)
+    ax.set_yticks(range(7), [f"{name} ({n})" for name, n in zip(_WEEKDAYS, days, strict=True)])
     ax.set_xticks(range(0, 24, 3))
-    bar = ax.figure.colorbar(image, ax=ax, label=_axes.value_label(values))
+    label = "Mean volume per day (USDC)" if values == "volume" else "Mean transfers per day (count)"
+    bar = ax.figure.colorbar(image, ax=ax, label=label)
     _axes.compact_axis(bar.long_axis)
     return ax
 
 
 def plot_in_flight(data: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
-    """USDC burned but not yet minted, over time.
+    """USDC burned but not yet minted, over time: pending apart from never minted.
+
+    From a ledger (or :func:`cctx_research.analysis.pending.timeseries`):
+    two lines, what is *pending* (younger than ``factor`` times the median
+    latency of transfers like it: on its way) and what is *never minted*
+    (older than that), split as :func:`~cctx_research.analysis.pending.stuck`
+    splits them. Never-minted transfers pile up for as long as the data
+    runs; on their own line they no longer make the pending line climb.
+
+    From a ``"volume"`` frame (or
+    :func:`cctx_research.analysis.volumes.in_flight`): one line, burns minus
+    mints since the first bucket. It cannot tell the two apart, and includes
+    every transfer never minted: it climbs while they accumulate.
 
     Parameters
     ----------
     data : pandas.DataFrame
-        Output of :func:`cctx_research.analysis.volumes.in_flight`, or a
-        ``"volume"`` frame to compute it from.
+        A ``"ledger"`` frame, the output of
+        :func:`cctx_research.analysis.pending.timeseries`, a ``"volume"``
+        frame, or the output of :func:`cctx_research.analysis.volumes.in_flight`.
     ax : matplotlib.axes.Axes, optional
     title : str, optional
 
     Returns
     -------
     matplotlib.axes.Axes
-        One step line, at each bucket's end.
+        Two lines (pending, never minted) at each moment, with a legend; or
+        one step line at each bucket's end.
 
     Examples
     --------
+    >>> plot_in_flight(ledger)  # doctest: +SKIP
     >>> history = client.volume_history(start="2024-06-01", end="2024-07-01")  # doctest: +SKIP
     >>> plot_in_flight(history)  # doctest: +SKIP
     """
+    if inputs.is_ledger(data):
+        data = pending.timeseries(data)
+    if isinstance(data, pd.DataFrame) and {"pending", "never_minted"} <= set(data.columns):
+        return _pending_lines(data, _axes.get_axes(ax), title)
     if isinstance(data, pd.DataFrame) and "in_flight" not in data.columns:
         data = volumes.in_flight(data)
     data = _axes.require_frame(
-        data, "plot_in_flight", ["end", "in_flight"], "volumes.in_flight(...) output"
+        data,
+        "plot_in_flight",
+        ["end", "in_flight"],
+        "a ledger, pending.timeseries(...) or volumes.in_flight(...) output",
     )
     ax = _axes.get_axes(ax)
     _axes.set_title(ax, "USDC in flight", result_info(data).span, title)
@@ -320,4 +419,34 @@ def plot_in_flight(data: pd.DataFrame, *, ax: Axes | None = None, title: str | N
     ax.axhline(0, color="0.5", linewidth=0.8)
     _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
+    return ax
+
+
+def _pending_lines(data: pd.DataFrame, ax: Axes, title: str | None) -> Axes:
+    info = result_info(data)
+    span = (data["timestamp"].min(), data["timestamp"].max()) if len(data) else None
+    _axes.set_title(ax, "USDC in flight", span, title)
+    ax.set_xlabel("Time (UTC)")
+    ax.set_ylabel(f"Burned, not yet minted ({_axes.USDC})")
+    if data.empty:
+        return _axes.no_data(ax)
+    factor = f"{info.factor:g}" if info.factor else "N"
+    x = _axes.naive_utc(data["timestamp"])
+    ax.plot(
+        x,
+        data["pending"].to_numpy(dtype=float),
+        color="#2775ca",
+        label=f"pending: younger than {factor}x\nthe median latency of its route",
+    )
+    ax.plot(
+        x,
+        data["never_minted"].to_numpy(dtype=float),
+        color="0.45",
+        linestyle="--",
+        label="never minted: older than that",
+    )
+    ax.set_ylim(bottom=0)
+    _axes.compact_axis(ax.yaxis)
+    _axes.date_axis(ax)
+    _axes.legend_outside(ax)
     return ax

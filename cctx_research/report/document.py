@@ -32,7 +32,8 @@ CSS = """
 .cctx-report table { border-collapse: collapse; margin: 0.4em 0 0.8em; font-size: 0.9em; }
 .cctx-report th, .cctx-report td { border: 1px solid #d0d7de; padding: 3px 8px; }
 .cctx-report th { background: #f6f8fa; text-align: left; }
-.cctx-report td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.cctx-report td.num, .cctx-report th.num { text-align: right;
+  font-variant-numeric: tabular-nums; }
 .cctx-report td { white-space: nowrap; }
 .cctx-report td.up { color: #1a7f37; }
 .cctx-report td.down { color: #cf222e; }

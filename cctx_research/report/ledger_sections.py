@@ -25,7 +25,7 @@ from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
 from .registry import Context, Part, SectionSpec, figure
 
-__all__ = ["SPECS", "duration", "link_quality", "scope_ledger"]
+__all__ = ["SPECS", "duration", "in_flight", "link_quality", "scope_ledger"]
 
 _WHERE = (
     "pass ledger= to report.build (cctx_research.load(...) of event logs or exports, "
@@ -59,12 +59,16 @@ def duration(seconds: float) -> str:
 
 
 def _durations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """``frame`` with ``*_s`` columns shown as durations (and renamed without ``_s``)."""
+    """``frame`` with ``*_s`` columns shown as durations (``"12 min 30 s"``).
+
+    The names stay: the table's headers (:mod:`cctx_research.views.columns`)
+    say what each is (``median_s``: "median latency").
+    """
     out = frame.copy()
     for column in columns:
         if column in out.columns:
             out[column] = [duration(v) for v in out[column].to_numpy(dtype="float64")]
-    return out.rename(columns={c: c.removesuffix("_s") for c in columns})
+    return out
 
 
 def scope_ledger(
@@ -224,7 +228,10 @@ def _latency(ctx: Context) -> Sequence[Part]:
     parts.append(
         note(
             "Burn to mint, over the transfers burned in the window and minted before its "
-            "end; a transfer minted later counts as pending (next section)."
+            "end; a transfer minted later counts as pending (next section). 10th and 90th "
+            "percentile: a tenth of the transfers were faster than the first, a tenth slower "
+            "than the second. Ambiguous links: transfers linked among identical ones in time "
+            "order, whose latency is uncertain."
         )
     )
     return parts
@@ -327,6 +334,53 @@ _STUCK_HEADERS = {
 }
 
 
+def in_flight(ctx: Context) -> Sequence[Part]:
+    """The "USDC in flight" figure and its note: from the ledger when the report has one.
+
+    With burn times, pending apart from never minted, hour by hour (daily
+    beyond 120 days), split as the "Pending and stuck" section splits them;
+    without, burns minus mints of the volume history, which cannot tell
+    them apart and says so.
+    """
+    if _has_burn_times(ctx):
+        step = "1D" if ctx.freq == "7D" else "1h"
+        series = pending.timeseries(_ledger(ctx), freq=step, as_of=ctx.now)
+        ctx.data["in_flight_over_time"] = series
+        factor = f"{result_info(series).factor:g}"
+        every = "hour" if step == "1h" else "day"
+        return (
+            figure(
+                "in-flight",
+                f"USDC in flight, every {every}: pending (burned, not yet minted, younger "
+                f"than {factor}x the median latency of transfers like it) apart from never "
+                "minted (older than that), as 'Pending and stuck' splits them",
+                plots.plot_in_flight,
+                series,
+            ),
+            note(
+                "From the ledger, over the transfers burned in the window (and touching the "
+                "chains picked): USDC burned before it is not counted, so both lines start "
+                "from zero. Transfers never minted pile up on their own line for as long as "
+                "the window runs; the pending line is what is on its way."
+            ),
+        )
+    return (
+        figure(
+            "in-flight",
+            "USDC in flight: burns minus mints since the start of the window",
+            plots.plot_in_flight,
+            ctx.data["in_flight"],
+        ),
+        note(
+            "From the interface's volume operation, which covers every chain whatever the "
+            "chain selection; USDC already in flight before the window counts as zero. It "
+            "cannot tell a transfer on its way from one never minted, and counts both: it "
+            "climbs as never-minted transfers accumulate. With a ledger (ledger= to "
+            "report.build, report --data) the two are drawn apart."
+        ),
+    )
+
+
 def _v2_section(ctx: Context) -> Sequence[Part]:
     done = _completed_by_end(ctx)
     share = v2.fast_share(_ledger(ctx))
@@ -343,16 +397,31 @@ def _v2_section(ctx: Context) -> Sequence[Part]:
             figsize=(9.0, max(3.5, 0.32 * len(share) + 1.5)),
         ),
         html_table(share),
+        note(
+            "V2 transfers burned in the window. Fast: minimum finality threshold of at most "
+            "1000 (attested at confirmation), standard above."
+        ),
         "<h3>Fees collected</h3>",
         html_table(fees),
+        note(
+            "Fees are what the mint collected, over the V2 transfers minted by the end of the "
+            "window whose fee is known; 1 bps (basis point) is 0.01% of the amount burned. "
+            "Fee rate: the route's fees over its volume, so the largest transfers weigh "
+            "most. Median fee rate: each transfer's own fee over its amount, the middle one: "
+            "what a typical transfer paid."
+        ),
         "<h3>Fee caps (max fee) against the fee taken</h3>",
         html_table(caps),
+        note(
+            "Max fee: the most the sender allowed the fee to be. Fee / max fee: how much of "
+            "that cap the fee took (1: all of it); the fee at the cap: transfers whose fee "
+            "reached it. Median max fee: the cap in basis points of the amount."
+        ),
         "<h3>Hooks</h3>",
         html_table(hooked),
         note(
-            "V2 transfers burned in the window. Fast: minimum finality threshold of at most "
-            "1000 (attested at confirmation), standard above. Fees are what the mint "
-            "collected, in basis points (bps) of the amount burned."
+            "Hook data: instructions the sender attached for the destination to run after "
+            "the mint (V2); transfers whose hook data is unknown are left out."
         ),
     ]
     return parts

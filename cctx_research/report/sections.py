@@ -112,6 +112,10 @@ def _flows(ctx: Context) -> Sequence[Part]:
         ),
         "<h3>Top corridors</h3>",
         html_table(r["corridors"]),
+        note(
+            "Mean and median: the size of a transfer on the corridor. Share of volume and of "
+            "transfers: the corridor's part of all the transfers in the window."
+        ),
     )
 
 
@@ -127,22 +131,13 @@ def _volume(ctx: Context) -> Sequence[Part]:
     return (
         figure(
             "volume",
-            f"Minted volume per source chain, buckets of {ctx.freq} (UTC)",
+            f"Minted volume per source chain, buckets of {ctx.freq} (UTC). A first or last "
+            "bucket only partly inside the window (hatched) holds less than a whole bucket: "
+            "its lower total is not a drop in activity",
             plots.plot_volume,
             ctx.data["timeseries"],
         ),
-        figure(
-            "in-flight",
-            "Burn against mint volume, and USDC in flight (burned, not yet minted)",
-            plots.plot_in_flight,
-            ctx.data["in_flight"],
-        ),
-        note(
-            "Mint and burn volume and in-flight come from the interface's volume "
-            "operation, which covers every chain whatever the chain selection. "
-            "In flight is relative to the start of the window: USDC already in "
-            "flight before it counts as zero."
-        ),
+        *ledger_sections.in_flight(ctx),
     )
 
 
@@ -156,9 +151,19 @@ def _sizes(ctx: Context) -> Sequence[Part]:
             sizes,
         ),
         html_table(sizes.classes),
+        "<h3>Transfer amounts at each quantile</h3>",
         html_table(
-            sizes.quantiles.rename("amount (USDC)").rename_axis("quantile").to_frame(),
-            index=True,
+            pd.DataFrame(
+                {
+                    "quantile": [f"{q:.0%}" for q in sizes.quantiles.index],
+                    "amount": sizes.quantiles.to_numpy(dtype="float64"),
+                }
+            )
+        ),
+        note(
+            "A class holds the transfers from its first amount up to, not including, the "
+            "next. Quantile: that share of the transfers moved at most the amount beside it "
+            "(50%: the median)."
         ),
     )
 
@@ -167,7 +172,10 @@ def _seasonality(ctx: Context) -> Sequence[Part]:
     return (
         figure(
             "seasonality",
-            "Transfers by hour of day (UTC) and day of week",
+            "Transfers by hour of day and day of week (UTC): the mean per day, each "
+            "weekday-hour's total divided by how many times the window holds it (in "
+            "brackets, how many of each weekday it holds), so a weekday the window holds "
+            "five times does not look busier than one it holds four times",
             plots.plot_seasonality,
             ctx.data["seasonality"],
             figsize=(9.0, 4.0),
@@ -185,8 +193,10 @@ def _addresses(ctx: Context) -> Sequence[Part]:
         "<h3>Top senders (by volume sent; often router contracts)</h3>",
         html_table(r["top_senders"], links=links),
         note(
-            "chain: where the address received (recipients) or sent (senders) most of "
-            "its volume; the address links to that chain's block explorer."
+            "Chain: where the address received (recipients) or sent (senders) most of "
+            "its volume; the address links to that chain's block explorer. Share: the "
+            "address's part of all the volume received (recipients) or sent (senders) in "
+            "the window."
         ),
         "<h3>Concentration of volume received</h3>",
         pairs(
@@ -204,7 +214,7 @@ def _addresses(ctx: Context) -> Sequence[Part]:
             "Lorenz curve of volume received per address",
             plots.plot_lorenz,
             conc,
-            figsize=(6.0, 5.0),
+            figsize=(7.5, 5.0),  # the legend beside a square-ish plot
         ),
     )
 

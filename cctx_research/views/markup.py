@@ -1,7 +1,8 @@
 """HTML pieces shared by the report and the widgets.
 
 Every value that ends up in HTML goes through :func:`escape` (here, once);
-tables format numbers for reading (:func:`html_table`); figures are drawn on
+tables format numbers for reading and head their columns as a person reads
+them, with units (:func:`html_table`, :mod:`.columns`); figures are drawn on
 bare matplotlib figures and embedded as PNG (:func:`render_png`,
 :class:`EmbeddedFigure`); addresses and transaction hashes link to their
 chain's block explorer (:func:`address_link`, :func:`tx_link`, and
@@ -37,6 +38,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from . import explorers
+from .columns import displayed, header
 
 __all__ = [
     "EmbeddedFigure",
@@ -137,8 +139,17 @@ def tx_link(chain: Any, tx_hash: Any, text: Any = None) -> str:
     return link(explorers.tx_url(chain, tx_hash), shown, title=title)
 
 
-def _cell(value: Any, column: str) -> tuple[str, str]:
-    """Text and CSS class of one table cell."""
+_NO_CENTS = "\u2008\u2007\u2007"
+"""Where ``.00`` would be, in blank space as wide (punctuation and figure spaces)."""
+
+
+def _cell(value: Any, column: str, decimals: int | None = None) -> tuple[str, str]:
+    """Text and CSS class of one table cell.
+
+    A plain float gets ``decimals`` decimals; with None, two below 1,000 and
+    none from 1,000 up, followed by blank space as wide as the two (so that
+    a column's decimal points line up).
+    """
     if value is None or (
         not isinstance(value, (str, bytes)) and np.ndim(value) == 0 and pd.isna(value)
     ):
@@ -153,8 +164,33 @@ def _cell(value: Any, column: str) -> tuple[str, str]:
         v = float(value)
         if "share" in column:
             return f"{v * 100:,.1f}%", "num"
-        return (f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}"), "num"
+        if np.isinf(v):
+            return ("∞" if v > 0 else "-∞"), "num"
+        if decimals is None:
+            return (f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}{_NO_CENTS}"), "num"
+        return f"{v:,.{decimals}f}", "num"
     return str(value), ""
+
+
+def _decimals(values: pd.Series) -> int | None:
+    """How a float column is written so that its numbers line up (see :func:`_cell`).
+
+    0 when every value is whole, or 1,000 and more; None (cents below
+    1,000, blank space where they would be above) for a column of both.
+    """
+    if not pd.api.types.is_float_dtype(values.dtype):
+        return None
+    finite = values.to_numpy(dtype="float64", na_value=np.nan)
+    finite = finite[np.isfinite(finite)]
+    if (finite == np.round(finite)).all() or (np.abs(finite) >= 1000).all():
+        return 0
+    return None
+
+
+def _numeric(values: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+        values.dtype
+    )
 
 
 def _link_specs(
@@ -189,7 +225,13 @@ def html_table(
     caption: str | None = None,
     links: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
-    """An escaped HTML table of a frame, numbers formatted for reading.
+    """An escaped HTML table of a frame, for reading: human headers, aligned numbers.
+
+    Columns are headed as :func:`cctx_research.views.columns.header` writes
+    them (``volume (USDC)``, ``from``, ``fee rate (bps)``); an exact
+    ``*_raw`` twin beside its USDC amount is left out (the frame keeps it).
+    Numbers are right-aligned (class ``num``, their headers too), with one
+    number of decimals per column; shares are percentages.
 
     Parameters
     ----------
@@ -220,13 +262,19 @@ def html_table(
         raise TypeError(f"caption must be a str or None, got {type(caption).__name__}")
     data = frame.reset_index() if index else frame
     specs = _link_specs(links, list(data.columns))
+    data = data[displayed(data.columns)]
     position = {str(c): i for i, c in enumerate(data.columns)}
-    head = "".join(f"<th>{escape(c)}</th>" for c in data.columns)
+    decimals = [_decimals(data.iloc[:, i]) for i in range(data.shape[1])]
+    num = ' class="num"'
+    head = "".join(
+        f"<th{num if _numeric(data.iloc[:, i]) else ''}>{escape(header(c))}</th>"
+        for i, c in enumerate(data.columns)
+    )
     rows = []
     for record in data.itertuples(index=False, name=None):
         cells = []
-        for column, value in zip(data.columns, record, strict=True):
-            text, css = _cell(value, str(column))
+        for k, (column, value) in enumerate(zip(data.columns, record, strict=True)):
+            text, css = _cell(value, str(column), decimals[k])
             spec = specs.get(str(column))
             if spec is not None and css != "num":
                 chain = record[position[spec[1]]]

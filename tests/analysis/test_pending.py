@@ -166,3 +166,65 @@ def test_errors(ledger) -> None:
         pending.stuck(ledger, as_of="not a time")
     with pytest.raises(ValueError, match="by"):
         pending.in_flight(ledger, by="chain")
+
+
+# ------------------------------------------------------------------ timeseries
+
+
+def test_timeseries_by_hand(ledger) -> None:
+    # every 10 minutes from 00:00 to 01:00 (as_of), judged as stuck judges them
+    out = pending.timeseries(ledger, freq="10min", as_of=AS_OF)
+    assert out["timestamp"].tolist() == list(
+        pd.date_range("2024-07-01", AS_OF, freq="10min", tz="UTC")
+    )
+    at = out.set_index(out["timestamp"].dt.strftime("%H:%M"))
+    # 00:00: the four burns of 00:00 are pending (done1/done2/fast/late), none old enough
+    assert at.loc["00:00", ["pending_count", "never_minted_count"]].tolist() == [4, 0]
+    # 00:10: done1, done2 and fast minted; "late" (600 s) is not yet 3x 300 s; poly burned
+    assert at.loc["00:10", ["pending_count", "never_minted_count"]].tolist() == [2, 0]
+    # 00:20: "late" (1200 s > 900 s) is never minted; poly (600 s) not yet
+    assert at.loc["00:20", ["pending_count", "never_minted_count"]].tolist() == [1, 1]
+    assert at.loc["00:20", "never_minted_raw"] == 250_000_000
+    # 01:00: what stuck and in_flight say at that moment
+    last = at.loc["01:00"]
+    late = pending.stuck(ledger, as_of=AS_OF)
+    total = pending.in_flight(ledger, as_of=AS_OF, by=None).iloc[0]
+    assert last["never_minted_count"] == len(late) == 4
+    assert last["never_minted_raw"] == late["amount_raw"].sum()
+    assert last["pending_count"] + last["never_minted_count"] == total["count"]
+    assert last["in_flight_raw"] == total["amount_raw"]
+    assert last["pending"] == pytest.approx(2.0)  # "young" alone
+    info = result_info(out)
+    assert (info.freq, info.as_of, info.factor) == ("10min", pd.Timestamp(AS_OF, tz="UTC"), 3.0)
+
+
+def test_timeseries_equals_stuck_and_in_flight_at_every_moment_of_the_sample() -> None:
+    ledger = generate("2024-07-01", days=2)
+    as_of = pd.Timestamp("2024-06-30T17:45", tz="UTC")
+    out = pending.timeseries(ledger, freq="6h", as_of=as_of)
+    assert out["timestamp"].iloc[-1] == as_of  # the last moment: as_of itself
+    assert (out["timestamp"].diff().dropna() <= pd.Timedelta(hours=6)).all()
+    for row in out.iloc[1::2].itertuples(index=False):
+        late = pending.stuck(ledger, as_of=row.timestamp)
+        total = pending.in_flight(ledger, as_of=row.timestamp, by=None).iloc[0]
+        assert row.never_minted_count == len(late)
+        assert row.never_minted_raw == late["amount_raw"].sum()
+        assert row.in_flight_raw == total["amount_raw"]
+        assert row.pending_count + row.never_minted_count == total["count"]
+    # never-minted transfers pile up; what is pending stays what is on its way
+    assert out["never_minted_count"].iloc[-1] > out["pending_count"].iloc[-1]
+
+
+def test_timeseries_edges_and_errors(ledger) -> None:
+    empty = pending.timeseries(schema.empty("ledger"))
+    assert empty.empty
+    assert "never_minted" in empty.columns
+    with pytest.raises(ValueError, match="fixed length"):
+        pending.timeseries(ledger, freq="MS")
+    with pytest.raises(ValueError, match="freq"):
+        pending.timeseries(ledger, freq="often")
+    with pytest.raises(ValueError, match="factor"):
+        pending.timeseries(ledger, factor=0)
+    transfers = make_transfers([{"time": "2024-07-01", "src": 0, "dst": 6, "amount": 1}])
+    with pytest.raises(DataError, match="burn time"):
+        pending.timeseries(transfers)

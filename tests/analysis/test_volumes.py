@@ -25,6 +25,18 @@ def test_timeseries_daily_totals(small):
     assert t["count"].dtype == np.dtype("int64")
 
 
+def test_timeseries_records_the_span_its_transfers_cover(small):
+    from cctx_research.analysis.results import result_info
+
+    assert result_info(volumes.timeseries(small)).covered is None
+    window = (pd.Timestamp("2024-06-01T09:30", tz="UTC"), pd.Timestamp("2024-06-04", tz="UTC"))
+    fetched = attach(small, Provenance(source="t", window=window))
+    assert result_info(volumes.timeseries(fetched)).covered == window
+    held = (window[0], pd.Timestamp("2024-06-02", tz="UTC"))
+    fetched = attach(small, Provenance(source="t", window=window, coverage=held))
+    assert result_info(volumes.timeseries(fetched, by="corridor")).covered == held
+
+
 def test_timeseries_fills_empty_buckets_with_zeros(small):
     t = volumes.timeseries(small, freq="12h")
     assert len(t) == 6
@@ -174,6 +186,30 @@ def test_seasonality_empty(empty):
     s = volumes.seasonality(empty)
     assert len(s) == 168
     assert s["count"].sum() == 0
+    assert s["days"].sum() == 0
+    assert s["count_per_day"].isna().all()
+
+
+def test_seasonality_means_per_day_over_the_window_the_frame_records(small):
+    # small runs Saturday 2024-06-01 00:30 to Monday 06-03 23:xx; fetched for a window
+    # from Thursday 2024-05-30 12:00 to Tuesday 06-11 (end excluded)
+    own = volumes.seasonality(small).set_index(["weekday", "hour"])
+    window = (pd.Timestamp("2024-05-30T12:00", tz="UTC"), pd.Timestamp("2024-06-11", tz="UTC"))
+    s = volumes.seasonality(attach(small, Provenance(source="t", window=window)))
+    cells = s.set_index(["weekday", "hour"])
+    # held by hand: Mondays 06-03 and 06-10; Thursday 05-30 from 12:00 and 06-06
+    assert cells.loc[(0, 5), "days"] == 2
+    assert cells.loc[(3, 11), "days"] == 1
+    assert cells.loc[(3, 12), "days"] == 2
+    assert cells.loc[(1, 0), "days"] == 1  # Tuesday 06-04 only: 06-11 is the excluded end
+    assert cells.loc[(0, 5), "count_per_day"] == 0.5  # one transfer over two Mondays
+    assert cells.loc[(0, 5), "volume_per_day"] == 75_000.0
+    assert cells["count"].sum() == 6  # the totals are still the totals
+    assert not cells["count_per_day"].isna().any()
+    # without a recorded window: the data's own first to last hour
+    assert own.loc[(0, 5), "days"] == 1
+    assert own.loc[(2, 12), "days"] == 0
+    assert np.isnan(own.loc[(2, 12), "count_per_day"])
 
 
 # ------------------------------------------------------------------- kpis
