@@ -222,3 +222,10 @@ def test_every_package_is_shipped():
     ])
     found = {_module_name(p.parent / "__init__.py") for p in ROOT.rglob("__init__.py")}
     assert sorted(found - listed) == []
+    # a folder of data files (no __init__.py) must be listed too: setuptools ships it only
+    # then, and warns on every install ("Package would be ignored") when it is not
+    holding = {
+        _module_name(p.parent / "__init__.py") for p in ROOT.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }  # fmt: skip
+    assert sorted(holding - listed) == []
