@@ -63,12 +63,17 @@ def _group(text: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.nda
     """Decode ``(m, width)`` digit rows: (big-endian bytes ``(m, nbytes)``, leading ones, ok)."""
     m = len(text)
     digits = _DIGIT[text]
-    ok = digits.max(axis=1) < 58
-    if not ok.all():
+    ok = np.ones(m, dtype=bool)
+    if m and digits.max() > 57:  # one pass over all; rows only when some digit is bad
+        ok = digits.max(axis=1) < 58
         digits[~ok] = 0
-    nonzero = digits != 0
-    ones = np.argmax(nonzero, axis=1)
-    ones[~nonzero[np.arange(m), ones]] = width  # no nonzero digit: all are leading ones
+    ones = np.zeros(m, dtype=np.int64)
+    lead = np.flatnonzero(digits[:, 0] == 0)  # leading ones: only where the first digit is one
+    if len(lead):
+        nonzero = digits[lead] != 0
+        found = np.argmax(nonzero, axis=1)
+        found[~nonzero[np.arange(len(lead)), found]] = width  # no nonzero digit: all are ones
+        ones[lead] = found
     # five digits (from the last) as one number below 2**30; the first group may be shorter
     head = width % _GROUP
     groups = width // _GROUP + (head > 0)
