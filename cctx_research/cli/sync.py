@@ -6,6 +6,7 @@
         --from 2026-11-01 --out cctp/
     cctx-research sync --chain base --chain arbitrum --out cctp/   # URLs from CCTX_RPC_BASE ...
     cctx-research sync --chain base --out cctp/ --iris   # and ask Circle's attestation API
+    cctx-research sync --chain solana=$SOL_RPC --chain base --from 2026-11-01 --out cctp/
     cctx-research sync --status cctp/
 
 ``--chain NAME`` alone takes the URL from ``CCTX_RPC_<NAME>`` (upper case),
@@ -29,7 +30,8 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         help="pull CCTP events from JSON-RPC nodes into a dataset, and keep it current",
         description=(
             "Fetch the CCTP V1 and V2 events of EVM chains from their nodes (eth_getLogs with "
-            "ranges that adapt to each provider), write them as Parquet with the ledger of all "
+            "ranges that adapt to each provider) and Solana's CCTP transactions "
+            "(getSignaturesForAddress, getTransaction), write them with the ledger of all "
             "chains, and continue from the checkpoint on every later run. --status shows what "
             "a dataset covers."
         ),
@@ -39,9 +41,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         help="a chain and its node's JSON-RPC URL (repeat); NAME alone reads CCTX_RPC_<NAME>",
     )  # fmt: skip
     p.add_argument("--from", dest="start", default=None, metavar="BLOCK|DATE",
-                   help="first block or date (needed on a chain's first sync)")  # fmt: skip
+                   help="first block (Solana: slot) or date (needed on a chain's first sync)")
     p.add_argument("--to", dest="end", default=None, metavar="BLOCK|DATE",
-                   help="last block or date (default: the head)")  # fmt: skip
+                   help="last block (Solana: slot) or date (default: the head)")
     p.add_argument("--out", default=None, metavar="DIR", help="the dataset directory")
     p.add_argument("--confirmations", type=int, default=None, metavar="N",
                    help="blocks behind the head fetched again next run (default 64)")  # fmt: skip

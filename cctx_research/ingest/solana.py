@@ -23,8 +23,10 @@ minted to, from the transaction's token balances (``<NA>`` when they do
 not list it).
 
 Base58 decoding, the field reads and the message decoding run over all the
-events of a file at once; only the walk over each reply's instructions is a
-loop. Failed transactions, transactions of other programs, events of other
+events of a file at once, and the walk over the replies' instructions over
+blocks of replies (:mod:`cctx_research.ingest.solana_columns`); token
+balances and ``MessageSent`` accounts are read for the rows that need them.
+Failed transactions, transactions of other programs, events of other
 names, replies cut short and events whose bytes do not fit their layout
 are each counted by reason, never guessed at.
 
@@ -47,9 +49,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .. import chains, schema
 from ..errors import DataError
+from . import solana_read
 from .abi_words import bytes32_address, hex_words
 from .evm_logs import DecodedLogs
 from .formats import FileRead
@@ -58,16 +62,18 @@ from .messages import BODY_COLUMNS, decode_message
 from .rows import Reasons, nullable, string_column
 from .solana_base58 import decode_many
 from .solana_layouts import (
+    CODES,
     EMITTERS,
     EVENT_TAG,
     LAYOUTS,
     MESSAGE_SENT_DISCRIMINATOR,
     MESSAGE_TRANSMITTERS,
+    PROGRAM_IDS,
     PROGRAMS,
     Layout,
     discriminator,
 )
-from .solana_read import Flat, flatten, flatten_documents
+from .solana_read import Flat, flatten, flatten_documents, transmitter_calls
 
 __all__ = ["DOMAIN", "decode", "decode_replies", "read"]
 
@@ -76,7 +82,7 @@ logger = logging.getLogger(__name__)
 DOMAIN = 5
 """Solana's CCTP domain."""
 
-_NAMES = {discriminator(name): name for name in EMITTERS}
+_DISCRIMINATORS = {name: np.frombuffer(discriminator(name), "<u8")[0] for name in EMITTERS}
 _INT64_MAX = np.uint64(np.iinfo(np.int64).max)
 _BASE = {
     "domain": schema.NULLABLE_INT, "chain_id": schema.STRING, "block_number": "int64",
@@ -124,7 +130,7 @@ def _pubkeys_hex(values: list[str]) -> pd.Series:
 class _Events:
     """The events of one (name, version) group: their bytes, and the checks made so far."""
 
-    def __init__(self, layout: Layout, buffer: np.ndarray, text: np.ndarray,
+    def __init__(self, layout: Layout, buffer: np.ndarray, text: np.ndarray | None,
                  starts: np.ndarray, lengths: np.ndarray) -> None:
         self.layout, self.buffer, self.text = layout, buffer, text
         self.starts, self.lengths = starts, lengths
@@ -167,13 +173,18 @@ class _Events:
         return start, np.where(self.safe, self.lengths - self.layout.fixed, 0)
 
 
+def _decimal(values: np.ndarray) -> pd.Series:
+    """Unsigned 64-bit values as decimal text (a nonce), in the schema's string dtype."""
+    return string_column(pa.array(values.astype(np.uint64)).cast(pa.string()))
+
+
 def _columns(kind: str, ev: _Events) -> dict[str, Any]:
     v2 = ev.layout.version == 2
     m = len(ev.starts)
     if kind == "burns":
         cols: dict[str, Any] = {
             "nonce": pd.Series(pd.NA, index=range(m), dtype=schema.STRING) if v2
-            else pd.Series(ev["nonce"].astype(np.uint64).astype(str), dtype=schema.STRING),
+            else _decimal(ev["nonce"]),
             "burn_token": ev["burn_token"], "amount_raw": ev["amount"],
             "message_sender": ev["depositor"], "mint_recipient": ev["mint_recipient"],
             "destination_domain": ev["destination_domain"],
@@ -197,7 +208,7 @@ def _columns(kind: str, ev: _Events) -> dict[str, Any]:
         cols["finality_threshold_executed"] = nullable(ev["finality_threshold_executed"],
                                                        np.ones(m, dtype=bool))
     else:
-        cols["nonce"] = pd.Series(ev["nonce"].astype(np.uint64).astype(str), dtype=schema.STRING)
+        cols["nonce"] = _decimal(ev["nonce"])
     start, length = ev["message_body"]
     cols.update(decode_message(ev.buffer, ev.text, start, length, ev.reasons,
                                body_version=ev.layout.version))
@@ -213,47 +224,62 @@ def _frame(kind: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
     return frame
 
 
-def _base(flat: Flat, tx: np.ndarray, position: np.ndarray, program: list[str],
-          version: np.ndarray, contract: dict[str, str]) -> dict[str, Any]:
-    signature = pd.array(flat.signature, dtype=schema.STRING)
-    times = pd.to_datetime(pd.array(flat.block_time, dtype="Int64"), unit="s", utc=True)
-    return {
-        "domain": np.full(len(tx), DOMAIN), "chain_id": chains.chain_id(DOMAIN),
-        "block_number": np.asarray(flat.slot, dtype=np.int64)[tx],
-        "timestamp": times[tx], "tx_hash": signature[tx], "log_index": position,
-        "contract": [contract[p] for p in program], "cctp_version": version,
-        "source_file": flat.source_file, "index": np.asarray(flat.entry, dtype=np.int64)[tx],
-    }
+class _Rows:
+    """The columns of the transaction rows, made once for all the event tables."""
+
+    def __init__(self, flat: Flat) -> None:
+        self.flat = flat
+        self.signature = pd.array(flat.signature, dtype=schema.STRING)
+        self.times = pd.to_datetime(pd.array(flat.block_time, dtype="Int64"), unit="s", utc=True)
+        self.slot = np.asarray(flat.slot, dtype=np.int64)
+        self.entry = np.asarray(flat.entry, dtype=np.int64)
+        # code -> the program's spelling (code 0: no program)
+        self.contract = np.asarray([None, *_pubkeys_hex(list(PROGRAM_IDS)).tolist()],
+                                   dtype=object)  # fmt: skip
+
+    def base(self, tx: np.ndarray, position: np.ndarray, code: np.ndarray,
+             version: np.ndarray) -> dict[str, Any]:  # fmt: skip
+        return {
+            "domain": np.full(len(tx), DOMAIN), "chain_id": chains.chain_id(DOMAIN),
+            "block_number": self.slot[tx], "timestamp": self.times[tx],
+            "tx_hash": self.signature[tx], "log_index": position,
+            "contract": self.contract[code], "cctp_version": version,
+            "source_file": self.flat.source_file, "index": self.entry[tx],
+        }  # fmt: skip
 
 
 def _owners(flat: Flat, mints: pd.DataFrame, tx: np.ndarray) -> pd.Series:
     """The owner of each mint's recipient token account, from its transaction's balances."""
-    wanted = set(tx.tolist())
-    found = [(row, keys[b["accountIndex"]], b["mint"], b["owner"])
-             for row, keys, b in flat.balances if row in wanted]
-    if not found or not len(mints):
+    rows, account, mint, owner = solana_read.balances(flat, tx.tolist())
+    if not rows or not len(mints):
         return pd.Series(pd.NA, index=mints.index, dtype=schema.STRING)
-    rows, account, mint, owner = (list(c) for c in zip(*found, strict=True))
-    names = pd.unique(pd.Series(account + mint + owner, dtype=object))
-    spelled = dict(zip(names, _pubkeys_hex(list(names)), strict=True))
-    balances = pd.DataFrame({"_tx": rows, "mint_recipient": [spelled[a] for a in account],
-                             "mint_token": [spelled[m] for m in mint],
-                             "owner": [spelled[o] for o in owner]}).drop_duplicates()
-    keys = pd.DataFrame({"_tx": tx, "mint_recipient": mints["mint_recipient"].to_numpy(),
-                         "mint_token": mints["mint_token"].to_numpy()})
-    joined = keys.merge(balances, how="left", on=["_tx", "mint_recipient", "mint_token"])
-    return pd.Series(joined["owner"].to_numpy(), index=mints.index, dtype=schema.STRING)
+    # each name spelled once; balances and mints are then joined on the numbers of spellings
+    codes, names = pd.factorize(pd.Series(account + mint + owner, dtype=object))
+    spelled = _pubkeys_hex(list(names))
+    number, spellings = pd.factorize(spelled, use_na_sentinel=False)
+    spellings = pd.Index(spellings)
+    k, width = len(rows), len(spellings) + 1
+    # one number for (transaction, token account, mint): the first balance of each is kept
+    found = (np.asarray(rows, dtype=np.int64) * width + number[codes[:k]]) * width + number[
+        codes[k : 2 * k]]  # fmt: skip
+    keys, first = np.unique(found, return_index=True)
+    owner_of = spelled.to_numpy(dtype=object)[codes[2 * k :]][first]
+    wanted = (tx.astype(np.int64) * width + spellings.get_indexer(mints["mint_recipient"])) * (
+        width) + spellings.get_indexer(mints["mint_token"])  # fmt: skip
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    hit = keys[at] == wanted
+    out = np.full(len(wanted), pd.NA, dtype=object)
+    out[hit] = owner_of[at[hit]]
+    return pd.Series(out, index=mints.index, dtype=schema.STRING)
 
 
-def _sent(flat: Flat, contract: dict[str, str]) -> tuple[pd.DataFrame, int]:
+def _sent(flat: Flat, rows: _Rows) -> tuple[pd.DataFrame, int]:
     """``MessageSent`` accounts of this file's transactions as ``sent`` rows (and how many not)."""
     where: dict[str, tuple[int, int]] = {}
     if not flat.accounts:
         return _frame("sent", []), 0
-    for row, position, accounts, keys in flat.transmitter_calls:
-        for account in accounts:
-            where.setdefault(keys[account] if isinstance(account, int) else account,
-                             (row, position))
+    for row, position, account in transmitter_calls(flat):
+        where.setdefault(account, (row, position))
     kept, raws, alone = [], [], 0
     for entry, pubkey, owner, data in flat.accounts:
         version = MESSAGE_TRANSMITTERS.get(owner)
@@ -285,57 +311,57 @@ def _sent(flat: Flat, contract: dict[str, str]) -> tuple[pd.DataFrame, int]:
     cols = decode_message(buffer, text, starts, lengths, reasons, header=True)
     version = cols.pop("cctp_version")
     tx = np.array([k[0] for k in kept])
-    base = _base(flat, tx, np.array([k[1] for k in kept]), [k[2] for k in kept], version,
-                 contract)
+    base = rows.base(tx, np.array([k[1] for k in kept]), np.array([CODES[k[2]] for k in kept]),
+                     version)
     frame = pd.DataFrame({**base, "message": string_column(hex_slices(text, starts, lengths)),
                           **cols})
     return frame[~reasons.flagged].reset_index(drop=True), alone
 
 
 def _decode_flat(flat: Flat) -> tuple[DecodedLogs, dict[str, int]]:
-    contract = dict(zip(PROGRAMS, _pubkeys_hex(list(PROGRAMS)), strict=True))
+    rows_ = _Rows(flat)
     buffer, starts, lengths, ok = decode_many(flat.ev_data)
     buffer = np.concatenate([buffer, np.zeros(512, dtype=np.uint8)])  # reads past a short event
     tx = np.asarray(flat.ev_tx, dtype=np.int64)
     position = np.asarray(flat.ev_position, dtype=np.int64)
-    program = np.asarray(flat.ev_program, dtype=object)
+    code = np.asarray(flat.ev_code, dtype=np.int64)
     head = take_rows(buffer, np.where(ok & (lengths >= 16), starts, 0), 16)
     is_event = ok & (lengths >= 16) & (head[:, :8] == np.frombuffer(EVENT_TAG, np.uint8)).all(1)
-    name = np.array([_NAMES.get(bytes(h[8:16])) for h in head], dtype=object) if len(tx) else (
-        np.zeros(0, dtype=object))
-    text = np.frombuffer(buffer.tobytes().hex().encode(), dtype=np.uint8)
+    said = np.ascontiguousarray(head[:, 8:16]).view("<u8").ravel()  # the discriminator
     counts = {"events": int(is_event.sum()), "other_events": 0}
+    text: np.ndarray | None = None
     parts: dict[str, list[pd.DataFrame]] = {k: [] for k in _COLUMNS}
     owners_tx: list[np.ndarray] = []
+    known = np.zeros(len(tx), dtype=bool)
     for (event, version), layout in LAYOUTS.items():
-        emitters = [p for p, v in PROGRAMS.items() if v == version and p in EMITTERS[event]]
-        rows = np.flatnonzero(is_event & (name == event) & np.isin(program, emitters))
+        emitters = [CODES[p] for p, v in PROGRAMS.items() if v == version and p in EMITTERS[event]]
+        mine = is_event & (said == _DISCRIMINATORS[event]) & np.isin(code, emitters)
+        known |= mine
+        rows = np.flatnonzero(mine)
         if not len(rows):
             continue
-        ev = _Events(layout, buffer, text, starts[rows], lengths[rows])
+        if layout.dynamic and text is None:  # a bytes field is read as hex text
+            text = np.frombuffer(buffer.tobytes().hex().encode(), dtype=np.uint8)
+        ev = _Events(layout, buffer, text if layout.dynamic else None, starts[rows],
+                     lengths[rows])  # fmt: skip
         kind = _KIND[event]
         cols = _columns(kind, ev)
         good = ~ev.reasons.flagged
         for i in np.flatnonzero(~good):
             flat.bad(flat.entry[tx[rows[i]]], f"{flat.signature[tx[rows[i]]]} instruction "
                      f"{position[rows[i]]}: {ev.reasons.text[i]}")
-        base = _base(flat, tx[rows], position[rows], list(program[rows]),
-                     np.full(len(rows), version), contract)
+        base = rows_.base(tx[rows], position[rows], code[rows], np.full(len(rows), version))
         frame = pd.DataFrame({**base, **{k: v.reset_index(drop=True) if isinstance(v, pd.Series)
                                          else v for k, v in cols.items()}})
         parts[kind].append(frame[good].reset_index(drop=True))
         if kind == "mints":
             owners_tx.append(tx[rows][good])
-    known = np.zeros(len(tx), dtype=bool)
-    for (event, version) in LAYOUTS:
-        emitters = [p for p, v in PROGRAMS.items() if v == version and p in EMITTERS[event]]
-        known |= is_event & (name == event) & np.isin(program, emitters)
     counts["other_events"] = int((is_event & ~known).sum())
     frames = {kind: _frame(kind, p) for kind, p in parts.items() if kind != "sent"}
     if len(frames["mints"]):
         frames["mints"]["mint_recipient_owner"] = _owners(flat, frames["mints"],
                                                           np.concatenate(owners_tx))
-    frames["sent"], counts["accounts_without_transaction"] = _sent(flat, contract)
+    frames["sent"], counts["accounts_without_transaction"] = _sent(flat, rows_)
     # a transaction whose candidate instructions held no event is one row, skipped
     with_events = np.zeros(len(flat.signature), dtype=bool)
     with_events[tx[is_event]] = True

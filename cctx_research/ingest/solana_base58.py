@@ -4,8 +4,15 @@ Solana's JSON replies spell instruction data in base58. Decoding one string
 is a big-number change of base, so a loop over strings costs tens of
 microseconds a string in Python. The value of a string is linear in its
 digits, so the strings of one length are decoded together by one matrix
-product with the bytes of the powers of 58 (BLAS), then one carry pass per
-output byte over all of them.
+product, then one carry pass per output limb over all of them.
+
+The product is made small: every five digits are first read as one number
+below ``58**5`` (about 2**29), and the output is in 16-bit limbs, so a
+string of ``w`` digits costs ``w/5 x w*0.73/2`` multiply-adds (a tenth of
+digits times bytes). Each sum is an integer below 2**53 (at most 200
+groups of ``58**5 x 2**16``), so float64 BLAS adds them exactly, in any
+order; longer strings use 8-bit limbs (the bound then holds to 53,000
+groups).
 
 Examples
 --------
@@ -22,6 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .hexcodec import take_rows
+
 __all__ = ["ALPHABET", "decode_many"]
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -29,47 +38,73 @@ ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 _DIGIT = np.full(256, 255, dtype=np.uint8)
 _DIGIT[np.frombuffer(ALPHABET.encode(), dtype=np.uint8)] = np.arange(58, dtype=np.uint8)
-_ROWS = 16384  # strings decoded together
-_POWERS: dict[int, np.ndarray] = {}
+_ROWS = 8192  # strings decoded together
+_GROUP = 5  # digits read as one number below 58**5
+_EXACT = 2**53
+_POWERS: dict[tuple[int, int], np.ndarray] = {}
 
 
-def _powers(width: int) -> np.ndarray:
-    """``(width, nbytes)`` float32: row ``j``: the little-endian bytes of ``58**(width-1-j)``."""
-    found = _POWERS.get(width)
+def _powers(groups: int, bits: int) -> np.ndarray:
+    """``(groups, limbs)`` float64: row ``g`` holds the little-endian limbs of
+    ``58 ** (5 * (groups - 1 - g))``."""
+    found = _POWERS.get((groups, bits))
     if found is None:
-        nbytes = (width * 5858 + 7999) // 8000 + 1  # log2(58)/8 bytes per digit, rounded up
-        rows = [(58 ** (width - 1 - j)).to_bytes(nbytes, "little") for j in range(width)]
-        found = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(width, nbytes)
-        found = _POWERS[width] = found.astype(np.float32)
+        limbs = (groups * _GROUP * 5858 + 999) // (bits * 1000) + 2  # log2(58) bits a digit
+        nbytes = limbs * bits // 8
+        rows = [(58 ** (_GROUP * (groups - 1 - g))).to_bytes(nbytes, "little")
+                for g in range(groups)]  # fmt: skip
+        dtype = np.dtype("<u2") if bits == 16 else np.uint8
+        table = np.frombuffer(b"".join(rows), dtype=dtype).reshape(groups, limbs)
+        found = _POWERS[(groups, bits)] = table.astype(np.float64)
     return found
 
 
 def _group(text: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Decode ``(m, width)`` digit rows: (big-endian bytes ``(m, nbytes)``, leading ones, ok).
-
-    The value is linear in the digits: ``sum(d_j * 58**(width-1-j))``. One
-    matrix product with the bytes of those powers gives every output byte's
-    sum of products (each below 2**24, so float32 holds it exactly); carrying
-    from the low byte up then gives the bytes.
-    """
+    """Decode ``(m, width)`` digit rows: (big-endian bytes ``(m, nbytes)``, leading ones, ok)."""
     m = len(text)
     digits = _DIGIT[text]
-    ok = (digits != 255).all(axis=1)
-    digits[~ok] = 0
-    ones = np.argmax(digits != 0, axis=1)
-    ones[~digits.any(axis=1)] = width
-    powers = _powers(width)
-    nbytes = powers.shape[1]
-    out = np.empty((m, nbytes), dtype=np.uint8)
-    for lo in range(0, m, _ROWS):
-        hi = min(lo + _ROWS, m)
-        # (nbytes, rows), C order: BLAS reads both operands transposed, no copy
-        sums = (powers.T @ digits[lo:hi].astype(np.float32).T).astype(np.int32)
-        for b in range(nbytes - 1):
-            sums[b + 1] += sums[b] >> 8
-        sums &= 255
-        out[lo:hi] = sums[::-1].T
+    ok = np.ones(m, dtype=bool)
+    if m and digits.max() > 57:  # one pass over all; rows only when some digit is bad
+        ok = digits.max(axis=1) < 58
+        digits[~ok] = 0
+    ones = np.zeros(m, dtype=np.int64)
+    lead = np.flatnonzero(digits[:, 0] == 0)  # leading ones: only where the first digit is one
+    if len(lead):
+        nonzero = digits[lead] != 0
+        found = np.argmax(nonzero, axis=1)
+        found[~nonzero[np.arange(len(lead)), found]] = width  # no nonzero digit: all are ones
+        ones[lead] = found
+    # five digits (from the last) as one number below 2**30; the first group may be shorter
+    head = width % _GROUP
+    groups = width // _GROUP + (head > 0)
+    values = np.zeros((m, groups), dtype=np.int32)
+    for i in range(head):
+        values[:, 0] *= 58
+        values[:, 0] += digits[:, i]
+    tail = values[:, groups - width // _GROUP :]
+    for i in range(_GROUP):
+        if i:
+            tail *= 58
+        tail += digits[:, head + i :: _GROUP]
+    # 16-bit limbs while every sum stays below 2**53, else 8-bit ones
+    bits = 16 if groups * (58**_GROUP) * 2**16 < _EXACT else 8
+    powers = _powers(groups, bits)
+    # (limbs, rows) in C order: each carry step reads and writes contiguous rows
+    sums = (values.astype(np.float64) @ powers).T.astype(np.int64, order="C")
+    for b in range(len(sums) - 1):
+        sums[b + 1] += sums[b] >> bits
+    sums &= (1 << bits) - 1
+    limbs = np.ascontiguousarray(sums[::-1].T).astype(">u2" if bits == 16 else np.uint8)
+    out = limbs.view(np.uint8).reshape(m, -1)
     return out, ones, ok
+
+
+def _widths(strings: Sequence[str]) -> np.ndarray:
+    """Each string's length, ``-1`` where it is not a string."""
+    if set(map(type, strings)) == {str}:
+        return np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    return np.fromiter((len(s) if isinstance(s, str) else -1 for s in strings), dtype=np.int64,
+                       count=len(strings))  # fmt: skip
 
 
 def decode_many(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -92,35 +127,44 @@ def decode_many(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndar
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return np.zeros(0, dtype=np.uint8), empty, empty, np.zeros(0, dtype=bool)
-    by_width: dict[int, list[int]] = {}
-    for i, s in enumerate(strings):
-        by_width.setdefault(len(s) if isinstance(s, str) else -1, []).append(i)
-    ok = np.zeros(n, dtype=bool)
-    pieces: list[np.ndarray] = []
+    widths = _widths(strings)
+    text_rows = widths > 0
+    # every string's characters, one after another; a non-ASCII character becomes "?" (no digit)
+    joined = "".join(s for s, w in zip(strings, widths, strict=True) if w > 0) if (
+        not text_rows.all()) else "".join(strings)  # fmt: skip
+    chars = np.frombuffer(joined.encode("ascii", "replace"), dtype=np.uint8)
+    char_at = np.zeros(n, dtype=np.int64)
+    char_at[text_rows] = np.cumsum(widths[text_rows]) - widths[text_rows]
+    ok = widths == 0  # the empty string is zero bytes; a non-string is not ok
     lengths = np.zeros(n, dtype=np.int64)
     order = np.zeros(n, dtype=np.int64)
+    pieces: list[np.ndarray] = []
     where = 0
-    for width in sorted(by_width):
-        rows = np.asarray(by_width[width], dtype=np.int64)
+    by_width = np.argsort(widths, kind="stable")
+    sorted_widths = widths[by_width]
+    bounds = np.flatnonzero(np.diff(sorted_widths)) + 1
+    # each length's strings together, a slice of them at a time (the arrays stay in cache)
+    for same in np.split(by_width, bounds):
+        width = int(widths[same[0]])
         if width <= 0:
-            ok[rows] = width == 0
             continue
-        joined = "".join([strings[i] for i in by_width[width]]).encode("ascii", "replace")
-        text = np.frombuffer(joined, dtype=np.uint8).reshape(len(rows), width).copy()
-        raw, ones, good = _group(text, width)
-        first = np.argmax(raw != 0, axis=1)  # significant bytes start here
-        first[~raw.any(axis=1)] = raw.shape[1]
-        size = raw.shape[1] - first + ones
-        keep = np.where(good, size, 0)
-        # each row's bytes: its leading ones as zeros, then the significant bytes
-        extra = int(ones[good].max(initial=0))
-        if extra:
-            raw = np.concatenate([np.zeros((len(rows), extra), dtype=np.uint8), raw], axis=1)
-        total = int(keep.sum())
-        pieces.append(raw[np.arange(raw.shape[1]) >= (raw.shape[1] - keep)[:, None]])
-        lengths[rows] = keep
-        order[rows] = where + np.cumsum(keep) - keep
-        where += total
-        ok[rows] = good
+        for lo in range(0, len(same), _ROWS):
+            rows = same[lo : lo + _ROWS]
+            raw, ones, good = _group(take_rows(chars, char_at[rows], width), width)
+            nonzero = raw != 0
+            first = np.argmax(nonzero, axis=1)  # significant bytes start here
+            first[~nonzero[np.arange(len(rows)), first]] = raw.shape[1]
+            extra = int(ones[good].max(initial=0))
+            if extra:  # room for each row's leading ones, as zero bytes, before its first byte
+                raw = np.concatenate([np.zeros((len(rows), extra), dtype=np.uint8), raw], axis=1)
+                first += extra
+            # each row stays in its place in the matrix: it starts at its leading zeros
+            size = raw.shape[1]
+            keep = np.where(good, size - first + ones, 0)
+            pieces.append(raw.ravel())
+            lengths[rows] = keep
+            order[rows] = where + np.arange(len(rows)) * size + (first - ones)
+            where += raw.size
+            ok[rows] = good
     buffer = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8)
     return buffer, order, lengths, ok

@@ -31,11 +31,13 @@ import hashlib
 from dataclasses import dataclass
 
 __all__ = [
+    "CODES",
     "EVENT_TAG",
     "LAYOUTS",
     "MESSAGE_SENT_DISCRIMINATOR",
     "MESSAGE_TRANSMITTERS",
     "PROGRAMS",
+    "PROGRAM_IDS",
     "TOKEN_MESSENGERS",
     "Field",
     "Layout",
@@ -59,6 +61,12 @@ MESSAGE_TRANSMITTERS = {
 
 PROGRAMS = {**TOKEN_MESSENGERS, **MESSAGE_TRANSMITTERS}
 """Every CCTP program id -> its version."""
+
+PROGRAM_IDS = tuple(PROGRAMS)
+"""The program ids in a fixed order: ``CODES[p] - 1`` indexes it."""
+
+CODES = {program: i + 1 for i, program in enumerate(PROGRAM_IDS)}
+"""Program id -> a small code (1..4) for columns of programs; 0 stands for any other account."""
 
 
 def discriminator(name: str, namespace: str = "event") -> bytes:

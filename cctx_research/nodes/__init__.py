@@ -9,8 +9,13 @@ The first run of a chain needs ``start`` (a block number or a date: a date
 becomes the first block at or after it, found by binary search on block
 times). Later runs fetch only the blocks after the chain's checkpoint, plus
 the last ``confirmations`` blocks again (a reorg there is replaced). The
-dataset's layout and its crash rules are in :mod:`cctx_research.sync.store`;
-how a chain is fetched, in :mod:`cctx_research.sync.engine`.
+dataset's layout and its crash rules are in :mod:`cctx_research.nodes.store`;
+how a chain is fetched, in :mod:`cctx_research.nodes.engine`.
+
+Solana (``{"solana": SOL_RPC}``) is synced from its CCTP programs'
+signatures and transactions instead of logs, in slots, finalized only (see
+:mod:`cctx_research.nodes.solana`); its legs link with their EVM sides in
+the same ledger.
 
 After the chains, the ledger of all of them is built with
 :func:`cctx_research.ingest.load` (one linking across every chain, so a
@@ -122,15 +127,18 @@ def sync(
     out : path
         The dataset directory (created).
     chains_ : mapping
-        Chain name -> JSON-RPC URL, e.g. ``{"base": "https://mainnet.base.org"}``.
+        Chain name -> JSON-RPC URL, e.g. ``{"base": "https://mainnet.base.org"}``
+        (``"solana"``: a Solana mainnet-beta node).
     start, end : int, str or Timestamp, optional
-        Blocks or dates. ``start`` is needed on a chain's first sync; later
-        runs continue from the checkpoint. ``end`` defaults to the head.
+        Blocks (Solana: slots) or dates. ``start`` is needed on a chain's
+        first sync; later runs continue from the checkpoint. ``end``
+        defaults to the head.
     confirmations : int or mapping, optional
         Blocks behind the head that a reorg may still change (default
         :data:`~cctx_research.sync.engine.DEFAULT_CONFIRMATIONS`).
     max_workers : int
-        Most ``eth_getLogs`` requests in flight per chain.
+        Most requests in flight per chain (``eth_getLogs``; Solana's
+        ``getSignaturesForAddress`` and ``getTransaction`` batches).
     range_blocks : int
         Blocks asked at first in one ``eth_getLogs``; adapts to the node.
     progress : bool
@@ -168,13 +176,16 @@ def sync(
     started = time.perf_counter()
     for chain, url in named.items():
         if chain == "solana":
-            result.chains.append(_solana(dataset, state, url, start, end, progress, transport))
-            continue
-        result.chains.append(
-            _evm(dataset, state, chain, url, start, end, confirmations=confirmations,
-                 max_workers=max_workers, range_blocks=range_blocks, progress=progress,
-                 transport=transport, timeout=timeout, retries=retries)
-        )
+            result.chains.append(
+                _solana(dataset, state, url, start, end, progress, transport, timeout=timeout,
+                        retries=retries, max_workers=max_workers)
+            )
+        else:
+            result.chains.append(
+                _evm(dataset, state, chain, url, start, end, confirmations=confirmations,
+                     max_workers=max_workers, range_blocks=range_blocks, progress=progress,
+                     transport=transport, timeout=timeout, retries=retries)
+            )
         logger.info("%s", result.chains[-1].line())
     try:
         result.transfers = build_ledger(dataset)
@@ -280,19 +291,18 @@ def _bar(progress: bool, chain: str, total: int) -> Any:
 
 
 def _solana(dataset: Dataset, state: dict[str, Any], url: str, start: Any, end: Any,
-            progress: bool, transport: BaseTransport | None) -> ChainSync:  # fmt: skip
+            progress: bool, transport: BaseTransport | None,
+            **options: Any) -> ChainSync:  # fmt: skip
+    from .solana import sync_solana
+
+    entry = state["chains"].setdefault("solana", {})
     try:
-        from .solana import sync_solana  # type: ignore[import-not-found]
-    except ImportError:
-        raise ValueError(
-            "syncing Solana from a node is not available in this version; pass EVM chains "
-            "(Solana's getTransaction replies can be loaded with `cctx-research import`)"
-        ) from None
-    summary = sync_solana(url, dataset.root, start=start, end=end, progress=progress,
-                          transport=transport, state=state["chains"].setdefault("solana", {}))
-    dataset.save_state(state)
-    return ChainSync("solana", summary.get("host", "?"), summary.get("first"), summary.get("last"),
-                     logs=summary.get("events", 0))  # fmt: skip
+        return sync_solana(url, dataset.root, start=start, end=end, progress=progress,
+                           transport=transport, state=entry,
+                           save=lambda: dataset.save_state(state), **options)  # fmt: skip
+    finally:
+        if entry:
+            dataset.save_state(state)
 
 
 def build_ledger(dataset: Dataset) -> int:

@@ -1,4 +1,4 @@
-"""JSON-RPC to an EVM node, through the client's own HTTP layer.
+"""JSON-RPC to a node (EVM or Solana), through the client's own HTTP layer.
 
 :class:`Rpc` sends single calls and batches over the
 :class:`~cctx_research.client.http.Sender` the interface client uses: pooled
@@ -138,6 +138,8 @@ class Rpc:
                 f"{scheme!r}"
             )
         self.host = host_of(url)
+        self.takes_batches: bool | None = None
+        """Whether the node answers JSON-RPC batches (``None`` until a batch is sent)."""
         _REDACT.secrets.update(_secret_parts(url.strip()))
         self._next_id = 1
         self._lock = threading.Lock()
@@ -196,10 +198,13 @@ class Rpc:
         """Many calls in one request (a JSON-RPC batch); results in the order asked.
 
         A node that does not take batches (an error object or a non-list
-        reply) is asked one call at a time instead.
+        reply) is asked one call at a time instead, and so are later batches
+        (:attr:`takes_batches` remembers it).
         """
         if not calls:
             return []
+        if self.takes_batches is False:
+            return [self.call(m, p, stats=stats, cancel=cancel) for m, p in calls]
         first = self._ids_for(len(calls))
         body = [
             {"jsonrpc": "2.0", "id": first + i, "method": m, "params": list(p)}
@@ -213,7 +218,9 @@ class Rpc:
         replies = answer.body
         if not isinstance(replies, list):
             logger.debug("%s does not take batches; asking one call at a time", self.host)
+            self.takes_batches = False
             return [self.call(m, p, stats=stats, cancel=cancel) for m, p in calls]
+        self.takes_batches = True
         by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out = []
         for i, (method, params) in enumerate(calls):

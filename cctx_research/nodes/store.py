@@ -5,6 +5,9 @@ Layout under ``out``::
     sync.json                         format, and per chain: its checkpoint (below)
     <chain>/logs/<from>-<to>.parquet  final logs (cryo's columns), blocks from..to
     <chain>/logs/tip-<from>-<to>.parquet  logs within the confirmation depth
+    solana/transactions/<program>-<seq>-<low>-<high>.jsonl
+                                      Solana: ``getTransaction`` results (JSON Lines), one
+                                      part per page of a program's signatures, slots low..high
     ledger.parquet                    the ledger of every chain (``cctx_research.ingest.load``)
     coverage.parquet                  per chain: blocks and times covered
 
@@ -18,6 +21,11 @@ rules that make a crash or Ctrl-C lose and duplicate nothing:
   run deletes it (:meth:`Dataset.drop_unsafe`) and fetches its blocks again;
 - tip parts (within the confirmation depth, which a reorg may still change)
   are deleted at the start of every run and fetched again.
+
+Solana's parts follow the same rule by number: a program's checkpoint
+counts the parts written under it (``parts``), so a part numbered past it
+is the leftover of a stopped run and is deleted (:meth:`Dataset.drop_solana_leftovers`).
+Only finalized transactions are synced, so there is no tip.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -62,6 +71,7 @@ LOG_SCHEMA = pa.schema(
 """cryo's ``logs`` columns (binary as bytes), plus the block's time."""
 
 _PART = re.compile(r"^(tip-)?(\d+)-(\d+)\.parquet$")
+_SOLANA_PART = re.compile(r"^([a-z0-9-]+)-(\d+)-(\d+)-(\d+)\.jsonl$")
 
 
 class Dataset:
@@ -136,15 +146,68 @@ class Dataset:
         replace_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
         return path
 
+    # ------------------------------------------------------------ Solana parts
+
+    @property
+    def solana_dir(self) -> Path:
+        return self.root / "solana" / "transactions"
+
+    def solana_parts(self, program: str | None = None) -> list[tuple[str, int, int, int, Path]]:
+        """``(program, seq, low slot, high slot, path)`` of every Solana part (of one program)."""
+        if not self.solana_dir.is_dir():
+            return []
+        out = []
+        for path in sorted(self.solana_dir.iterdir()):
+            found = _SOLANA_PART.match(path.name)
+            if found and (program is None or found.group(1) == program):
+                out.append((found.group(1), int(found.group(2)), int(found.group(3)),
+                            int(found.group(4)), path))  # fmt: skip
+        return out
+
+    def write_solana_part(self, program: str, seq: int, low: int, high: int,
+                          lines: list[bytes]) -> Path:  # fmt: skip
+        """Write one page's transactions (JSON Lines, possibly none) as part ``seq``."""
+        path = self.solana_dir / f"{program}-{seq:06d}-{low}-{high}.jsonl"
+        replace_atomically(path, lambda tmp: tmp.write_bytes(b"".join(x + b"\n" for x in lines)))
+        return path
+
+    def drop_solana_leftovers(self, program: str, parts: int) -> int:
+        """Delete the parts of ``program`` numbered ``parts`` or later (left by a stopped run)."""
+        dropped = 0
+        for _, seq, _, _, path in self.solana_parts(program):
+            if seq >= parts:
+                path.unlink()
+                dropped += 1
+        return dropped
+
+    def solana_signatures(self, low: int) -> set[str]:
+        """The signatures held by the Solana parts that reach slot ``low`` or later."""
+        found: set[str] = set()
+        for _, _, _, high, path in self.solana_parts():
+            if high < low:
+                continue
+            for line in path.read_bytes().splitlines():
+                if line.strip():
+                    found.add(orjson.loads(line)["transaction"]["signatures"][0])
+        return found
+
     def log_files(self) -> list[Path]:
         """Every part that holds logs, all chains."""
         return [path for _, path, *_ in self.parts() if pq.read_metadata(path).num_rows]
 
     def coverage(self) -> pd.DataFrame:
-        """Per chain: the blocks and times synced, the confirmation depth, the parts."""
+        """Per chain: the blocks and times synced, the confirmation depth, the parts.
+
+        Solana's row counts slots as blocks and transactions as logs; it is
+        synced finalized (its safe slot is its last), and each of its
+        programs whose run was stopped part way is one gap.
+        """
         state = self.state()
         rows = []
         for name, entry in sorted(state["chains"].items()):
+            if name == "solana":
+                rows.append(self._solana_coverage(name, entry))
+                continue
             parts = [p for p in self.parts(name)]
             rows.append({
                 "chain": name,
@@ -171,6 +234,18 @@ class Dataset:
         for col in ("first_time", "last_time", "synced_at"):
             frame[col] = pd.to_datetime(frame[col], utc=True)
         return frame
+
+    def _solana_coverage(self, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+        programs = entry.get("programs", {}).values()
+        return {
+            "chain": name, "node": entry.get("host"), "first_block": entry.get("first"),
+            "safe_block": entry.get("tip"), "last_block": entry.get("tip"),
+            "first_time": _ts(entry.get("first_time")), "last_time": _ts(entry.get("tip_time")),
+            "confirmations": None, "gaps": sum(1 for p in programs if p.get("run")),
+            "parts": len(self.solana_parts()),
+            "logs": sum(int(p.get("transactions", 0)) for p in programs), "range": None,
+            "synced_at": _ts(entry.get("synced_at")),
+        }  # fmt: skip
 
 
 def _ts(value: Any) -> pd.Timestamp | None:

@@ -75,15 +75,17 @@ def _selector(signature: str) -> bytes:
 class Anvil:
     """An anvil process on a free port; a context manager."""
 
-    def __init__(self, chain_id: int, *, block_time: int | None = None) -> None:
+    def __init__(self, chain_id: int, *, block_time: int | None = None,
+                 timestamp: int = 1764547200) -> None:
         binary = anvil_path()
         if binary is None:
             raise FileNotFoundError("anvil is not installed: run `make tools`")
         self.chain_id = chain_id
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        # default 2025-12-01: recent, and the same on every run
         cmd = [str(binary), "--port", str(self.port), "--chain-id", str(chain_id), "--silent",
-               "--timestamp", "1764547200"]  # 2025-12-01: recent, and the same on every run
+               "--timestamp", str(timestamp)]
         if block_time:
             cmd += ["--block-time", str(block_time)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -61,3 +61,12 @@ def ethereum_node():
         node.replay(burn("v2_attested_eth_to_arb_fast_100", "eth-burn-v2"))
         node.mine(20)
         yield node
+
+
+@pytest.fixture
+def solana_node():
+    """The Solana stand-in (tests/solana_node) on loopback, serving the recorded replies."""
+    from tests.solana_node import Node
+
+    with Node() as node:
+        yield node
