@@ -214,7 +214,9 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
     rpc = Rpc(url, transport=transport, timeout=timeout, retries=retries, backoff=0.2)
     try:
         expected = int(chains.chain_id(chains.domain(chain)))
-        served = int(rpc.call("eth_chainId"), 16)
+        # one round trip for both (a node that takes no batch is asked one call at a time)
+        served_id, head_hex = rpc.batch([("eth_chainId", []), ("eth_blockNumber", [])])
+        served = int(served_id, 16)
         if served != expected:
             raise ValueError(
                 f"the node for {chain} ({rpc.host}) serves chain id {served}, not {chain}'s "
@@ -223,7 +225,7 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
         if not check_domain(rpc, chain):
             logger.info("%s: no MessageTransmitter answered localDomain() on %s; chain id "
                         "checked only", chain, rpc.host)  # fmt: skip
-        head = blocks.as_block(rpc.call("eth_blockNumber"))
+        head = blocks.as_block(head_hex)
         depth = _confirmations(confirmations, chain)
         entry = state["chains"].setdefault(chain, {"chain_id": expected})
         entry.update(host=rpc.host, confirmations=depth)
@@ -262,8 +264,6 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
         finally:
             if bar is not None:
                 bar.close()
-        edge = blocks.times(rpc, {entry["first"], entry["tip"]})
-        entry["first_time"], entry["tip_time"] = edge[entry["first"]], edge[entry["tip"]]
         entry["synced_at"] = int(time.time())
         dataset.save_state(state)
         return done

@@ -120,7 +120,9 @@ def test_a_reorg_within_the_depth_is_replaced(base_node, tmp_path):
     assert all(base_node.rpc("eth_getTransactionReceipt", "0x" + h) for h in hashes)
 
 
-def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, tmp_path):
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, tmp_path,
+                                                                      workers):  # fmt: skip
     base_node.mine(1200)  # three segments of 16 ranges of 32 blocks
     base_node.replay(burn("v2_attested_base_to_eth_19500", "late"))
     out = tmp_path / "cctp"
@@ -128,9 +130,12 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
         proxy.fail_after = 20  # the first segment answered, then the node is gone
         with pytest.raises(errors.ServerError, match=r"connection to 127\.0\.0\.1"):
             cctx.sync(out, {"base": proxy.url}, start=0, progress=False, range_blocks=32,
-                      retries=1, max_workers=1)  # fmt: skip
+                      retries=1, max_workers=workers)  # fmt: skip
     state = json.loads((out / "sync.json").read_text())
     assert 0 <= state["chains"]["base"]["safe"] < base_node.head()
+    # the segments after the first ran beside its tail, but none was written past the checkpoint
+    parts = sorted(p.name for p in (out / "base" / "logs").glob("*.parquet"))
+    assert parts == [f"0-{state['chains']['base']['safe']}.parquet"]
     resumed = cctx.sync(out, {"base": base_node.url}, progress=False)
     assert resumed.chains[0].first == state["chains"]["base"]["safe"] + 1
     logs = _logs(out, "base")
@@ -214,11 +219,20 @@ def test_the_command_syncs_shows_status_and_never_prints_the_url(base_node, tmp_
 
 
 def test_block_times_come_from_batched_headers_when_logs_carry_none(base_node, tmp_path):
-    with RangeLimited(base_node.url, max_blocks=10_000) as proxy:
+    for i in range(6):  # burns in blocks 64 apart: each in another range
+        base_node.mine(63)
+        base_node.replay(burn("v2_attested_base_to_eth_19500", f"spread-{i}"))
+    with RangeLimited(base_node.url, max_blocks=64) as proxy:
         proxy.strip_times = True
-        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False)
+        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False, range_blocks=64)
+    # one batch for the ten blocks with logs, gathered over the ranges, one for the coverage's
+    # two ends; the chain id and the head in one batch too
+    assert proxy.calls["batch of eth_getBlockByNumber"] == 2, proxy.calls
+    assert proxy.calls["eth_getBlockByNumber"] == 0, proxy.calls
+    assert proxy.calls["batch of eth_chainId"] == 1, proxy.calls
+    assert proxy.calls["eth_getLogs"] == -(-(base_node.head() + 1) // 64), proxy.calls
     logs = _logs(tmp_path / "c", "base")
-    assert len(logs) == 8
+    assert len(logs) == 8 + 6 * 2
     for number, stamp in zip(logs["block_number"], logs["block_timestamp"], strict=True):
         header = base_node.rpc("eth_getBlockByNumber", hex(int(number)), False)
         assert int(header["timestamp"], 16) == stamp
