@@ -181,6 +181,19 @@ def served(per_day: int, *, timeout: float = 600) -> Iterator[str]:
             proc.wait()
 
 
+@contextlib.contextmanager
+def delayed(url: str, rtt_ms: float) -> Iterator[str]:
+    """The delaying proxy (``delay_proxy.py``) in its own process, in front of ``url``."""
+    cmd = [sys.executable, str(HERE / "delay_proxy.py"), url, "--rtt-ms", str(rtt_ms)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def window_s(days: int) -> tuple[int, int]:
     """``[start, end)`` of the last ``days`` days before AS_OF, in Unix seconds."""
     end = AS_OF.value // NS

@@ -13,8 +13,11 @@ a V2 and a V1 mint; 8 logs) ``--copies`` times in one transaction every
 
     client -> DelayProxy (RTT, benchmarks/delay_proxy.py) -> RangeLimited (counts) -> anvil
 
-``RangeLimited`` (``tests/evm_node/proxy.py``) is set to no range limit: it
-only counts the HTTP requests that reach the node (a JSON-RPC batch is one).
+Each proxy runs in a process of its own (as in ``run.py``), so that neither
+shares a GIL with the client. ``RangeLimited`` (``tests/evm_node/proxy.py``)
+counts the HTTP requests that reach the node (a JSON-RPC batch is one) and,
+in the second setting, refuses ``eth_getLogs`` over 2,000 blocks with
+Alchemy's error text and strips ``blockTimestamp`` from the logs.
 
 - **naive**: what XChainDataGen does and a researcher writes first:
   ``eth_getLogs`` in fixed 2,000-block chunks, one after another, then one
@@ -28,19 +31,24 @@ only counts the HTTP requests that reach the node (a JSON-RPC batch is one).
   requests in flight (``max_workers``): every request one round trip,
   perfectly overlapped, no CPU.
 
-Both are run twice: as anvil answers (``eth_getLogs`` carries
-``blockTimestamp``, so sync needs no header), and with ``blockTimestamp``
-stripped from the logs (as many nodes answer), where sync asks the headers
-of the blocks holding logs in JSON-RPC batches.
+Sync runs in two settings: the node as anvil answers (no range limit,
+``eth_getLogs`` carries ``blockTimestamp``, so sync needs no header), and a
+node capped at 2,000 blocks (a common provider limit, and the naive loop's
+chunk) whose logs carry no ``blockTimestamp`` (as many nodes answer), where
+sync learns the cap and asks the headers of the blocks holding logs in
+JSON-RPC batches. The naive loop sends the same requests in both, so it is
+timed once per RTT.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +59,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from delay_proxy import DelayProxy  # noqa: E402
-from suite import Row, machine, table  # noqa: E402
+from suite import Row, delayed, machine, table  # noqa: E402
 
 from cctx_research.nodes import sync  # noqa: E402
 from cctx_research.nodes.engine import TOPICS, contracts_of  # noqa: E402
@@ -117,6 +124,51 @@ def build(node: Any, *, blocks: int, log_blocks: int, copies: int) -> tuple[int,
     last = node.head()
     node.mine(200)  # past the default confirmation depth: every synced block is final
     return first, last
+
+
+# ---------------------------------------------------------------------------
+# the counting (and, in one setting, limiting) proxy, in its own process
+
+
+class Counter:
+    """``RangeLimited`` in front of ``upstream`` in a subprocess: its URL, and its request count."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        assert proc.stdout is not None
+        self.url = proc.stdout.readline().strip()
+
+    @property
+    def requests(self) -> int:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.write("count\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+
+@contextlib.contextmanager
+def counting(upstream: str, cap: int | None, strip: bool) -> Iterator[Counter]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "counter", upstream,
+           "--cap", str(cap or 10**12)] + (["--strip-times"] if strip else [])  # fmt: skip
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=ROOT)  # fmt: skip
+    try:
+        yield Counter(proc)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def counter_worker(args: argparse.Namespace) -> None:
+    """The proxy's process: prints its URL, then its request count for every line read."""
+    from tests.evm_node.proxy import RangeLimited
+
+    with RangeLimited(args.upstream, max_blocks=args.cap) as proxy:
+        proxy.strip_times = args.strip_times
+        print(proxy.url, flush=True)
+        for _ in sys.stdin:
+            print(proxy.requests, flush=True)
 
 
 # ---------------------------------------------------------------------------
@@ -235,7 +287,6 @@ VARIANTS = [  # (label, the node's eth_getLogs range cap, blockTimestamp strippe
 
 def main(argv: list[str] | None = None) -> int:
     from tests.evm_node import Anvil, anvil_path
-    from tests.evm_node.proxy import RangeLimited
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20k blocks, 800 logs")
@@ -244,7 +295,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copies", type=int, default=1, help="transfer sets per log block (1)")
     parser.add_argument("--repeat", type=int, help="syncs per setting, best of (3)")
     parser.add_argument("--rtt-ms", type=int, nargs="+", default=list(RTTS_MS))
+    sub = parser.add_subparsers(dest="mode")
+    worker = sub.add_parser("counter", help=argparse.SUPPRESS)
+    worker.add_argument("upstream")
+    worker.add_argument("--cap", type=int, required=True)
+    worker.add_argument("--strip-times", action="store_true")
     args = parser.parse_args(argv)
+    if args.mode == "counter":
+        counter_worker(args)
+        return 0
     blocks = args.blocks or (20_000 if args.quick else 200_000)
     log_blocks = args.log_blocks or (100 if args.quick else 500)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -260,21 +319,19 @@ def main(argv: list[str] | None = None) -> int:
         first, last = build(node, blocks=blocks, log_blocks=log_blocks, copies=args.copies)
         with tempfile.TemporaryDirectory(prefix="cctx-bench-sync-") as tmp:  # imports, first use
             _timed("warm-up sync", lambda: sync(Path(tmp), {CHAIN: node.url}, start=first,
-                                                end=first + 1_000, progress=False))
+                                                end=first + 1_000, progress=False))  # fmt: skip
         for rtt_ms in args.rtt_ms:
             naive_run: dict[str, Any] | None = None
             for label, cap, strip in VARIANTS:
-                with RangeLimited(node.url, max_blocks=cap or 10**12) as counter:
-                    counter.strip_times = strip
-                    with DelayProxy(counter.url, rtt=rtt_ms / 1000) as proxy:
-                        _log(f"{rtt_ms} ms RTT{label}:")
-                        if naive_run is None:  # the same requests whatever the variant
-                            naive_run = _timed("naive loop",
-                                               lambda p=proxy: naive(p.url, first, last))
-                        sync_run = synced(proxy.url, first, last, counter, repeat)
+                with counting(node.url, cap, strip) as counter, \
+                        delayed(counter.url, rtt_ms) as url:  # fmt: skip
+                    _log(f"{rtt_ms} ms RTT{label}:")
+                    if naive_run is None:  # the same requests whatever the setting
+                        naive_run = _timed("naive loop", lambda u=url: naive(u, first, last))
+                    sync_run = synced(url, first, last, counter, repeat)
                 check(naive_run, sync_run)
                 rows += figures(rtt_ms, naive_run, sync_run, label=label,
-                                letters=next(letters) + next(letters), workers=workers)
+                                letters=next(letters) + next(letters), workers=workers)  # fmt: skip
     print(table(rows))
     print(f"\n{'quick' if args.quick else 'full'} run in {time.perf_counter() - started:.0f} s "
           f"on {machine()}")  # fmt: skip
