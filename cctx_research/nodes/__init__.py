@@ -310,7 +310,8 @@ def build_ledger(dataset: Dataset) -> int:
         return 0
     messages = attestations.messages_path(dataset.root)
     ledger = load(files, attested=messages if messages.is_file() else None)
-    write_atomically(ledger, ledger_path)
+    with dataset.writing(ledger_path):
+        write_atomically(ledger, ledger_path)
     return len(ledger)
 
 

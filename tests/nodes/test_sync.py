@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import subprocess
+import sys
+import textwrap
 
 import pandas as pd
 import pytest
@@ -14,7 +18,7 @@ from cctx_research.cli import main
 from cctx_research.nodes import ranges
 from tests.evm_node.proxy import PROVIDERS, RangeLimited
 
-from .conftest import burn
+from .conftest import burn, mint
 
 
 def _logs(out, chain):
@@ -143,7 +147,7 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
     assert not logs.duplicated(["block_number", "log_index"]).any()
 
 
-def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path):
+def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path, capsys):
     with pytest.raises(ValueError, match="serves chain id 8453, not ethereum's 1"):
         cctx.sync(tmp_path / "a", {"ethereum": base_node.url}, start=0, progress=False)
     with pytest.raises(ValueError, match="first sync of base needs start="):
@@ -156,8 +160,17 @@ def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path):
         cctx.sync(tmp_path / "e", {"base": base_node.url}, start="yesterday-ish", progress=False)
     old = tmp_path / "old"
     old.mkdir()
-    (old / "sync.json").write_text(json.dumps({"format": 0, "chains": {}}))
-    with pytest.raises(errors.DataError, match="another version of the sync"):
+    for found, says in [(0, r"an older cctx-research \(sync format 0\).*new directory"),
+                        (2, r"a newer cctx-research \(sync format 2.*pip install -U"),
+                        (None, r"no version this one knows.*new directory"),
+                        ("1", r"no version this one knows \(sync format '1'\)")]:  # fmt: skip
+        (old / "sync.json").write_text(json.dumps({"format": found, "chains": {}}))
+        with pytest.raises(errors.DataError, match=says):
+            cctx.sync(old, {"base": base_node.url}, start=0)
+        assert main(["sync", "--chain", f"base={base_node.url}", "--out", str(old)]) == 1
+        assert re.search(says, capsys.readouterr().err)  # the CLI's one line says what to do
+    (old / "sync.json").write_text("{\"format\": 1, \"cha")
+    with pytest.raises(errors.DataError, match=r"cannot be read.*new directory"):
         cctx.sync(old, {"base": base_node.url}, start=0)
 
 
@@ -257,3 +270,50 @@ def test_the_transmitters_local_domain_is_checked(tmp_path):
         node.install_cctp(contracts_of("base"))  # the registry's domain: accepted
         result = cctx.sync(tmp_path / "x", {"base": node.url}, start=0, progress=False)
         assert result.chains[0].chain == "base"
+
+
+_FULL_DISK = textwrap.dedent(
+    """
+    import resource, signal, sys
+    import cctx_research as cctx
+    from cctx_research.errors import DataError
+    out, url, limit = sys.argv[1:4]
+    # writes past the limit fail with EFBIG, as writes to a full disk fail with ENOSPC
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
+    try:
+        cctx.sync(out, {"base": url}, start=0, progress=False, range_blocks=32, max_workers=1)
+    except DataError as exc:
+        print(str(exc).splitlines()[0])
+        sys.exit(3)
+    """
+)
+
+
+def test_a_full_disk_ends_in_a_typed_error_naming_the_dataset_and_loses_nothing(
+    base_node, tmp_path
+):
+    logs = burn("v2_attested_base_to_eth_19500", "full-a") + mint(
+        "v1_ethereum_to_base_282099", "full-b"
+    )
+    base_node.mine(600)  # the first part (blocks 0-511) holds the fixture's 8 logs
+    for _ in range(150):  # a later part of 150 transactions: twice the first one's size
+        base_node.replay_many(logs, 1)
+    base_node.mine(100)
+    reference = cctx.sync(tmp_path / "ref", {"base": base_node.url}, start=0, progress=False)
+    out = tmp_path / "cctp"
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK, str(out), base_node.url, "8000"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert f"cannot write the sync dataset {out} (File too large" in done.stdout
+    assert "run the same sync again" in done.stdout
+    # the first part and its checkpoint are kept; no temporary file is left behind
+    state = json.loads((out / "sync.json").read_text())
+    assert state["chains"]["base"]["safe"] == 511
+    assert sorted(p.name for p in (out / "base" / "logs").iterdir()) == ["0-511.parquet"]
+    resumed = cctx.sync(out, {"base": base_node.url}, progress=False)
+    assert resumed.chains[0].first == 512
+    logs_after = _logs(out, "base")
+    assert len(logs_after) == reference.chains[0].logs == 8 + 150 * 4
+    assert not logs_after.duplicated(["block_number", "log_index"]).any()
+    assert resumed.transfers == reference.transfers
