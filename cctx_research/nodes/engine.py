@@ -206,6 +206,7 @@ class _Fetch:
         self.next_lo, self.last = first, last
         self.segments: collections.deque[_Segment] = collections.deque()
         self.open = 0  # tasks planned and not yet settled, all segments
+        self.planned = False  # whether a segment was planned
         self.edges = edges  # blocks whose times the caller wants besides (the coverage's ends)
         self.edge_times: dict[int, int] = {}
 
@@ -252,12 +253,19 @@ class _Fetch:
         The runner puts follow-ups before the tasks still queued: planned only
         when none is queued, a later segment never runs before an earlier one's
         ranges (so a stop leaves the earlier ones complete, and checkpointed).
+        The first segment is one round of ranges: the node's limit, if it
+        has one, is learnt from it, and the segments after it are planned
+        at the range the node takes (at a node that caps ranges at 2,000
+        blocks, 16 ranges of 10,000 would make a first segment of 80
+        requests, and 16 refusals).
         """
         tasks: list[Task] = []
         while (self.next_lo <= self.last and len(self.segments) < self.ahead
                and (self.open < self.concurrency.current or not self.segments)):  # fmt: skip
             step = self.sizer.size
-            lo, hi = self.next_lo, min(self.last, self.next_lo + step * SEGMENT_RANGES - 1)
+            ranges = SEGMENT_RANGES if self.planned else self.concurrency.current
+            self.planned = True
+            lo, hi = self.next_lo, min(self.last, self.next_lo + step * ranges - 1)
             segment = _Segment(lo, hi)
             self.segments.append(segment)
             self.next_lo = hi + 1

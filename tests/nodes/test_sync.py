@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import cctx_research as cctx
@@ -19,6 +20,19 @@ from cctx_research.nodes import ranges
 from tests.evm_node.proxy import PROVIDERS, RangeLimited
 
 from .conftest import burn, mint
+
+
+def _spans(out, chain):
+    """(first, last) block of each part, in order."""
+    names = [p.name.removesuffix(".parquet").removeprefix("tip-")
+             for p in (out / chain / "logs").glob("*.parquet")]  # fmt: skip
+    return sorted(tuple(int(x) for x in n.split("-")) for n in names)
+
+
+def _contiguous(spans, first, last):
+    """Whether the spans cover first..last exactly, with no gap and no overlap."""
+    edges = [first - 1] + [b for span in spans for b in span] + [last + 1]
+    return all(edges[i] + 1 == edges[i + 1] for i in range(0, len(edges), 2))
 
 
 def _logs(out, chain):
@@ -98,6 +112,18 @@ def test_a_providers_range_limit_is_learned_and_nothing_is_lost(base_node, tmp_p
     assert "127.0.0.1" in state["chains"]["base"]["host"]
 
 
+def test_a_capped_nodes_limit_is_learnt_in_the_first_round(base_node, tmp_path):
+    base_node.mine(1200)
+    with RangeLimited(base_node.url, max_blocks=32) as proxy:
+        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False, range_blocks=128)
+    assert proxy.refused == 4  # the first round of 4 ranges, not a segment of 16
+    parts = sorted(p.name for p in (tmp_path / "c" / "base" / "logs").glob("*.parquet"))
+    # the first part is that round (4 x 128 blocks), the next ones 16 ranges of the learnt 32
+    assert "0-511.parquet" in parts
+    assert "512-1023.parquet" in parts
+    assert len(_logs(tmp_path / "c", "base")) == 8
+
+
 def test_429s_are_waited_out(base_node, tmp_path):
     with RangeLimited(base_node.url, max_blocks=10_000) as proxy:
         proxy.throttle = 3
@@ -138,8 +164,7 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
     state = json.loads((out / "sync.json").read_text())
     assert 0 <= state["chains"]["base"]["safe"] < base_node.head()
     # the segments after the first ran beside its tail, but none was written past the checkpoint
-    parts = sorted(p.name for p in (out / "base" / "logs").glob("*.parquet"))
-    assert parts == [f"0-{state['chains']['base']['safe']}.parquet"]
+    assert _contiguous(_spans(out, "base"), 0, state["chains"]["base"]["safe"])
     resumed = cctx.sync(out, {"base": base_node.url}, progress=False)
     assert resumed.chains[0].first == state["chains"]["base"]["safe"] + 1
     logs = _logs(out, "base")
@@ -237,10 +262,14 @@ def test_block_times_come_from_batched_headers_when_logs_carry_none(base_node, t
         base_node.replay(burn("v2_attested_base_to_eth_19500", f"spread-{i}"))
     with RangeLimited(base_node.url, max_blocks=64) as proxy:
         proxy.strip_times = True
-        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False, range_blocks=64)
-    # one batch for the ten blocks with logs, gathered over the ranges, one for the coverage's
-    # two ends; the chain id and the head in one batch too
-    assert proxy.calls["batch of eth_getBlockByNumber"] == 2, proxy.calls
+        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False, range_blocks=64,
+                  confirmations=0)  # fmt: skip
+    # one batch per part for its blocks with logs, gathered over its ranges (a batch per range
+    # would be 7), one for the coverage's two ends; the chain id and the head in one batch too
+    files = list((tmp_path / "c" / "base" / "logs").glob("*.parquet"))
+    holding = sum(pq.read_metadata(f).num_rows > 0 for f in files)
+    assert holding == 2
+    assert proxy.calls["batch of eth_getBlockByNumber"] == 1 + holding, proxy.calls
     assert proxy.calls["eth_getBlockByNumber"] == 0, proxy.calls
     assert proxy.calls["batch of eth_chainId"] == 1, proxy.calls
     assert proxy.calls["eth_getLogs"] == -(-(base_node.head() + 1) // 64), proxy.calls
@@ -296,7 +325,8 @@ def test_a_full_disk_ends_in_a_typed_error_naming_the_dataset_and_loses_nothing(
     logs = burn("v2_attested_base_to_eth_19500", "full-a") + mint(
         "v1_ethereum_to_base_282099", "full-b"
     )
-    base_node.mine(600)  # the first part (blocks 0-511) holds the fixture's 8 logs
+    base_node.mine(600)  # the first parts hold the fixture's 8 logs
+    dense = base_node.head() + 1
     for _ in range(150):  # a later part of 150 transactions: twice the first one's size
         base_node.replay_many(logs, 1)
     base_node.mine(100)
@@ -307,12 +337,14 @@ def test_a_full_disk_ends_in_a_typed_error_naming_the_dataset_and_loses_nothing(
     assert done.returncode == 3, done.stderr[-2000:]
     assert f"cannot write the sync dataset {out} (File too large" in done.stdout
     assert "run the same sync again" in done.stdout
-    # the first part and its checkpoint are kept; no temporary file is left behind
-    state = json.loads((out / "sync.json").read_text())
-    assert state["chains"]["base"]["safe"] == 511
-    assert sorted(p.name for p in (out / "base" / "logs").iterdir()) == ["0-511.parquet"]
+    # the parts before the dense blocks and their checkpoint are kept; no temporary file is left
+    safe = json.loads((out / "sync.json").read_text())["chains"]["base"]["safe"]
+    assert 0 < safe < dense
+    assert _contiguous(_spans(out, "base"), 0, safe)
+    assert not [p for p in (out / "base" / "logs").iterdir() if p.suffix != ".parquet"]
+    assert len(_logs(out, "base")) == 8  # the fixture's, all before the dense blocks
     resumed = cctx.sync(out, {"base": base_node.url}, progress=False)
-    assert resumed.chains[0].first == 512
+    assert resumed.chains[0].first == safe + 1
     logs_after = _logs(out, "base")
     assert len(logs_after) == reference.chains[0].logs == 8 + 150 * 4
     assert not logs_after.duplicated(["block_number", "log_index"]).any()
