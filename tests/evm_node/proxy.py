@@ -13,6 +13,7 @@ N ``eth_getLogs`` answered, every connection is closed: a node that died).
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -69,7 +70,9 @@ class RangeLimited:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
-                self.wfile.write(reply)
+                # the client may have given up on this request (Ctrl-C, a timeout)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(reply)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
