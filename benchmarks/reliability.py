@@ -47,7 +47,7 @@ secrets
 Run::
 
     .venv/bin/python benchmarks/reliability.py            # full run (a few minutes)
-    .venv/bin/python benchmarks/reliability.py --quick    # about a minute; run by the tests
+    .venv/bin/python benchmarks/reliability.py --quick    # a minute or two; run by the tests
     .venv/bin/python benchmarks/reliability.py --json out.json --keep /tmp/rel
 
 Exit status 1 when a correctness figure misses its target. Timings are
@@ -1313,7 +1313,7 @@ def run(quick: bool, keep: Path | None = None) -> Table:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller counts (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="smaller counts (a minute or two)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directory here")
     args = parser.parse_args(argv)
