@@ -39,7 +39,7 @@ from ..errors import DataError
 from ..times import to_timestamp
 from . import attestations, blocks
 from .attestations import IrisRun
-from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, sync_chain
+from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, domain_calls, sync_chain
 from .ranges import Sizer
 from .rpc import Rpc
 from .store import Dataset
@@ -214,15 +214,22 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
     rpc = Rpc(url, transport=transport, timeout=timeout, retries=retries, backoff=0.2)
     try:
         expected = int(chains.chain_id(chains.domain(chain)))
-        # one round trip for both (a node that takes no batch is asked one call at a time)
-        served_id, head_hex = rpc.batch([("eth_chainId", []), ("eth_blockNumber", [])])
+        # one round trip for the chain id, the head and the transmitters' localDomain() (a
+        # node that takes no batch is asked one call at a time)
+        checks = [call for *_, call in domain_calls(chain)]
+        replies = rpc.batch([("eth_chainId", []), ("eth_blockNumber", []), *checks],
+                            errors_as_results=True)  # fmt: skip
+        for reply in replies[:2]:
+            if isinstance(reply, Exception):
+                raise reply
+        served_id, head_hex = replies[:2]
         served = int(served_id, 16)
         if served != expected:
             raise ValueError(
                 f"the node for {chain} ({rpc.host}) serves chain id {served}, not {chain}'s "
                 f"{expected}; pass {chain}'s node URL"
             )
-        if not check_domain(rpc, chain):
+        if not check_domain(rpc, chain, answers=replies[2:]):
             logger.info("%s: no MessageTransmitter answered localDomain() on %s; chain id "
                         "checked only", chain, rpc.host)  # fmt: skip
         head = blocks.as_block(head_hex)

@@ -75,8 +75,25 @@ LOCAL_DOMAIN = "0x8d3638f4"
 """Call data of ``localDomain()`` (the first 4 bytes of keccak256 of the signature)."""
 
 
-def check_domain(rpc: Rpc, chain: str) -> int:
+def domain_calls(chain: str) -> list[tuple[int, str, tuple[str, list[Any]]]]:
+    """``(version, transmitter, call)``: the ``localDomain()`` call to each MessageTransmitter."""
+    calls = []
+    for version in (1, 2):
+        contracts = chains.contracts(chains.domain(chain), version)
+        if contracts is None or not contracts.message_transmitter:
+            continue
+        to = contracts.message_transmitter
+        calls.append((version, to, ("eth_call", [{"to": to, "data": LOCAL_DOMAIN}, "latest"])))
+    return calls
+
+
+def check_domain(rpc: Rpc, chain: str, answers: list[Any] | None = None) -> int:
     """Ask the chain's MessageTransmitters their ``localDomain()``; how many answered.
+
+    ``answers`` are the replies to :func:`domain_calls`' calls when the
+    caller asked them already (``sync`` asks them in one batch with the chain
+    id and the head: one round trip), an error as its :class:`RpcError`;
+    otherwise they are asked here, in one batch.
 
     Raises
     ------
@@ -88,16 +105,13 @@ def check_domain(rpc: Rpc, chain: str) -> int:
     counted (a node whose state is pruned cannot answer ``eth_call``).
     """
     expected = chains.domain(chain)
+    checks = domain_calls(chain)
+    if answers is None:
+        answers = rpc.batch([call for *_, call in checks], errors_as_results=True)
     answered = 0
-    for version in (1, 2):
-        contracts = chains.contracts(expected, version)
-        if contracts is None or not contracts.message_transmitter:
-            continue
-        address = contracts.message_transmitter
-        try:
-            result = rpc.call("eth_call", [{"to": address, "data": LOCAL_DOMAIN}, "latest"])
-        except RpcError as exc:
-            logger.debug("%s: localDomain() of %s not answered: %s", chain, address, exc)
+    for (version, address, _), result in zip(checks, answers, strict=True):
+        if isinstance(result, RpcError):
+            logger.debug("%s: localDomain() of %s not answered: %s", chain, address, result)
             continue
         if not isinstance(result, str) or len(result) < 66:
             continue  # no contract there

@@ -271,7 +271,8 @@ def test_block_times_come_from_batched_headers_when_logs_carry_none(base_node, t
     assert holding == 2
     assert proxy.calls["batch of eth_getBlockByNumber"] == 1 + holding, proxy.calls
     assert proxy.calls["eth_getBlockByNumber"] == 0, proxy.calls
-    assert proxy.calls["batch of eth_chainId"] == 1, proxy.calls
+    assert proxy.calls["batch of eth_chainId"] == 1, proxy.calls  # with localDomain() too
+    assert proxy.calls["eth_call"] == proxy.calls["eth_blockNumber"] == 0, proxy.calls
     assert proxy.calls["eth_getLogs"] == -(-(base_node.head() + 1) // 64), proxy.calls
     logs = _logs(tmp_path / "c", "base")
     assert len(logs) == 8 + 6 * 2
