@@ -92,7 +92,7 @@ class Anvil:
             # By default anvil keeps the state of every block, and under Prague the state grows
             # by a slot a block (EIP-2935's block-hash history): mining n blocks costs O(n^2),
             # 10k blocks about a minute, 40k a quarter of an hour. Without the kept states and
-            # under Cancun's rules, mining is flat in the chain's length (20k blocks in 0.5 s).
+            # under Cancun's rules, mining is flat in the chain's length (20k blocks in 2 s).
             # Snapshots and logs of past blocks still work; state at past blocks is gone.
             cmd += ["--prune-history", "--hardfork", "cancun"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
