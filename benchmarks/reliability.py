@@ -24,6 +24,12 @@ query cost
     1M transfers over ten years; every operation at its maximum (the whole
     ten-year window, ``limit`` 1000, first, last and out-of-range pages),
     over HTTP, against the bound documented in :mod:`cctx_research.service`.
+sync
+    ``cctx_research.nodes.sync`` against anvil behind a provider-like proxy
+    (``benchmarks/sync_faults.py``): range errors, 429s, dropped connections,
+    the node gone, a reorg, Ctrl-C, a full disk and a dataset of another
+    format; each ends in a typed error or a dataset equal to a fault-free
+    sync (skipped, with a row saying so, when anvil is not installed).
 load
     ``cctx-research serve`` as a subprocess; 8 client threads of mixed
     operations for 15 s (5 s in quick mode); latency, throughput, errors and
@@ -41,7 +47,7 @@ secrets
 Run::
 
     .venv/bin/python benchmarks/reliability.py            # full run (a few minutes)
-    .venv/bin/python benchmarks/reliability.py --quick    # about a minute; run by the tests
+    .venv/bin/python benchmarks/reliability.py --quick    # a minute or two; run by the tests
     .venv/bin/python benchmarks/reliability.py --json out.json --keep /tmp/rel
 
 Exit status 1 when a correctness figure misses its target. Timings are
@@ -85,6 +91,7 @@ if str(ROOT / "tests") not in sys.path:
 
 from client.faults import FAULT_KINDS, FaultInjector  # noqa: E402  (reused, not copied)
 from everyday_faults import section_everyday  # noqa: E402  (benchmarks/everyday_faults.py)
+from sync_faults import section_sync  # noqa: E402  (benchmarks/sync_faults.py)
 
 from cctx_research import errors  # noqa: E402
 from cctx_research.client import Client  # noqa: E402
@@ -1288,6 +1295,7 @@ def run(quick: bool, keep: Path | None = None) -> Table:
         section_everyday(
             t, svc, tmp, quick, as_of=AS_OF, project_id=PROJECT_ID, frames_equal=_frames_equal
         )
+        section_sync(t, tmp, quick)
         served = Served(key, tmp / "serve.log")
         section_load(t, served, quick)
         section_secrets(t, svc, served, tmp, texts, log_path, quick)
@@ -1305,7 +1313,7 @@ def run(quick: bool, keep: Path | None = None) -> Table:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller counts (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="smaller counts (a minute or two)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directory here")
     args = parser.parse_args(argv)

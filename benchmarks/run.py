@@ -39,7 +39,6 @@ How it is measured
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
@@ -47,7 +46,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +65,7 @@ from suite import (  # noqa: E402
     Row,
     Suite,
     best,
+    delayed,
     machine,
     served,
     table,
@@ -108,19 +107,6 @@ def naive_pull(url: str, days: int) -> pd.DataFrame:
             break
         page += 1
     return pd.json_normalize(records)
-
-
-@contextlib.contextmanager
-def delayed(url: str, rtt_ms: float) -> Iterator[str]:
-    """The delaying proxy (``delay_proxy.py``) in its own process, in front of ``url``."""
-    cmd = [sys.executable, str(HERE / "delay_proxy.py"), url, "--rtt-ms", str(rtt_ms)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def naive_pages(url: str, days: int, pages: int) -> float:

@@ -181,6 +181,47 @@ def served(per_day: int, *, timeout: float = 600) -> Iterator[str]:
             proc.wait()
 
 
+@contextlib.contextmanager
+def delayed(url: str, rtt_ms: float) -> Iterator[str]:
+    """The delaying proxy (``delay_proxy.py``) in its own process, in front of ``url``."""
+    cmd = [sys.executable, str(HERE / "delay_proxy.py"), url, "--rtt-ms", str(rtt_ms)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+# ---------------------------------------------------------------------------
+# a local EVM node with real CCTP logs (figure 11 and the sync faults)
+
+CCTP_TRANSFERS = [  # (fixture entry, burn or mint on Base); sources in tests/fixtures/cctp_real
+    ("v2_attested_base_to_eth_19500", "burn"),
+    ("v1_base_to_ethereum_761503", "burn"),
+    ("v2_attested_op_to_base_fast_fee1", "mint"),
+    ("v1_ethereum_to_base_282099", "mint"),
+]
+
+
+def cctp_logs() -> list[dict[str, Any]]:
+    """The logs of four real transfers as Base's CCTP contracts emit them (8 logs).
+
+    Rebuilt from real messages by ``tests/ingest/real.py``; a V2 and a V1
+    burn, a V2 and a V1 mint.
+    """
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    from ingest import real
+
+    out: list[dict[str, Any]] = []
+    for entry, side in CCTP_TRANSFERS:
+        make = real.burn_logs if side == "burn" else real.mint_logs
+        out += make(real.message(entry), block=1, tx_hash=real.tx(entry), index=0, time=0)
+    return out
+
+
 def window_s(days: int) -> tuple[int, int]:
     """``[start, end)`` of the last ``days`` days before AS_OF, in Unix seconds."""
     end = AS_OF.value // NS

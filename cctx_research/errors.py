@@ -4,7 +4,8 @@
 
     CctxError                      base of everything raised on purpose
     ├── ConfigError                missing or invalid settings (CCTX_* variables)
-    ├── DataError                  a data file or frame that does not fit the schema
+    ├── DataError                  a data file or frame that does not fit the schema;
+    │                              a sync dataset that cannot be read or written
     ├── ApiError                   the service answered with an error (carries status)
     │   ├── AuthError              401/403: missing or wrong API key
     │   ├── NotFoundError          404: unknown hash, operation or project
@@ -93,7 +94,12 @@ class ConfigError(CctxError):
 
 
 class DataError(CctxError, ValueError):
-    """A data file or frame does not fit the canonical schema (also a ``ValueError``)."""
+    """A data file or frame does not fit the canonical schema (also a ``ValueError``).
+
+    Also raised by ``sync`` for a dataset it cannot use: another format, an
+    unreadable state file, or a write that failed (a full disk), naming the
+    dataset and what to do.
+    """
 
 
 class ApiError(CctxError):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.evm_node import anvil_path
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -59,6 +61,11 @@ def test_quick_reliability_figures(tmp_path: Path) -> None:
         "value"
     ].endswith("(100%)")
     assert figures[("bad input", "JSON envelopes naming the problem")]["value"].endswith("(100%)")
+    synced = [r for r in rows if r["section"] == "sync" and r["correctness"]]
+    if anvil_path() is not None:  # sync against a real node: every fault, each one checked
+        assert len(synced) >= 20, [r["name"] for r in synced]
+        assert figures[("sync", "node gone mid-sync: error")]["value"] == "ServerError"
+        assert figures[("sync", "disk full: partial files left")]["value"] == "0"
     secrets = [
         r for r in rows if r["section"] == "secrets" and r["name"].startswith("key occurrences")
     ]

@@ -44,7 +44,7 @@ from ..errors import DataError
 from ..times import to_timestamp
 from . import attestations, blocks
 from .attestations import IrisRun
-from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, sync_chain
+from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, domain_calls, sync_chain
 from .ranges import Sizer
 from .rpc import Rpc
 from .store import Dataset
@@ -191,7 +191,8 @@ def sync(
         result.transfers = build_ledger(dataset)
         if client is not None and result.transfers:
             ledger = pd.read_parquet(dataset.root / "ledger.parquet")
-            result.iris = attestations.ask(dataset.root, client, ledger)
+            with dataset.writing(attestations.messages_path(dataset.root).parent):
+                result.iris = attestations.ask(dataset.root, client, ledger)
             if result.iris.messages:
                 result.transfers = build_ledger(dataset)
     finally:
@@ -225,16 +226,25 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
     rpc = Rpc(url, transport=transport, timeout=timeout, retries=retries, backoff=0.2)
     try:
         expected = int(chains.chain_id(chains.domain(chain)))
-        served = int(rpc.call("eth_chainId"), 16)
+        # one round trip for the chain id, the head and the transmitters' localDomain() (a
+        # node that takes no batch is asked one call at a time)
+        checks = [call for *_, call in domain_calls(chain)]
+        replies = rpc.batch([("eth_chainId", []), ("eth_blockNumber", []), *checks],
+                            errors_as_results=True)  # fmt: skip
+        for reply in replies[:2]:
+            if isinstance(reply, Exception):
+                raise reply
+        served_id, head_hex = replies[:2]
+        served = int(served_id, 16)
         if served != expected:
             raise ValueError(
                 f"the node for {chain} ({rpc.host}) serves chain id {served}, not {chain}'s "
                 f"{expected}; pass {chain}'s node URL"
             )
-        if not check_domain(rpc, chain):
+        if not check_domain(rpc, chain, answers=replies[2:]):
             logger.info("%s: no MessageTransmitter answered localDomain() on %s; chain id "
                         "checked only", chain, rpc.host)  # fmt: skip
-        head = blocks.as_block(rpc.call("eth_blockNumber"))
+        head = blocks.as_block(head_hex)
         depth = _confirmations(confirmations, chain)
         entry = state["chains"].setdefault(chain, {"chain_id": expected})
         entry.update(host=rpc.host, confirmations=depth)
@@ -273,8 +283,6 @@ def _evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str, start: A
         finally:
             if bar is not None:
                 bar.close()
-        edge = blocks.times(rpc, {entry["first"], entry["tip"]})
-        entry["first_time"], entry["tip_time"] = edge[entry["first"]], edge[entry["tip"]]
         entry["synced_at"] = int(time.time())
         dataset.save_state(state)
         return done
@@ -320,7 +328,8 @@ def build_ledger(dataset: Dataset) -> int:
         return 0
     messages = attestations.messages_path(dataset.root)
     ledger = load(files, attested=messages if messages.is_file() else None)
-    write_atomically(ledger, ledger_path)
+    with dataset.writing(ledger_path):
+        write_atomically(ledger, ledger_path)
     return len(ledger)
 
 

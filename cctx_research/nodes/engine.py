@@ -2,28 +2,33 @@
 
 :func:`sync_chain` asks ``eth_getLogs`` for every CCTP event of the chain's
 V1 and V2 contracts (addresses from the registry, topics from
-:mod:`cctx_research.ingest.events`), in segments of blocks. A segment's
-ranges run on the client's runner (:func:`cctx_research.client.runner.run`):
-the same adaptive concurrency, retries, ``Retry-After`` and Ctrl-C
-behaviour as the interface client. A range a node refuses as too large
-(:mod:`~cctx_research.sync.ranges`) is split in two and the endpoint's
-:class:`~cctx_research.sync.ranges.Sizer` remembers it. Block times come
-from the logs' ``blockTimestamp`` when the node gives it, else from headers
-asked in JSON-RPC batches as soon as a range's logs are in, beside the
-ranges still running.
+:mod:`cctx_research.ingest.events`), in segments of blocks, all on one call
+of the client's runner (:func:`cctx_research.client.runner.run`): the same
+adaptive concurrency, retries, ``Retry-After`` and Ctrl-C behaviour as the
+interface client. The next segment's ranges start while the last ranges of
+the one before are still running, so no slot idles at a segment's end. A
+range a node refuses as too large (:mod:`~cctx_research.sync.ranges`) is
+split and the endpoint's :class:`~cctx_research.sync.ranges.Sizer`
+remembers it. Block times come from the logs' ``blockTimestamp`` when the
+node gives it, else from headers asked in JSON-RPC batches of
+:data:`~cctx_research.nodes.blocks.BATCH`, gathered over a segment's ranges
+and asked beside the ranges still running; the times of the coverage's two
+ends are asked at the start, beside the first ranges.
 
 Each finished segment is written as one part and only then checkpointed
-(:mod:`~cctx_research.sync.store`): a stop loses at most the segment under
-way. Blocks within ``confirmations`` of the head go to tip parts, fetched
+(:mod:`~cctx_research.sync.store`), in block order (a segment finished
+before an earlier one waits for it): a stop loses at most the segments
+under way. Blocks within ``confirmations`` of the head go to tip parts, fetched
 again (and replaced) by the next run, so a reorg there is healed.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,8 +75,25 @@ LOCAL_DOMAIN = "0x8d3638f4"
 """Call data of ``localDomain()`` (the first 4 bytes of keccak256 of the signature)."""
 
 
-def check_domain(rpc: Rpc, chain: str) -> int:
+def domain_calls(chain: str) -> list[tuple[int, str, tuple[str, list[Any]]]]:
+    """``(version, transmitter, call)``: the ``localDomain()`` call to each MessageTransmitter."""
+    calls = []
+    for version in (1, 2):
+        contracts = chains.contracts(chains.domain(chain), version)
+        if contracts is None or not contracts.message_transmitter:
+            continue
+        to = contracts.message_transmitter
+        calls.append((version, to, ("eth_call", [{"to": to, "data": LOCAL_DOMAIN}, "latest"])))
+    return calls
+
+
+def check_domain(rpc: Rpc, chain: str, answers: list[Any] | None = None) -> int:
     """Ask the chain's MessageTransmitters their ``localDomain()``; how many answered.
+
+    ``answers`` are the replies to :func:`domain_calls`' calls when the
+    caller asked them already (``sync`` asks them in one batch with the chain
+    id and the head: one round trip), an error as its :class:`RpcError`;
+    otherwise they are asked here, in one batch.
 
     Raises
     ------
@@ -83,16 +105,13 @@ def check_domain(rpc: Rpc, chain: str) -> int:
     counted (a node whose state is pruned cannot answer ``eth_call``).
     """
     expected = chains.domain(chain)
+    checks = domain_calls(chain)
+    if answers is None:
+        answers = rpc.batch([call for *_, call in checks], errors_as_results=True)
     answered = 0
-    for version in (1, 2):
-        contracts = chains.contracts(expected, version)
-        if contracts is None or not contracts.message_transmitter:
-            continue
-        address = contracts.message_transmitter
-        try:
-            result = rpc.call("eth_call", [{"to": address, "data": LOCAL_DOMAIN}, "latest"])
-        except RpcError as exc:
-            logger.debug("%s: localDomain() of %s not answered: %s", chain, address, exc)
+    for (version, address, _), result in zip(checks, answers, strict=True):
+        if isinstance(result, RpcError):
+            logger.debug("%s: localDomain() of %s not answered: %s", chain, address, result)
             continue
         if not isinstance(result, str) or len(result) < 66:
             continue  # no contract there
@@ -164,24 +183,61 @@ def _table(logs: list[dict[str, Any]], chain_id: int, block_times: dict[int, int
     return pa.table(rows, schema=LOG_SCHEMA)
 
 
+@dataclass
+class _Segment:
+    """Blocks ``lo..hi``: one part and one checkpoint once its ranges and headers are in."""
+
+    lo: int
+    hi: int
+    open: int = 0  # its tasks not yet settled (ranges and header batches)
+    ranges: int = 0  # its ranges not yet settled
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    times: dict[int, int] = field(default_factory=dict)
+    wanted: set[int] = field(default_factory=set)  # blocks whose times are still to ask
+    splits: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.open == 0
+
+
 class _Fetch:
-    """The ranges of one segment on the runner; splits what the node refuses."""
+    """Every segment's ranges on one runner call; parts handed on in block order.
 
-    def __init__(self, rpc: Rpc, addresses: list[str], sizer: Sizer, cancel: threading.Event):
+    The next segment's ranges are planned (at the endpoint's current range
+    size) as soon as no planned task waits for a slot, so the tail of one
+    segment overlaps the next; a segment is handed to ``finished`` once it
+    and every segment before it are complete. Block times the logs do not
+    carry are asked in batches of :data:`blocks.BATCH` headers, gathered
+    over a segment's ranges.
+    """
+
+    def __init__(self, rpc: Rpc, addresses: list[str], sizer: Sizer, cancel: threading.Event,
+                 concurrency: Concurrency, first: int, last: int, *, edges: set[int],
+                 finished: Callable[[_Segment], None], ahead: int = 3):  # fmt: skip
         self.rpc, self.addresses, self.sizer, self.cancel = rpc, addresses, sizer, cancel
-        self.logs: list[dict[str, Any]] = []
-        self.times: dict[int, int] = {}
-        self.splits = 0
+        self.concurrency, self.finished, self.ahead = concurrency, finished, ahead
+        self.next_lo, self.last = first, last
+        self.segments: collections.deque[_Segment] = collections.deque()
+        self.open = 0  # tasks planned and not yet settled, all segments
+        self.planned = False  # whether a segment was planned
+        self.edges = edges  # blocks whose times the caller wants besides (the coverage's ends)
+        self.edge_times: dict[int, int] = {}
 
-    def headers(self, numbers: list[int]) -> Task:
+    # ------------------------------------------------------------------ tasks
+
+    def _headers(self, segment: _Segment | None, numbers: list[int]) -> Task:
         """The times of blocks whose logs carry none: one batch, beside the other ranges."""
 
         def fn(stats: RequestStats) -> Any:
             return blocks.times(self.rpc, numbers, stats=stats, cancel=self.cancel)
 
-        return Task(("headers", len(numbers)), fn)
+        if segment is not None:
+            segment.open += 1
+        self.open += 1
+        return Task(("headers", segment), fn)
 
-    def task(self, lo: int, hi: int) -> Task:
+    def _range(self, segment: _Segment, lo: int, hi: int) -> Task:
         def fn(stats: RequestStats) -> Any:
             query = {"fromBlock": hex(lo), "toBlock": hex(hi), "address": self.addresses,
                      "topics": [TOPICS]}  # fmt: skip
@@ -195,44 +251,96 @@ class _Fetch:
                     return exc
                 raise
 
-        return Task((lo, hi), fn)
+        segment.open += 1
+        segment.ranges += 1
+        self.open += 1
+        return Task(("logs", segment, lo, hi), fn)
+
+    def start(self) -> list[Task]:
+        """The first tasks: the edges' headers, and the first segments' ranges."""
+        tasks = [self._headers(None, sorted(self.edges))] if self.edges else []
+        return tasks + self._plan()
+
+    def _plan(self) -> list[Task]:
+        """The next segments' ranges, while a slot is free and no planned task waits for one.
+
+        The runner puts follow-ups before the tasks still queued: planned only
+        when none is queued, a later segment never runs before an earlier one's
+        ranges (so a stop leaves the earlier ones complete, and checkpointed).
+        The first segment is one round of ranges: the node's limit, if it
+        has one, is learnt from it, and the segments after it are planned
+        at the range the node takes (at a node that caps ranges at 2,000
+        blocks, 16 ranges of 10,000 would make a first segment of 80
+        requests, and 16 refusals).
+        """
+        tasks: list[Task] = []
+        while (self.next_lo <= self.last and len(self.segments) < self.ahead
+               and (self.open < self.concurrency.current or not self.segments)):  # fmt: skip
+            step = self.sizer.size
+            ranges = SEGMENT_RANGES if self.planned else self.concurrency.current
+            self.planned = True
+            lo, hi = self.next_lo, min(self.last, self.next_lo + step * ranges - 1)
+            segment = _Segment(lo, hi)
+            self.segments.append(segment)
+            self.next_lo = hi + 1
+            tasks += [self._range(segment, a, min(a + step - 1, hi))
+                      for a in range(lo, hi + 1, step)]  # fmt: skip
+        return tasks
+
+    # ------------------------------------------------------------------ results
 
     def on_result(self, task: Task, value: Any) -> list[Task]:
-        if task.tag[0] == "headers":
-            self.times.update(value)
-            return []
-        lo, hi = task.tag
+        self.open -= 1
+        kind, segment = task.tag[0], task.tag[1]
+        follow: list[Task] = []
+        if segment is None:  # the edges' headers
+            self.edge_times.update(value)
+        elif kind == "headers":
+            segment.times.update(value)
+            segment.open -= 1
+        else:
+            follow = self._logs(segment, task.tag[2], task.tag[3], value)
+            segment.open -= 1
+            segment.ranges -= 1
+            if segment.ranges == 0:  # its last range is in: ask the times still missing
+                follow += self._ask(segment, flush=True)
+        while self.segments and self.segments[0].done:
+            self.finished(self.segments.popleft())
+        return follow + self._plan()
+
+    def _logs(self, segment: _Segment, lo: int, hi: int, value: Any) -> list[Task]:
         if isinstance(value, Exception):
             self.sizer.failed(hi - lo + 1, value.message)
-            self.splits += 1
+            segment.splits += 1
             logger.debug("%s: blocks %d-%d refused (%s): split", self.rpc.host, lo, hi,
                          "too large" if too_large(value.message) else "error")  # fmt: skip
             step = min(self.sizer.size, (hi - lo + 2) // 2)
-            return [self.task(a, min(a + step - 1, hi)) for a in range(lo, hi + 1, step)]
+            return [self._range(segment, a, min(a + step - 1, hi)) for a in range(lo, hi + 1, step)]
         if not isinstance(value, list):
             raise errors.ResponseSchemaError(
                 f"{self.rpc.host} answered eth_getLogs with {type(value).__name__}, not a list",
                 operation="eth_getLogs",
             )
         self.sizer.succeeded(hi - lo + 1)
-        self.logs.extend(value)
         live = [g for g in value if not g.get("removed")]
+        segment.logs.extend(live)
         for log in live:
+            number = int(log["blockNumber"], 16)
             if log.get("blockTimestamp"):
-                self.times[int(log["blockNumber"], 16)] = int(log["blockTimestamp"], 16)
-        missing = sorted({int(g["blockNumber"], 16) for g in live} - set(self.times))
-        return [
-            self.headers(missing[i : i + blocks.BATCH])
-            for i in range(0, len(missing), blocks.BATCH)
-        ]
+                segment.times[number] = int(log["blockTimestamp"], 16)
+            elif number not in segment.times:
+                segment.wanted.add(number)
+        return self._ask(segment, flush=False)
 
-
-def _segments(first: int, last: int, size: Any) -> Iterator[tuple[int, int]]:
-    lo = first
-    while lo <= last:
-        hi = min(last, lo + size() * SEGMENT_RANGES - 1)
-        yield lo, hi
-        lo = hi + 1
+    def _ask(self, segment: _Segment, *, flush: bool) -> list[Task]:
+        """Header batches for the segment's blocks without a time: full ones, or all (flush)."""
+        wanted = sorted(segment.wanted - set(segment.times))
+        tasks = []
+        while len(wanted) >= blocks.BATCH or (flush and wanted):
+            batch, wanted = wanted[: blocks.BATCH], wanted[blocks.BATCH :]
+            tasks.append(self._headers(segment, batch))
+        segment.wanted = set(wanted)
+        return tasks
 
 
 def sync_chain(
@@ -251,26 +359,20 @@ def sync_chain(
     """Fetch blocks ``first..last`` of ``chain`` into ``dataset``, checkpointing ``state``.
 
     Blocks up to ``safe_line`` are final; later ones go to tip parts.
-    ``state`` is the whole state file (saved after every part).
+    ``state`` is the whole state file (saved after every part), and gets the
+    times of the chain's first block and of ``last`` (its coverage).
     """
     entry = state["chains"][chain]
     chain_id = int(entry["chain_id"])
-    addresses = contracts_of(chain)
     result = ChainSync(chain, rpc.host, first, last)
     started = time.perf_counter()
-    concurrency = Concurrency(max_workers, start=min(4, max_workers))
-    for lo, hi in _segments(first, last, lambda: sizer.size):
-        cancel = threading.Event()
-        fetch = _Fetch(rpc, addresses, sizer, cancel)
-        step = sizer.size
-        tasks = [fetch.task(a, min(a + step - 1, hi)) for a in range(lo, hi + 1, step)]
-        run(tasks, fetch.on_result, stats=result.stats, concurrency=concurrency, cancel=cancel,
-            abort=rpc.sender.abort, resume=rpc.sender.resume)  # fmt: skip
-        logs = [log for log in fetch.logs if not log.get("removed")]
-        block_times = fetch.times
-        logs.sort(key=lambda g: (int(g["blockNumber"], 16), int(g["logIndex"], 16)))
-        table = _table(logs, chain_id, block_times)
-        # the final part (up to the safe line), then the tip part, then the checkpoint
+
+    def finished(segment: _Segment) -> None:
+        """Write one complete segment (final part, then tip part), then its checkpoint."""
+        lo, hi = segment.lo, segment.hi
+        logs = sorted(segment.logs, key=lambda g: (int(g["blockNumber"], 16),
+                                                   int(g["logIndex"], 16)))  # fmt: skip
+        table = _table(logs, chain_id, segment.times)
         if lo <= safe_line:
             final_hi = min(hi, safe_line)
             numbers = table.column("block_number").to_numpy()
@@ -291,9 +393,20 @@ def sync_chain(
             entry["first"] = lo
         dataset.save_state(state)
         result.logs += len(logs)
-        result.splits += fetch.splits
+        result.splits += segment.splits
         if bar is not None:
             bar.update(hi - lo + 1)
+
+    cancel = threading.Event()
+    concurrency = Concurrency(max_workers, start=min(4, max_workers))
+    edges = {int(entry.get("first", first)), last}
+    fetch = _Fetch(rpc, contracts_of(chain), sizer, cancel, concurrency, first, last,
+                   edges=edges, finished=finished)  # fmt: skip
+    run(fetch.start(), fetch.on_result, stats=result.stats, concurrency=concurrency,
+        cancel=cancel, abort=rpc.sender.abort, resume=rpc.sender.resume)  # fmt: skip
+    entry["first_time"] = fetch.edge_times[int(entry["first"])]  # asked beside the ranges
+    entry["tip_time"] = fetch.edge_times[last]
+    dataset.save_state(state)
     result.requests = result.stats.requests
     result.seconds = time.perf_counter() - started
     result.range = sizer.size

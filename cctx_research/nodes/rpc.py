@@ -194,12 +194,16 @@ class Rpc:
         *,
         stats: RequestStats | None = None,
         cancel: threading.Event | None = None,
+        errors_as_results: bool = False,
     ) -> list[Any]:
         """Many calls in one request (a JSON-RPC batch); results in the order asked.
 
         A node that does not take batches (an error object or a non-list
         reply) is asked one call at a time instead, and so are later batches
-        (:attr:`takes_batches` remembers it).
+        (:attr:`takes_batches` remembers it). A member the node answers with
+        an error is asked again alone; if it fails again its :class:`RpcError`
+        is raised, or, with ``errors_as_results``, put in its place among the
+        results.
         """
         if not calls:
             return []
@@ -216,10 +220,19 @@ class Rpc:
         except errors.ApiError as exc:
             raise self._from_http(exc, calls[0][0]) from None
         replies = answer.body
+
+        def alone(method: str, params: Sequence[Any]) -> Any:
+            try:
+                return self.call(method, params, stats=stats, cancel=cancel)
+            except RpcError as exc:
+                if errors_as_results:
+                    return exc
+                raise
+
         if not isinstance(replies, list):
             logger.debug("%s does not take batches; asking one call at a time", self.host)
             self.takes_batches = False
-            return [self.call(m, p, stats=stats, cancel=cancel) for m, p in calls]
+            return [alone(m, p) for m, p in calls]
         self.takes_batches = True
         by_id = {r.get("id"): r for r in replies if isinstance(r, dict)}
         out = []
@@ -227,7 +240,7 @@ class Rpc:
             reply = by_id.get(first + i)
             if reply is None or reply.get("error") is not None:
                 # a batch member refused (rate limits answer per member): ask it alone
-                out.append(self.call(method, params, stats=stats, cancel=cancel))
+                out.append(alone(method, params))
             else:
                 out.append(reply.get("result"))
         return out

@@ -26,10 +26,16 @@ Solana's parts follow the same rule by number: a program's checkpoint
 counts the parts written under it (``parts``), so a part numbered past it
 is the leftover of a stopped run and is deleted (:meth:`Dataset.drop_solana_leftovers`).
 Only finalized transactions are synced, so there is no tip.
+
+A write that fails (a full disk, a file size limit, a read-only directory)
+raises :class:`~cctx_research.errors.DataError` naming the dataset, the
+file and the system's reason; what was checkpointed before stays, and the
+same sync run again goes on from there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -95,22 +101,64 @@ class Dataset:
             state = json.loads(self.state_path.read_text())
         except (OSError, ValueError) as exc:
             raise DataError(
-                f"{self.state_path} cannot be read ({type(exc).__name__})",
-                hint="restore it, or sync into a new directory",
+                f"{self.state_path} cannot be read ({type(exc).__name__}): restore it, or sync "
+                "into a new directory"
             ) from None
-        if not isinstance(state, dict) or state.get("format") != FORMAT:
-            found = state.get("format") if isinstance(state, dict) else None
+        found = state.get("format") if isinstance(state, dict) else None
+        if found != FORMAT or isinstance(found, bool):
+            raise DataError(self._format_message(found))
+        if not isinstance(state.get("chains"), dict):
             raise DataError(
-                f"{self.root} was written by another version of the sync (format {found!r}; "
-                f"this version reads format {FORMAT})",
-                hint="sync into a new directory (the old one stays readable by `import`)",
+                f"{self.state_path} holds no chains (it was not written by a sync, or was "
+                "edited): restore it, or sync into a new directory"
             )
         return state
+
+    def _format_message(self, found: Any) -> str:
+        """What a dataset of another format is, and what to do (in one line: the CLI shows one)."""
+        if isinstance(found, int) and not isinstance(found, bool) and found > FORMAT:
+            return (
+                f"{self.root} was written by a newer cctx-research (sync format {found}; this "
+                f"version reads format {FORMAT}): upgrade (pip install -U cctx-research) to "
+                "sync into it, or sync into a new directory"
+            )
+        what = (
+            f"an older cctx-research (sync format {found})"
+            if isinstance(found, int) and not isinstance(found, bool)
+            else f"no version this one knows (sync format {found!r})"
+        )
+        return (
+            f"{self.root} was written by {what}; this version reads format {FORMAT} and does not "
+            "convert it: sync into a new directory (--out NEW/); its Parquet files stay readable "
+            "with `cctx-research import`"
+        )
 
     def save_state(self, state: dict[str, Any]) -> None:
         """Write the state file atomically."""
         text = json.dumps(state, indent=2, sort_keys=True)
-        replace_atomically(self.state_path, lambda tmp: tmp.write_text(text + "\n"))
+        with self.writing(self.state_path):
+            replace_atomically(self.state_path, lambda tmp: tmp.write_text(text + "\n"))
+
+    @contextlib.contextmanager
+    def writing(self, path: Path) -> Iterator[None]:
+        """Turn a failed write of ``path`` (disk full, size limit, read-only) into a DataError.
+
+        The first line says it all (the CLI shows no more): the dataset, the
+        file, the system's reason, and that running the sync again goes on.
+        """
+        try:
+            yield
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else (str(exc) or type(exc).__name__)
+            try:
+                name = str(path.relative_to(self.root))
+            except ValueError:
+                name = str(path)
+            raise DataError(
+                f"cannot write the sync dataset {self.root} ({reason}, writing {name}); "
+                "what was checkpointed before is kept: make room (or lift the limit) and run "
+                "the same sync again to go on from there",
+            ) from exc
 
     # ------------------------------------------------------------------ parts
 
@@ -143,7 +191,8 @@ class Dataset:
     def write_part(self, chain: str, first: int, last: int, table: pa.Table, *, tip: bool) -> Path:
         """Write the logs of blocks ``first..last`` (possibly none) as one part."""
         path = self.logs_dir(chain) / f"{'tip-' if tip else ''}{first}-{last}.parquet"
-        replace_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        with self.writing(path):
+            replace_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
         return path
 
     # ------------------------------------------------------------ Solana parts
@@ -168,7 +217,9 @@ class Dataset:
                           lines: list[bytes]) -> Path:  # fmt: skip
         """Write one page's transactions (JSON Lines, possibly none) as part ``seq``."""
         path = self.solana_dir / f"{program}-{seq:06d}-{low}-{high}.jsonl"
-        replace_atomically(path, lambda tmp: tmp.write_bytes(b"".join(x + b"\n" for x in lines)))
+        data = b"".join(x + b"\n" for x in lines)
+        with self.writing(path):
+            replace_atomically(path, lambda tmp: tmp.write_bytes(data))
         return path
 
     def drop_solana_leftovers(self, program: str, parts: int) -> int:

@@ -6,10 +6,14 @@
 ``throttle`` (the next N requests get 429 with ``Retry-After``), ``drop``
 (the next N connections are closed without a reply) and ``fail_after`` (after
 N ``eth_getLogs`` answered, every connection is closed: a node that died).
+:attr:`calls` counts the requests that reached it by method (a batch as
+``"batch of <method>"``).
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +48,7 @@ class RangeLimited:
         self.fail_after: int | None = None  # after N eth_getLogs answered, the node is gone
         self.refused = 0
         self.requests = 0
+        self.calls: collections.Counter[str] = collections.Counter()  # method, "batch of" method
         self.logs_answered = 0
         self.lock = threading.Lock()
         proxy = self
@@ -65,7 +70,9 @@ class RangeLimited:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
-                self.wfile.write(reply)
+                # the client may have given up on this request (Ctrl-C, a timeout)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(reply)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -109,6 +116,11 @@ class RangeLimited:
                          "error": {"code": 429, "message": "Too Many Requests"}}  # fmt: skip
                 return 429, json.dumps(reply).encode(), {"Retry-After": "1"}
         call = json.loads(body)
+        with self.lock:
+            if isinstance(call, dict):
+                self.calls[str(call.get("method"))] += 1
+            elif isinstance(call, list) and call:
+                self.calls[f"batch of {call[0].get('method')}"] += 1
         if isinstance(call, dict):
             refusal = self._refusal(call)
             if refusal is not None:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import subprocess
+import sys
+import textwrap
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import cctx_research as cctx
@@ -14,7 +19,20 @@ from cctx_research.cli import main
 from cctx_research.nodes import ranges
 from tests.evm_node.proxy import PROVIDERS, RangeLimited
 
-from .conftest import burn
+from .conftest import burn, mint
+
+
+def _spans(out, chain):
+    """(first, last) block of each part, in order."""
+    names = [p.name.removesuffix(".parquet").removeprefix("tip-")
+             for p in (out / chain / "logs").glob("*.parquet")]  # fmt: skip
+    return sorted(tuple(int(x) for x in n.split("-")) for n in names)
+
+
+def _contiguous(spans, first, last):
+    """Whether the spans cover first..last exactly, with no gap and no overlap."""
+    edges = [first - 1] + [b for span in spans for b in span] + [last + 1]
+    return all(edges[i] + 1 == edges[i + 1] for i in range(0, len(edges), 2))
 
 
 def _logs(out, chain):
@@ -94,6 +112,18 @@ def test_a_providers_range_limit_is_learned_and_nothing_is_lost(base_node, tmp_p
     assert "127.0.0.1" in state["chains"]["base"]["host"]
 
 
+def test_a_capped_nodes_limit_is_learnt_in_the_first_round(base_node, tmp_path):
+    base_node.mine(1200)
+    with RangeLimited(base_node.url, max_blocks=32) as proxy:
+        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False, range_blocks=128)
+    assert proxy.refused == 4  # the first round of 4 ranges, not a segment of 16
+    parts = sorted(p.name for p in (tmp_path / "c" / "base" / "logs").glob("*.parquet"))
+    # the first part is that round (4 x 128 blocks), the next ones 16 ranges of the learnt 32
+    assert "0-511.parquet" in parts
+    assert "512-1023.parquet" in parts
+    assert len(_logs(tmp_path / "c", "base")) == 8
+
+
 def test_429s_are_waited_out(base_node, tmp_path):
     with RangeLimited(base_node.url, max_blocks=10_000) as proxy:
         proxy.throttle = 3
@@ -120,7 +150,9 @@ def test_a_reorg_within_the_depth_is_replaced(base_node, tmp_path):
     assert all(base_node.rpc("eth_getTransactionReceipt", "0x" + h) for h in hashes)
 
 
-def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, tmp_path):
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, tmp_path,
+                                                                      workers):  # fmt: skip
     base_node.mine(1200)  # three segments of 16 ranges of 32 blocks
     base_node.replay(burn("v2_attested_base_to_eth_19500", "late"))
     out = tmp_path / "cctp"
@@ -128,9 +160,11 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
         proxy.fail_after = 20  # the first segment answered, then the node is gone
         with pytest.raises(errors.ServerError, match=r"connection to 127\.0\.0\.1"):
             cctx.sync(out, {"base": proxy.url}, start=0, progress=False, range_blocks=32,
-                      retries=1, max_workers=1)  # fmt: skip
+                      retries=1, max_workers=workers)  # fmt: skip
     state = json.loads((out / "sync.json").read_text())
     assert 0 <= state["chains"]["base"]["safe"] < base_node.head()
+    # the segments after the first ran beside its tail, but none was written past the checkpoint
+    assert _contiguous(_spans(out, "base"), 0, state["chains"]["base"]["safe"])
     resumed = cctx.sync(out, {"base": base_node.url}, progress=False)
     assert resumed.chains[0].first == state["chains"]["base"]["safe"] + 1
     logs = _logs(out, "base")
@@ -138,7 +172,7 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
     assert not logs.duplicated(["block_number", "log_index"]).any()
 
 
-def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path):
+def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path, capsys):
     with pytest.raises(ValueError, match="serves chain id 8453, not ethereum's 1"):
         cctx.sync(tmp_path / "a", {"ethereum": base_node.url}, start=0, progress=False)
     with pytest.raises(ValueError, match="first sync of base needs start="):
@@ -151,8 +185,17 @@ def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path):
         cctx.sync(tmp_path / "e", {"base": base_node.url}, start="yesterday-ish", progress=False)
     old = tmp_path / "old"
     old.mkdir()
-    (old / "sync.json").write_text(json.dumps({"format": 0, "chains": {}}))
-    with pytest.raises(errors.DataError, match="another version of the sync"):
+    for found, says in [(0, r"an older cctx-research \(sync format 0\).*new directory"),
+                        (2, r"a newer cctx-research \(sync format 2.*pip install -U"),
+                        (None, r"no version this one knows.*new directory"),
+                        ("1", r"no version this one knows \(sync format '1'\)")]:  # fmt: skip
+        (old / "sync.json").write_text(json.dumps({"format": found, "chains": {}}))
+        with pytest.raises(errors.DataError, match=says):
+            cctx.sync(old, {"base": base_node.url}, start=0)
+        assert main(["sync", "--chain", f"base={base_node.url}", "--out", str(old)]) == 1
+        assert re.search(says, capsys.readouterr().err)  # the CLI's one line says what to do
+    (old / "sync.json").write_text("{\"format\": 1, \"cha")
+    with pytest.raises(errors.DataError, match=r"cannot be read.*new directory"):
         cctx.sync(old, {"base": base_node.url}, start=0)
 
 
@@ -214,11 +257,25 @@ def test_the_command_syncs_shows_status_and_never_prints_the_url(base_node, tmp_
 
 
 def test_block_times_come_from_batched_headers_when_logs_carry_none(base_node, tmp_path):
-    with RangeLimited(base_node.url, max_blocks=10_000) as proxy:
+    for i in range(6):  # burns in blocks 64 apart: each in another range
+        base_node.mine(63)
+        base_node.replay(burn("v2_attested_base_to_eth_19500", f"spread-{i}"))
+    with RangeLimited(base_node.url, max_blocks=64) as proxy:
         proxy.strip_times = True
-        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False)
+        cctx.sync(tmp_path / "c", {"base": proxy.url}, start=0, progress=False, range_blocks=64,
+                  confirmations=0)  # fmt: skip
+    # one batch per part for its blocks with logs, gathered over its ranges (a batch per range
+    # would be 7), one for the coverage's two ends; the chain id and the head in one batch too
+    files = list((tmp_path / "c" / "base" / "logs").glob("*.parquet"))
+    holding = sum(pq.read_metadata(f).num_rows > 0 for f in files)
+    assert holding == 2
+    assert proxy.calls["batch of eth_getBlockByNumber"] == 1 + holding, proxy.calls
+    assert proxy.calls["eth_getBlockByNumber"] == 0, proxy.calls
+    assert proxy.calls["batch of eth_chainId"] == 1, proxy.calls  # with localDomain() too
+    assert proxy.calls["eth_call"] == proxy.calls["eth_blockNumber"] == 0, proxy.calls
+    assert proxy.calls["eth_getLogs"] == -(-(base_node.head() + 1) // 64), proxy.calls
     logs = _logs(tmp_path / "c", "base")
-    assert len(logs) == 8
+    assert len(logs) == 8 + 6 * 2
     for number, stamp in zip(logs["block_number"], logs["block_timestamp"], strict=True):
         header = base_node.rpc("eth_getBlockByNumber", hex(int(number)), False)
         assert int(header["timestamp"], 16) == stamp
@@ -243,3 +300,53 @@ def test_the_transmitters_local_domain_is_checked(tmp_path):
         node.install_cctp(contracts_of("base"))  # the registry's domain: accepted
         result = cctx.sync(tmp_path / "x", {"base": node.url}, start=0, progress=False)
         assert result.chains[0].chain == "base"
+
+
+_FULL_DISK = textwrap.dedent(
+    """
+    import resource, signal, sys
+    import cctx_research as cctx
+    from cctx_research.errors import DataError
+    out, url, limit = sys.argv[1:4]
+    # writes past the limit fail with EFBIG, as writes to a full disk fail with ENOSPC
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
+    try:
+        cctx.sync(out, {"base": url}, start=0, progress=False, range_blocks=32, max_workers=1)
+    except DataError as exc:
+        print(str(exc).splitlines()[0])
+        sys.exit(3)
+    """
+)
+
+
+def test_a_full_disk_ends_in_a_typed_error_naming_the_dataset_and_loses_nothing(
+    base_node, tmp_path
+):
+    logs = burn("v2_attested_base_to_eth_19500", "full-a") + mint(
+        "v1_ethereum_to_base_282099", "full-b"
+    )
+    base_node.mine(600)  # the first parts hold the fixture's 8 logs
+    dense = base_node.head() + 1
+    for _ in range(150):  # a later part of 150 transactions: twice the first one's size
+        base_node.replay_many(logs, 1)
+    base_node.mine(100)
+    reference = cctx.sync(tmp_path / "ref", {"base": base_node.url}, start=0, progress=False)
+    out = tmp_path / "cctp"
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK, str(out), base_node.url, "8000"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert f"cannot write the sync dataset {out} (File too large" in done.stdout
+    assert "run the same sync again" in done.stdout
+    # the parts before the dense blocks and their checkpoint are kept; no temporary file is left
+    safe = json.loads((out / "sync.json").read_text())["chains"]["base"]["safe"]
+    assert 0 < safe < dense
+    assert _contiguous(_spans(out, "base"), 0, safe)
+    assert not [p for p in (out / "base" / "logs").iterdir() if p.suffix != ".parquet"]
+    assert len(_logs(out, "base")) == 8  # the fixture's, all before the dense blocks
+    resumed = cctx.sync(out, {"base": base_node.url}, progress=False)
+    assert resumed.chains[0].first == safe + 1
+    logs_after = _logs(out, "base")
+    assert len(logs_after) == reference.chains[0].logs == 8 + 150 * 4
+    assert not logs_after.duplicated(["block_number", "log_index"]).any()
+    assert resumed.transfers == reference.transfers
