@@ -30,14 +30,16 @@ node is named by its host.
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .. import chains
+from .. import chains, provenance
 from ..client.transports import BaseTransport
 from ..config import iris_url
 from ..errors import DataError
@@ -327,10 +329,38 @@ def build_ledger(dataset: Dataset) -> int:
         ledger_path.unlink(missing_ok=True)
         return 0
     messages = attestations.messages_path(dataset.root)
-    ledger = load(files, attested=messages if messages.is_file() else None)
+    with tempfile.TemporaryDirectory(prefix=".ledger-", dir=dataset.root) as work:
+        # one file a chain: the decoder's cost is per file as much as per log (a year
+        # synced is hundreds of parts), so each chain's parts are read as one table
+        joined = _one_file_a_chain(files, Path(work))
+        ledger = load(joined, attested=messages if messages.is_file() else None)
+    record = provenance.provenance(ledger)
+    if record is not None:  # named by the dataset and its parts, not the joined files
+        provenance.attach(ledger, record.replace(
+            source=str(dataset.root), files=tuple(str(p) for p in files)))  # fmt: skip
     with dataset.writing(ledger_path):
         write_atomically(ledger, ledger_path)
     return len(ledger)
+
+
+def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
+    """The Parquet log parts of each chain folder joined into one file under ``work``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    by_folder: dict[Path, list[Path]] = {}
+    for path in files:
+        by_folder.setdefault(path.parent, []).append(path)
+    out: list[Path] = []
+    for folder, parts in by_folder.items():
+        if len(parts) < 2 or any(p.suffix != ".parquet" for p in parts):
+            out += parts
+            continue
+        joined = work / f"{folder.parent.name}-logs.parquet"
+        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
+        pq.write_table(table, joined)
+        out.append(joined)
+    return out
 
 
 def status(out: Any) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -350,3 +351,23 @@ def test_a_full_disk_ends_in_a_typed_error_naming_the_dataset_and_loses_nothing(
     assert len(logs_after) == reference.chains[0].logs == 8 + 150 * 4
     assert not logs_after.duplicated(["block_number", "log_index"]).any()
     assert resumed.transfers == reference.transfers
+
+
+def test_the_ledger_is_built_from_every_part_and_names_them(base_node, tmp_path):
+    out = tmp_path / "cctp"
+    cctx.sync(out, {"base": base_node.url}, start=0, confirmations=5, progress=False)
+    base_node.replay(burn("v2_attested_base_to_eth_19500", "later"))
+    base_node.mine(8)
+    again = cctx.sync(out, {"base": base_node.url}, confirmations=5, progress=False)
+    parts = sorted((out / "base" / "logs").glob("*.parquet"))
+    assert len(parts) >= 2
+    ledger = pd.read_parquet(out / "ledger.parquet")
+    assert len(ledger) == again.transfers == 5  # the later burn counted, nothing twice
+    from cctx_research.provenance import provenance
+
+    record = provenance(cctx.load(out))
+    assert record.source.startswith(str(out))
+    named = {Path(f).name for f in record.files} - {"ledger.parquet"}
+    assert named
+    assert named <= {p.name for p in parts}  # the parts, not a joined copy
+    assert not list(out.glob(".ledger-*"))  # the joined copy is gone
