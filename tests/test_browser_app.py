@@ -9,8 +9,9 @@ the README's picture of the app.
 Every request a page makes is recorded: none may leave the app (no CDN
 stylesheet or font). The page never shows a raw Python warning (a file
 path, a ``...Warning:`` line) or a broken image. Pages opened and closed
-leave no kernel behind: closed politely (the browser tells Voila) or
-abruptly (it cannot), the dashboard's kernel count comes back down.
+leave no kernel behind: closed politely (the browser tells Voila, and
+Voila accepts it) or abruptly (it cannot), the dashboard's kernel count
+comes back down.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ NO_GOODBYE = "Object.defineProperty(Navigator.prototype, 'sendBeacon', {value: (
 class App:
     url: str
     pid: int
+    log: Path
+    """The dashboard's stderr: its warnings (a refused request is one)."""
 
     def kernels(self) -> int:
         """The kernels the dashboard runs now (one per open page)."""
@@ -67,15 +70,17 @@ def app(tmp_path_factory):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port),
-         "--kernel-timeout", str(KERNEL_TIMEOUT)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-        start_new_session=True,
-    )  # fmt: skip
+    log = tmp_path_factory.mktemp("log") / "dashboard.log"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port),
+             "--kernel-timeout", str(KERNEL_TIMEOUT)],
+            stdout=subprocess.PIPE, stderr=stderr, text=True, env=env,
+            start_new_session=True,
+        )  # fmt: skip
     try:
         assert f"127.0.0.1:{port}" in proc.stdout.readline()
-        yield App(f"http://127.0.0.1:{port}/", proc.pid)
+        yield App(f"http://127.0.0.1:{port}/", proc.pid, log)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(60)
@@ -260,8 +265,12 @@ def test_closed_pages_leave_no_kernel_behind(app, browser):
     assert app.kernels() == before + 2  # a kernel for each page
     assert "native code" not in abrupt.evaluate("String(navigator.sendBeacon)")  # mute
 
+    # the page's goodbye (a POST on `beforeunload`) needs the _xsrf cookie
+    assert "_xsrf" in {c["name"] for c in context.cookies()}
     polite.close(run_before_unload=True)  # the browser tells Voila (its beacon)
     _wait_for(lambda: app.kernels() == before + 1, "the closed page's kernel kept running")
+    refused = [line for line in app.log.read_text().splitlines() if "api/shutdown" in line]
+    assert refused == []  # Voila took the goodbye (it used to answer 403: no _xsrf)
     abrupt.close(run_before_unload=True)  # gone without a word: culled
     _wait_for(
         lambda: app.kernels() == before,

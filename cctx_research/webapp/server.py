@@ -20,9 +20,11 @@
    stops the server, shuts the kernels down and stops the service.
 
 A page's kernel (about 250 MB) lives as long as its page. Voila shuts it
-down when the browser says the page is closing; when the browser cannot say
-so (it crashed, was killed, lost the network, or a phone froze the tab), the
-kernel is culled once it has had no page connected and been idle for
+down when the browser says the page is closing (a POST on ``beforeunload``,
+which needs the ``_xsrf`` cookie the page handler here sets: Voila's own
+never did, so it refused every goodbye). When the browser cannot say so (it
+crashed, was killed, lost the network, or a phone froze the tab), the kernel
+is culled once it has had no page connected and been idle for
 ``kernel_timeout`` seconds (jupyter_server's ``cull_idle_timeout``, checked
 every :func:`cull_interval` seconds; a kernel with its page still open is
 never culled, nor a busy one). So the server's memory comes back to what it
@@ -239,12 +241,28 @@ def _voila_app(on_ready: Callable[[str], None]) -> Any:
     try:
         import tornado.ioloop
         from voila.app import Voila
+        from voila.tornado.handler import TornadoVoilaHandler
     except ImportError as exc:
         raise ImportError(
             "the dashboard app needs voila: pip install 'cctx-research[notebooks]'"
         ) from exc
 
+    class _Page(TornadoVoilaHandler):
+        async def prepare(self, *args: Any, **kwargs: Any) -> None:
+            await super().prepare(*args, **kwargs)
+            # The page asks Voila to shut its kernel down on `beforeunload`, in a
+            # POST that carries the `_xsrf` cookie; Voila's page never sets that
+            # cookie, so every goodbye was refused (403) and the kernel lived on.
+            # Reading the token sets the cookie, as Jupyter's own pages do.
+            _ = self.xsrf_token
+
     class _Voila(Voila):
+        def init_handlers(self) -> list:
+            handlers = super().init_handlers()
+            return [
+                (h[0], _Page, *h[2:]) if h[1] is TornadoVoilaHandler else h for h in handlers
+            ]
+
         def listen(self) -> None:
             # Voila binds the port, then runs the loop until stopped; a
             # callback queued now runs only once the port is bound.
