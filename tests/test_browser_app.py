@@ -247,7 +247,9 @@ def test_address_and_transaction_lookups(page):
           "the transaction lookup did not show the transaction")  # fmt: skip
 
     # the lookup shows what happened, not where the service keeps it
-    details = page.locator(".widget-html", has_text="Transaction hash").last.inner_text()
+    link = page.locator(f"a[href*='{done['burn_tx_hash']}']")
+    details = page.locator(".widget-html", has=link).last.inner_text()
+    assert "amount (USDC)" in details
     for internal in ("record_id", "entity_id", "instance_id"):
         assert internal not in details
     assert _raw_warnings(page) == []

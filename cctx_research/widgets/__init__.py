@@ -32,8 +32,8 @@ How they behave
   in amber, ahead of what was shown, and kept in ``panel.notes``; they are not
   printed as Python's warning text. Other warnings go on to Python's warning
   machinery.
-- Tables have headings with units and right-aligned numbers
-  (:mod:`cctx_research.views.headings`); the transaction lookup leaves out the
+- Tables have headers with units and right-aligned numbers
+  (:mod:`cctx_research.views.columns`); the transaction lookup leaves out the
   service's bookkeeping fields. An image takes no room until it has a figure.
 - Figures are drawn on bare matplotlib figures and shown as PNG images
   (``panel.images``), so nothing piles up in pyplot and the panels work the
