@@ -38,6 +38,11 @@ cache
     8 threads and 2 processes (spawned) pulling overlapping windows into one
     cache directory; then a truncated and a damaged SQLite file and a
     truncated and a damaged Arrow chunk file.
+dashboard
+    ``cctx-research dashboard`` visited and closed 20 times (3 in quick mode)
+    in Debian's Chromium, half the pages gone without telling the server:
+    its memory (server RSS plus its kernels') after the last visit over
+    after the first (``benchmarks/dashboard_memory.py``).
 secrets
     Notebooks executed against the served sample with ``CCTX_*`` set, a
     report saved, the CLI run at DEBUG, exceptions printed with tracebacks,
@@ -90,6 +95,7 @@ if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
 from client.faults import FAULT_KINDS, FaultInjector  # noqa: E402  (reused, not copied)
+from dashboard_memory import section_dashboard  # noqa: E402  (benchmarks/dashboard_memory.py)
 from everyday_faults import section_everyday  # noqa: E402  (benchmarks/everyday_faults.py)
 from sync_faults import section_sync  # noqa: E402  (benchmarks/sync_faults.py)
 
@@ -1298,6 +1304,7 @@ def run(quick: bool, keep: Path | None = None) -> Table:
         section_sync(t, tmp, quick)
         served = Served(key, tmp / "serve.log")
         section_load(t, served, quick)
+        section_dashboard(t, tmp, quick)
         section_secrets(t, svc, served, tmp, texts, log_path, quick)
         section_query_cost(t, key, 250_000 if quick else 1_000_000)
     finally:

@@ -18,6 +18,7 @@ loaded on first use (so ``import cctx_research`` loads no plotting library):
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 from . import chains, errors, provenance, schema
@@ -77,6 +78,12 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | set(_LAZY_FUNCTIONS))
+
+
+if "ipykernel" in sys.modules:
+    # in a Jupyter kernel the toolkit's warnings are status lines, not stderr
+    # boxes with a file path and a line of code (views.notices)
+    importlib.import_module(".views.notices", __name__).show_in_notebooks()
 
 
 __all__ = [

@@ -5,25 +5,64 @@ checks that the page shows the new state after a change (titles, counts,
 figures). On failure a screenshot is written and its path is in the message.
 With ``CCTX_UPDATE_SCREENSHOT=1`` the run also refreshes ``docs/dashboard.png``,
 the README's picture of the app.
+
+Every request a page makes is recorded: none may leave the app (no CDN
+stylesheet or font). The page never shows a raw Python warning (a file
+path, a ``...Warning:`` line) or a broken image. Pages opened and closed
+leave no kernel behind: closed politely (the browser tells Voila, and
+Voila accepts it) or abruptly (it cannot), the dashboard's kernel count
+comes back down.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 import pytest
 from browser_support import free_port, launch, needs_chromium
 
 pytest.importorskip("voila")
+psutil = pytest.importorskip("psutil")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, needs_chromium]
+
+KERNEL_TIMEOUT = 5
+"""--kernel-timeout of the app under test: kernels of pages gone are culled after 5 s idle."""
+RAW_WARNING = re.compile(r"\w+Warning: |\.py:\d+")
+"""What Python's own warning text looks like: ``CoverageWarning: ...``, ``overview.py:152``."""
+NO_GOODBYE = "Object.defineProperty(Navigator.prototype, 'sendBeacon', {value: () => true});"
+"""A page that cannot tell Voila it closes (a crash, a lost network): its beacon goes nowhere."""
+
+
+@dataclass
+class App:
+    url: str
+    pid: int
+    log: Path
+    """The dashboard's stderr: its warnings (a refused request is one)."""
+
+    def kernels(self) -> int:
+        """The kernels the dashboard runs now (one per open page)."""
+        children = psutil.Process(self.pid).children(recursive=True)
+        return sum("ipykernel_launcher" in " ".join(_cmdline(c)) for c in children)
+
+
+def _cmdline(process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:  # it ended meanwhile
+        return []
 
 
 @pytest.fixture(scope="module")
@@ -31,30 +70,48 @@ def app(tmp_path_factory):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-        start_new_session=True,
-    )  # fmt: skip
+    log = tmp_path_factory.mktemp("log") / "dashboard.log"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port),
+             "--kernel-timeout", str(KERNEL_TIMEOUT)],
+            stdout=subprocess.PIPE, stderr=stderr, text=True, env=env,
+            start_new_session=True,
+        )  # fmt: skip
     try:
         assert f"127.0.0.1:{port}" in proc.stdout.readline()
-        yield f"http://127.0.0.1:{port}/"
+        yield App(f"http://127.0.0.1:{port}/", proc.pid, log)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(60)
 
 
 @pytest.fixture(scope="module")
-def page(app, tmp_path_factory):
-    shots = tmp_path_factory.mktemp("screenshots")
+def browser():
     with sync_api.sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(app, timeout=180_000)
-        page.locator(".widget-dropdown").first.wait_for(timeout=180_000)
-        page.shots = shots  # type: ignore[attr-defined]
-        yield page
+        yield browser
         browser.close()
+
+
+def _open(browser_or_context, url: str, requests: list[str] | None = None, **options):
+    page = browser_or_context.new_page(**options)
+    if requests is not None:
+        page.on("request", lambda request: requests.append(request.url))
+    page.goto(url, timeout=180_000)
+    page.locator(".widget-dropdown").first.wait_for(timeout=180_000)
+    return page
+
+
+@pytest.fixture(scope="module")
+def page(app, browser, tmp_path_factory):
+    shots = tmp_path_factory.mktemp("screenshots")
+    requests: list[str] = []
+    page = _open(browser, app.url, requests, viewport={"width": 1400, "height": 1000})
+    page.shots = shots  # type: ignore[attr-defined]
+    page.requests = requests  # type: ignore[attr-defined]
+    yield page
+    page.close()
 
 
 def _fail(page, what: str) -> None:
@@ -82,6 +139,39 @@ def _images(page) -> list[str]:
     return [img.get_attribute("src") or "" for img in page.locator("img").all()]
 
 
+def _broken_images(page) -> list[str]:
+    """Images on screen that did not load: what a browser draws as a broken-image icon."""
+    return page.evaluate(
+        """Array.from(document.images)
+             .filter(i => i.checkVisibility() && i.complete && i.naturalWidth === 0)
+             .map(i => i.outerHTML.slice(0, 120))"""
+    )
+
+
+def _raw_warnings(page) -> list[str]:
+    """Text on the page that looks like Python's own warning output."""
+    text = page.inner_text("body")
+    return [line for line in text.splitlines() if RAW_WARNING.search(line)]
+
+
+def _left_the_app(requests: list[str]) -> list[str]:
+    """The requests that went anywhere but the app on 127.0.0.1 (data: and blob: stay put)."""
+    return [
+        url
+        for url in requests
+        if urlsplit(url).scheme not in ("data", "blob") and urlsplit(url).hostname != "127.0.0.1"
+    ]
+
+
+def _wait_for(check, what: str, timeout_s: float = 120) -> None:
+    """Poll ``check()`` until it is true; fail saying what never happened."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(what)
+        time.sleep(0.25)
+
+
 def test_every_widget_renders(page):
     _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
     for broken in ("Loading widget", "Error displaying widget"):
@@ -90,6 +180,17 @@ def test_every_widget_renders(page):
     assert tabs == ["Dashboard", "Address explorer", "Transaction lookup"]
     assert len([s for s in _images(page) if s.startswith("blob:") or s.startswith("data:")]) >= 3
     assert page.get_by_text("Synthetic data").count() >= 1
+    # the toolkit's own status line, never Python's warning text; nothing broken
+    assert _raw_warnings(page) == []
+    assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    assert _broken_images(page) == []
+    # every tab before any input: no broken-image icon where a figure will go
+    for tab in ("Address explorer", "Transaction lookup", "Dashboard"):
+        page.locator(".lm-TabBar-tab", has_text=tab).click()
+        page.wait_for_timeout(300)
+        assert _broken_images(page) == [], tab
+    assert page.requests, "no request was recorded"
+    assert _left_the_app(page.requests) == []  # no CDN stylesheet or font
     if os.environ.get("CCTX_UPDATE_SCREENSHOT") == "1":
         page.screenshot(path=str(ROOT / "docs" / "dashboard.png"))
 
@@ -144,3 +245,39 @@ def test_address_and_transaction_lookups(page):
     box.press("Enter")
     _wait(page, lambda: page.locator(f"a[href*='{done['burn_tx_hash']}']").count() > 0,
           "the transaction lookup did not show the transaction")  # fmt: skip
+
+    # the lookup shows what happened, not where the service keeps it
+    link = page.locator(f"a[href*='{done['burn_tx_hash']}']")
+    details = page.locator(".widget-html", has=link).last.inner_text()
+    assert "amount (USDC)" in details
+    for internal in ("record_id", "entity_id", "instance_id"):
+        assert internal not in details
+    assert _raw_warnings(page) == []
+    assert _broken_images(page) == []
+    assert _left_the_app(page.requests) == []
+
+
+def test_closed_pages_leave_no_kernel_behind(app, browser):
+    before = app.kernels()
+    context = browser.new_context()
+    requests: list[str] = []
+    polite = _open(context, app.url, requests)
+    context.add_init_script(NO_GOODBYE)
+    abrupt = _open(context, app.url, requests)
+    assert app.kernels() == before + 2  # a kernel for each page
+    assert "native code" not in abrupt.evaluate("String(navigator.sendBeacon)")  # mute
+
+    # the page's goodbye (a POST on `beforeunload`) needs the _xsrf cookie
+    assert "_xsrf" in {c["name"] for c in context.cookies()}
+    polite.close(run_before_unload=True)  # the browser tells Voila (its beacon)
+    _wait_for(lambda: app.kernels() == before + 1, "the closed page's kernel kept running")
+    refused = [line for line in app.log.read_text().splitlines() if "api/shutdown" in line]
+    assert refused == []  # Voila took the goodbye (it used to answer 403: no _xsrf)
+    abrupt.close(run_before_unload=True)  # gone without a word: culled
+    _wait_for(
+        lambda: app.kernels() == before,
+        f"a page gone without a goodbye kept its kernel past --kernel-timeout {KERNEL_TIMEOUT}",
+    )
+    context.close()
+    assert requests
+    assert _left_the_app(requests) == []

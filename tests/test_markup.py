@@ -119,6 +119,16 @@ def test_column_headers_cover_every_result_the_report_shows() -> None:
     assert columns.displayed(["fee", "fee_raw", "amount_raw"]) == ["fee", "amount_raw"]
 
 
+def test_field_table_names_fields_for_reading() -> None:
+    row = pd.Series({"tx_hash": TX, "amount": 6561854.25, "odd_field": "<x>"})
+    text = markup.field_table(row)
+    for shown in ("<th>transaction</th>", "<th>amount (USDC)</th>", "<th>odd field</th>"):
+        assert shown in text
+    assert "6,561,854" in text
+    assert "e+06" not in text
+    assert "&lt;x&gt;" in text
+
+
 # --------------------------------------------------------------------- links
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,18 @@ def test_the_file_loads_nothing_from_the_network(exported):
     assert "application/vnd.jupyter.widget-state+json" in html
     assert 'src="http' not in html
     assert "cdn.jsdelivr" not in html
+
+
+@pytest.mark.slow
+def test_warnings_are_status_lines_not_python_text(exported):
+    """The notebook's synthetic-data notice and the dashboard's partial-data note, in the
+    export: each a status line, never Python's ``file.py:152: CoverageWarning:`` text."""
+    html = exported.read_text(encoding="utf-8")
+    assert re.findall(r"\.py:\d+: \w+Warning", html) == []
+    assert re.findall(r"\w+Warning: ", html) == []
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in html  # no pink box
+    assert 'role="status"' in html  # connect() said it uses the sample: a status line
+    assert "Synthetic data: " in html
 
 
 @pytest.mark.slow

@@ -23,6 +23,26 @@ def test_data_and_sample_together_are_refused(capsys):
     assert "--data or --sample" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_kernel_timeout_below_one_second_is_refused(value, capsys):
+    assert cli.main(["dashboard", "--kernel-timeout", value]) == 1
+    assert "--kernel-timeout must be at least 1 second" in capsys.readouterr().err
+
+
+def test_culling_options_are_voilas_and_checked():
+    from cctx_research.webapp.server import cull_interval, culling_options
+
+    options = culling_options(120)
+    assert "--MappingKernelManager.cull_idle_timeout=120" in options
+    assert "--MappingKernelManager.cull_interval=30" in options
+    assert "--MappingKernelManager.cull_connected=False" in options  # an open page keeps it
+    assert cull_interval(5) == 1
+    assert cull_interval(3600) == 30
+    for bad in (0, -1, 1.5, True, "60"):
+        with pytest.raises(ValueError, match="kernel_timeout must be a whole number"):
+            culling_options(bad)
+
+
 def test_a_busy_port_says_pass_another(capsys):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import warnings
 from typing import Any
 
 import matplotlib.image as mpimg
@@ -19,6 +20,7 @@ pytest.importorskip("ipywidgets")
 
 from cctx_research import chains, widgets
 from cctx_research.analysis import addresses
+from cctx_research.errors import CacheWarning, CoverageWarning
 
 DAY1, DAY2 = dt.date(2024, 6, 29), dt.date(2024, 6, 30)
 DAY3 = dt.date(2024, 7, 1)
@@ -101,7 +103,13 @@ def test_dashboard_draws_everything_on_open(dash: widgets.Dashboard) -> None:
     assert set(dash.images) == {"flow_graph", "flow_matrix", "volume"}
     assert all(_png_ok(image.value) for image in dash.images.values())
     assert "<table" in dash.top_table.value
-    assert "<th>chain</th>" in dash.top_table.value
+    # headers for reading with units, numbers right-aligned, no raw twin column
+    for heading in ("<th>chain</th>", '<th class="num">volume (USDC)</th>', ">transfers</th>"):
+        assert heading in dash.top_table.value
+    assert "volume_raw" not in dash.top_table.value
+    assert "base units" not in dash.top_table.value
+    assert "td.num,.cctx-panel th.num{text-align:right" in dash.style.value
+    assert dash.style in dash.children
     assert dash.top_table.value.count("<a href=") == 10  # each top address, on its chain
     assert "transfers" in dash.status.value
     assert "Synthetic" in dash.banner.value  # the sample says it is synthetic
@@ -227,6 +235,8 @@ def test_address_explorer_rejects_malformed_addresses_without_fetching(client: A
 
 def test_address_explorer_shows_profile_and_activity(client: Any, example: dict) -> None:
     ex = widgets.address_explorer(client, start=DAY1, end=DAY3)
+    # an image with nothing to show takes no room (a browser draws an empty one as broken)
+    assert ex.images["activity"].layout.display == "none"
     ex.address.value = example["address"].upper().replace("0X", "0x")
     assert ex.error is None, ex.status.value
     assert ex.profile is not None
@@ -235,13 +245,19 @@ def test_address_explorer_shows_profile_and_activity(client: Any, example: dict)
     assert example["address"] in ex.summary.value
     assert "On the block explorers" in ex.summary.value
     assert _png_ok(ex.images["activity"].value)
+    assert ex.images["activity"].layout.display is None
     assert "transfers received" in ex.status.value
+    # the corridors as a formatted table: headers with units, no 6.561854e+06
+    assert '<th class="num">volume (USDC)</th>' in ex.summary.value
+    assert "e+0" not in ex.summary.value
+    assert "source_chain" not in ex.summary.value
     assert "Synthetic" in ex.banner.value
     # a malformed one next clears the old result and says why
     ex.address.value = "not an address"
     assert ex.profile is None
     assert ex.summary.value == ""
     assert bytes(ex.images["activity"].value) == b""
+    assert ex.images["activity"].layout.display == "none"
     assert "40 hex digits" in ex.status.value
     assert "base58" in ex.status.value  # every accepted format is named
 
@@ -278,6 +294,13 @@ def test_transaction_lookup(client: Any, example: dict) -> None:
     assert tx.transaction is not None
     assert example["tx_hash"] in tx.details.value
     assert "found" in tx.status.value
+    # the service's bookkeeping stays out of what a reader sees; headers are words
+    assert {"record_id", "entity_id", "instance_id"} <= set(tx.transaction.index)
+    for internal in ("record_id", "entity_id", "instance_id", "TransactionsTable"):
+        assert internal not in tx.details.value
+    assert "<th>transaction</th>" in tx.details.value
+    assert "<th>amount (USDC)</th>" in tx.details.value
+    assert "tx_hash" not in tx.details.value
     # the hash links to the explorer of the chain it ran on: a mint's is its destination
     row = tx.transaction
     side = "destination_chain" if row["transaction_type"] == "mint" else "source_chain"
@@ -314,9 +337,8 @@ def test_keyword_end_is_excluded_like_everywhere_else(client):
 
 
 def test_a_window_past_the_data_is_not_a_green_zero(client: Any) -> None:
-    from cctx_research.errors import CoverageWarning
-
-    with pytest.warns(CoverageWarning):
+    with warnings.catch_warnings(record=True) as passed_on:
+        warnings.simplefilter("always")
         panel = widgets.dashboard(client, start="2024-07-02", end="2024-07-05")
     assert panel.error is None, panel.status.value
     status = panel.status.value
@@ -324,6 +346,37 @@ def test_a_window_past_the_data_is_not_a_green_zero(client: Any) -> None:
     assert "past the service&#x27;s clock" in status or "past the service's clock" in status
     assert "#1a7f37" not in status  # not the green "all good" style
     assert panel.coverage_note is not None
+    assert panel.notes
+    assert panel.notes[0].startswith("Partial data: ")
+    # said once, on the status line: not printed raw into the panel, not passed on
+    assert panel.output.outputs == ()
+    assert not [w for w in passed_on if issubclass(w.category, CoverageWarning)]
+    # a redraw from the same fetch still says it
+    panel.metric.value = "count"
+    assert "Partial data" in panel.status.value
+
+
+class Noisy:
+    """A client whose fetch warns, once as the toolkit and once as a library would."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.source = inner.source
+
+    def mints(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        warnings.warn(CacheWarning("the cache directory is read-only"), stacklevel=2)
+        warnings.warn("a library's own deprecation", FutureWarning, stacklevel=2)
+        return self.inner.mints(*args, **kwargs)
+
+
+def test_toolkit_warnings_go_to_the_status_line_others_pass_on(client: Any) -> None:
+    with warnings.catch_warnings(record=True) as passed_on:
+        warnings.simplefilter("always")
+        panel = widgets.dashboard(Noisy(client), start=DAY1, end=DAY2)
+    assert panel.error is None, panel.status.value
+    assert "Cache read-only: the cache directory is read-only" in panel.status.value
+    assert panel.output.outputs == ()  # nothing raw inside the panel
+    assert [w.category for w in passed_on] == [FutureWarning]
 
 
 def test_a_covered_window_has_no_note(dash: widgets.Dashboard) -> None:

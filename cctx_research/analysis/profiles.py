@@ -119,12 +119,17 @@ class AddressProfile:
             f"<div><b>Address profile</b> <code>{html.escape(self.address)}</code>",
             f"<table>{rows}</table>",
         ]
+        # amounts as a reader writes them (6,561,854.25), never pandas' 6.561854e+06
+        amounts = "{:,.2f}".format
         if len(self.corridors):
-            parts.append("<p><b>Corridors</b></p>" + self.corridors.head(10).to_html(index=False))
+            parts.append(
+                "<p><b>Corridors</b></p>"
+                + self.corridors.head(10).to_html(index=False, float_format=amounts)
+            )
         if len(self.counterparties):
             parts.append(
                 "<p><b>Top counterparties</b></p>"
-                + self.counterparties.head(10).to_html(index=False)
+                + self.counterparties.head(10).to_html(index=False, float_format=amounts)
             )
         parts.append("</div>")
         return "".join(parts)

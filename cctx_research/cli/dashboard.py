@@ -24,14 +24,29 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="use the embedded synthetic sample even with credentials",
     )
+    p.add_argument(
+        "--kernel-timeout",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help=(
+            "shut a page's kernel down once it has had no page open and been idle this "
+            "long (default 120; closing a page normally shuts it down at once)"
+        ),
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..webapp.server import run
+    from ..webapp.server import KERNEL_TIMEOUT, run
 
     if args.data and args.sample:
         raise ValueError("pass --data or --sample, not both")
+    if args.kernel_timeout is not None and args.kernel_timeout < 1:
+        raise ValueError(
+            f"--kernel-timeout must be at least 1 second (default {KERNEL_TIMEOUT}), "
+            f"got {args.kernel_timeout}"
+        )
 
     def ready(url: str) -> None:
         print(f"dashboard running at {url} (Ctrl-C to stop)", flush=True)
@@ -44,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=voila_level,
+        kernel_timeout=KERNEL_TIMEOUT if args.kernel_timeout is None else args.kernel_timeout,
         on_ready=ready,
     )
     return 0

@@ -6,6 +6,8 @@
     Block-explorer links for addresses and transaction hashes.
 :mod:`.selection`
     Which rows a view shows: the chains picked, the transfers touching them.
+:mod:`.notices`
+    The toolkit's warnings as status lines in notebooks.
 
 Nothing is imported here, so reaching :mod:`.selection` loads no plotting library.
 """

@@ -296,6 +296,9 @@ def field_table(
 ) -> str:
     """One record as a two-column ``field`` / ``value`` table, values formatted and escaped.
 
+    Each field is named as :func:`cctx_research.views.columns.header` writes
+    it (``transaction``, ``amount (USDC)``, ``from``), as in :func:`html_table`.
+
     Parameters
     ----------
     row : pandas.Series
@@ -331,7 +334,7 @@ def field_table(
         else:
             content = escape(text)
         cls = f' class="{css}"' if css else ""
-        rows.append(f"<tr><th>{escape(name)}</th><td{cls}>{content}</td></tr>")
+        rows.append(f"<tr><th>{escape(header(name))}</th><td{cls}>{content}</td></tr>")
     head = "<thead><tr><th>field</th><th>value</th></tr></thead>"
     return f"<table>{head}<tbody>{''.join(rows)}</tbody></table>"
 

@@ -19,6 +19,21 @@
    The URL is announced once the port is bound. Ctrl-C (SIGINT) or SIGTERM
    stops the server, shuts the kernels down and stops the service.
 
+A page's kernel (about 250 MB) lives as long as its page. Voila shuts it
+down when the browser says the page is closing (a POST on ``beforeunload``,
+which needs the ``_xsrf`` cookie the page handler here sets: Voila's own
+never did, so it refused every goodbye). When the browser cannot say so (it
+crashed, was killed, lost the network, or a phone froze the tab), the kernel
+is culled once it has had no page connected and been idle for
+``kernel_timeout`` seconds (jupyter_server's ``cull_idle_timeout``, checked
+every :func:`cull_interval` seconds; a kernel with its page still open is
+never culled, nor a busy one). So the server's memory comes back to what it
+was however many pages were opened (``benchmarks/reliability.py`` measures
+it).
+
+The page is Voila's ``lab`` template with nothing loaded from outside the app
+(``page/index.html.j2``: no CDN stylesheets or fonts).
+
 Examples
 --------
 >>> from cctx_research.webapp.server import run
@@ -43,12 +58,27 @@ from ..config import Settings
 if TYPE_CHECKING:
     from ..service.local import LocalService
 
-__all__ = ["NOTEBOOK", "DataSource", "check_port", "data_source", "run", "url"]
+__all__ = [
+    "KERNEL_TIMEOUT",
+    "NOTEBOOK",
+    "PAGE_TEMPLATE",
+    "DataSource",
+    "check_port",
+    "cull_interval",
+    "culling_options",
+    "data_source",
+    "run",
+    "url",
+]
 
 logger = logging.getLogger(__name__)
 
 NOTEBOOK = Path(__file__).with_name("app.ipynb")
 """The notebook Voila runs for each page."""
+PAGE_TEMPLATE = Path(__file__).with_name("page")
+"""The page's template: Voila's ``lab`` with nothing fetched from outside the app."""
+KERNEL_TIMEOUT = 120
+"""Seconds a kernel whose page is gone may stay idle before it is shut down."""
 
 
 @dataclass
@@ -161,21 +191,88 @@ def check_port(host: str, port: int) -> None:
             ) from exc
 
 
+def cull_interval(kernel_timeout: int) -> int:
+    """Seconds between two looks for kernels to cull: a quarter of the timeout, 1 to 30."""
+    return max(1, min(30, kernel_timeout // 4))
+
+
+def culling_options(kernel_timeout: int = KERNEL_TIMEOUT) -> list[str]:
+    """Voila's command-line options that shut down the kernels of closed pages.
+
+    Parameters
+    ----------
+    kernel_timeout : int, default 120
+        Seconds a kernel with no page connected may stay idle.
+
+    Returns
+    -------
+    list of str
+        ``--MappingKernelManager.cull_*`` options (jupyter_server's culler).
+
+    Raises
+    ------
+    ValueError
+        If ``kernel_timeout`` is not a whole number of seconds, at least 1.
+
+    Examples
+    --------
+    >>> culling_options(60)[:2]
+    ['--MappingKernelManager.cull_idle_timeout=60', '--MappingKernelManager.cull_interval=15']
+    """
+    if (
+        isinstance(kernel_timeout, bool)
+        or not isinstance(kernel_timeout, int)
+        or kernel_timeout < 1
+    ):
+        raise ValueError(
+            "kernel_timeout must be a whole number of seconds, at least 1 "
+            f"(default {KERNEL_TIMEOUT}), got {kernel_timeout!r}"
+        )
+    return [
+        f"--MappingKernelManager.cull_idle_timeout={kernel_timeout}",
+        f"--MappingKernelManager.cull_interval={cull_interval(kernel_timeout)}",
+        # a kernel whose page is open is in use, however idle; a busy one is working
+        "--MappingKernelManager.cull_connected=False",
+        "--MappingKernelManager.cull_busy=False",
+    ]
+
+
 def _voila_app(on_ready: Callable[[str], None]) -> Any:
     try:
         import tornado.ioloop
         from voila.app import Voila
+        from voila.tornado.handler import TornadoVoilaHandler
     except ImportError as exc:
         raise ImportError(
             "the dashboard app needs voila: pip install 'cctx-research[notebooks]'"
         ) from exc
 
+    class _Page(TornadoVoilaHandler):
+        async def prepare(self, *args: Any, **kwargs: Any) -> None:
+            await super().prepare(*args, **kwargs)
+            # The page asks Voila to shut its kernel down on `beforeunload`, in a
+            # POST that carries the `_xsrf` cookie; Voila's page never sets that
+            # cookie, so every goodbye was refused (403) and the kernel lived on.
+            # Reading the token sets the cookie, as Jupyter's own pages do.
+            _ = self.xsrf_token
+
     class _Voila(Voila):
+        def init_handlers(self) -> list:
+            handlers = super().init_handlers()
+            return [
+                (h[0], _Page, *h[2:]) if h[1] is TornadoVoilaHandler else h for h in handlers
+            ]
+
         def listen(self) -> None:
             # Voila binds the port, then runs the loop until stopped; a
             # callback queued now runs only once the port is bound.
             tornado.ioloop.IOLoop.current().add_callback(lambda: on_ready(self.display_url))
             super().listen()
+
+        def setup_template_dirs(self) -> None:
+            super().setup_template_dirs()
+            # the page's own index.html.j2 first; it extends Voila's lab template
+            self.template_paths.insert(0, str(PAGE_TEMPLATE))
 
     return _Voila()
 
@@ -193,6 +290,7 @@ def run(
     host: str = "127.0.0.1",
     port: int = 8866,
     log_level: str = "WARN",
+    kernel_timeout: int = KERNEL_TIMEOUT,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the app until Ctrl-C (SIGINT) or SIGTERM, then stop everything it started.
@@ -207,11 +305,16 @@ def run(
     port : int, default 8866
     log_level : str, default "WARN"
         Voila's own log level.
+    kernel_timeout : int, default 120
+        Seconds a page's kernel may stay idle with no page connected before it
+        is shut down (see the module's text).
     on_ready : callable, optional
         Called with the app's URL once it accepts connections.
 
     Raises
     ------
+    ValueError
+        If ``kernel_timeout`` is not a whole number of seconds, at least 1.
     OSError
         If the port cannot be bound.
     DataError
@@ -219,6 +322,7 @@ def run(
     ImportError
         Without the ``notebooks`` extra.
     """
+    culling = culling_options(kernel_timeout)
     check_port(host, port)
     if log_level != "DEBUG":
         # one line per page request would bury what matters
@@ -239,6 +343,7 @@ def run(
                     f"--Voila.log_level={log_level}",
                     # the page, not the notebook's code, is the app
                     "--VoilaConfiguration.strip_sources=True",
+                    *culling,
                 ]
             )
             voila.start()  # returns after Ctrl-C/SIGTERM, with the kernels shut down

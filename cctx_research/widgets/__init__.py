@@ -27,6 +27,14 @@ How they behave
   line; any other error is shown there too, with its traceback in
   ``panel.output``. Nothing is swallowed: the last error is also kept as
   ``panel.error``.
+- The toolkit's warnings met while fetching or drawing (a window past the
+  data, a read-only cache, other tokens left out) are said on the status line
+  in amber, ahead of what was shown, and kept in ``panel.notes``; they are not
+  printed as Python's warning text. Other warnings go on to Python's warning
+  machinery.
+- Tables have headers with units and right-aligned numbers
+  (:mod:`cctx_research.views.columns`); the transaction lookup leaves out the
+  service's bookkeeping fields. An image takes no room until it has a figure.
 - Figures are drawn on bare matplotlib figures and shown as PNG images
   (``panel.images``), so nothing piles up in pyplot and the panels work the
   same with any matplotlib backend.

@@ -1,4 +1,4 @@
-"""What the panels share: the status line, the busy indicator, error capture, dates."""
+"""What the panels share: the status line, the busy indicator, error and warning capture, dates."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from .. import provenance, times
-from ..errors import CctxError, CoverageWarning
+from ..errors import CctxError, CctxWarning, CoverageWarning, SyntheticDataWarning
+from ..views import notices
 from ..views.markup import escape, synthetic_banner
 
 try:
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_DAYS",
     "ERROR_STYLE",
     "OK_STYLE",
+    "PANEL_CSS",
     "SYNTHETIC_NOTE",
     "WARN_STYLE",
     "Panel",
@@ -46,9 +48,19 @@ DEFAULT_DAYS = 7
 
 BUSY = "&#9203; {what}&hellip;"
 OK_STYLE = "color:#1a7f37"
-WARN_STYLE = "color:#9a6700;font-weight:600"
+WARN_STYLE = notices.WARN_STYLE
 ERROR_STYLE = "color:#cf222e;font-weight:600"
 SYNTHETIC_NOTE = synthetic_banner(subject="these panels are")
+PANEL_CSS = (
+    "<style>"
+    ".cctx-panel table{border-collapse:collapse;margin:4px 0 8px}"
+    ".cctx-panel th,.cctx-panel td{padding:2px 10px;border-bottom:1px solid #d0d7de;"
+    "text-align:left;vertical-align:top}"
+    ".cctx-panel td.num,.cctx-panel th.num{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}"
+    "</style>"
+)
+"""The panels' table style (the report's stylesheet is not there): numbers right-aligned."""
 
 
 def default_dates(days: int = DEFAULT_DAYS) -> tuple[dt.date, dt.date]:
@@ -100,10 +112,19 @@ def last_day(end: Any) -> dt.date | None:
 
 
 class Panel(w.VBox):
-    """Status line, busy indicator and error capture shared by the panels."""
+    """Status line, busy indicator, error and warning capture shared by the panels.
+
+    The toolkit's warnings raised while a panel fetches or draws (partial
+    coverage, a read-only cache, other tokens left out) are said on its
+    status line, in the words of :mod:`cctx_research.views.notices`, and kept
+    in ``panel.notes``; synthetic data is the banner. Other warnings go on
+    to Python's warning machinery, outside the panel.
+    """
 
     def _setup(self, client: Any, controls: list[Any]) -> None:
         self.client = client
+        self.add_class("cctx-panel")
+        self.style = w.HTML(value=PANEL_CSS)
         self.status = w.HTML(value="")
         self.banner = w.HTML(value="")
         self.output = w.Output(layout=w.Layout(max_height="300px", overflow="auto"))
@@ -111,6 +132,9 @@ class Panel(w.VBox):
         self.busy = False
         self.fetches = 0
         self.coverage_note: str | None = None
+        self.notes: list[str] = []
+        self._fetch_notes: list[str] = []
+        self._caught: list[warnings.WarningMessage] | None = None
         self.draws = 0
         self.images: dict[str, w.Image] = {}
         self._controls = controls
@@ -118,12 +142,41 @@ class Panel(w.VBox):
             self.banner.value = SYNTHETIC_NOTE
 
     def _image(self, name: str, width: str = "49%") -> w.Image:
-        image = w.Image(format="png", layout=w.Layout(width=width, height="auto"))
+        """An image that takes no room (and shows no broken-image icon) until it holds a PNG."""
+        layout = w.Layout(width=width, height="auto", display="none")
+        image = w.Image(format="png", layout=layout)
+
+        def shown(change: dict[str, Any]) -> None:
+            image.layout.display = None if change["new"] else "none"
+
+        image.observe(shown, names="value")
         self.images[name] = image
         return image
 
     def _say(self, text: str, *, style: str = "") -> None:
         self.status.value = f'<span style="{style}">{text}</span>' if style else text
+
+    def _say_result(self, text: str) -> None:
+        """Say what a callback did (HTML), after the toolkit's warnings it met, if any."""
+        self.notes = list(self._fetch_notes)
+        for caught in self._caught or ():
+            note = self._note(caught)
+            if note is not None and note not in self.notes:
+                self.notes.append(note)
+        if self.notes:
+            said = " &middot; ".join(escape(note) for note in self.notes)
+            self._say(f"&#9888; {said} &middot; {text}", style=WARN_STYLE)
+        else:
+            self._say(text, style=OK_STYLE)
+
+    def _note(self, caught: warnings.WarningMessage) -> str | None:
+        """The status-line words of a toolkit warning; None for others and synthetic data."""
+        if not issubclass(caught.category, CctxWarning):
+            return None
+        if issubclass(caught.category, SyntheticDataWarning):
+            self.banner.value = SYNTHETIC_NOTE  # said by the banner
+            return None
+        return notices.text_line(caught.message, caught.category)
 
     def _set_busy(self, what: str | None) -> None:
         self.busy = what is not None
@@ -135,32 +188,45 @@ class Panel(w.VBox):
     def _fetch(self, what: str, fn: Callable[[], Any]) -> Any:
         """One fetch, with the busy indicator on while it runs."""
         self._set_busy(what)
+        seen = len(self._caught) if self._caught is not None else 0
         try:
-            with warnings.catch_warnings(record=True) as shown:
-                warnings.simplefilter("always")
-                result = fn()
+            result = fn()
         finally:
             self._set_busy(None)
         # a window the data does not cover is said on the status line (not a
-        # green "0 transfers"), and the warning goes on to the notebook
-        notes = [str(x.message) for x in shown if issubclass(x.category, CoverageWarning)]
-        self.coverage_note = notes[0] if notes else None
-        for x in shown:
-            warnings.warn_explicit(x.message, x.category, x.filename, x.lineno)
+        # green "0 transfers"), on every redraw of what was fetched
+        shown = (self._caught or [])[seen:]
+        coverage = [str(x.message) for x in shown if issubclass(x.category, CoverageWarning)]
+        self.coverage_note = coverage[0] if coverage else None
+        self._fetch_notes = [n for n in map(self._note, shown) if n is not None]
         self.fetches += 1
         if says_synthetic(result):
             self.banner.value = SYNTHETIC_NOTE
         return result
 
     def _run(self, action: Callable[[], None]) -> None:
-        """Run a callback inside the Output capture; show any error, never drop it."""
+        """Run a callback inside the Output capture; show any error, never drop it.
+
+        Warnings raised meanwhile are recorded: the toolkit's go to the status
+        line (:meth:`_say_result`), others are passed on once the callback is
+        done, outside the panel's output.
+        """
         self.output.outputs = ()
         self.error = None
-        with self.output:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self._caught = caught
             try:
-                action()
-            except Exception as exc:
-                self._show_error(exc)
+                with self.output:
+                    try:
+                        action()
+                    except Exception as exc:
+                        self._show_error(exc)
+            finally:
+                self._caught = None
+        for x in caught:
+            if not issubclass(x.category, CctxWarning):
+                warnings.warn_explicit(x.message, x.category, x.filename, x.lineno)
 
     def _show_error(self, exc: BaseException) -> None:
         self.error = exc

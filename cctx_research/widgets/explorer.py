@@ -9,8 +9,8 @@ import ipywidgets as w
 from .. import chains as chain_registry
 from .. import plots
 from ..analysis import addresses
-from ..views.markup import address_link, escape, render_png
-from ._panel import OK_STYLE, Panel, as_date, days_window, default_dates, last_day
+from ..views.markup import address_link, escape, html_table, pairs, render_png, usd, when
+from ._panel import Panel, as_date, days_window, default_dates, last_day
 
 
 class AddressExplorer(Panel):
@@ -52,6 +52,7 @@ class AddressExplorer(Panel):
         self.summary = w.HTML(value="")
         activity = self._image("activity", width="98%")
         self.children = [
+            self.style,
             self.banner,
             self.address,
             w.HBox([self.start, self.end]),
@@ -94,7 +95,7 @@ class AddressExplorer(Panel):
             address_link(chain, prof.address, chain_registry.chain_label(chain))
             for chain in prof.destination_chains["chain"].astype(str)
         )
-        self.summary.value = prof._repr_html_() + (
+        self.summary.value = profile_html(prof) + (
             f"<p>On the block explorers: {explorers}</p>" if explorers else ""
         )
         self.images["activity"].value = render_png(
@@ -102,16 +103,47 @@ class AddressExplorer(Panel):
         )
         self.draws += 1
         if prof.transfers == 0:
-            self._say(
+            self._say_result(
                 f"{escape(prof.address)} received nothing from {start:%Y-%m-%d} to "
-                f"{end:%Y-%m-%d} (end excluded).",
-                style=OK_STYLE,
+                f"{end:%Y-%m-%d} (end excluded)."
             )
         else:
-            self._say(
-                f"{prof.transfers:,} transfers received, {prof.volume:,.2f} USDC",
-                style=OK_STYLE,
-            )
+            self._say_result(f"{prof.transfers:,} transfers received, {prof.volume:,.2f} USDC")
+
+
+def profile_html(prof: addresses.AddressProfile) -> str:
+    """An address profile as the explorer shows it: a summary, then its top corridors
+    and counterparties as formatted tables."""
+
+    def chain_list(frame: Any) -> str:
+        return ", ".join(chain_registry.chain_label(c) for c in frame["chain"].astype(str)) or "-"
+
+    counterparties = (
+        f"{len(prof.counterparties):,}"
+        if prof.source == "transfers"
+        else "not known (the recipient listing has no sender)"
+    )
+    summary = pairs(
+        [
+            ("Transfers", f"{prof.transfers:,}"),
+            ("Volume", usd(prof.volume)),
+            ("Typical ticket (median)", usd(prof.median_amount)),
+            ("First seen", when(prof.first_seen)),
+            ("Last seen", when(prof.last_seen)),
+            ("Source chains", chain_list(prof.source_chains)),
+            ("Destination chains", chain_list(prof.destination_chains)),
+            ("Counterparties", counterparties),
+        ]
+    )
+    parts = [f"<b>Address profile</b> <code>{escape(prof.address)}</code>", summary]
+    if len(prof.corridors):
+        parts.append("<b>Corridors</b>" + html_table(prof.corridors.head(10)))
+    if len(prof.counterparties):
+        parts.append(
+            "<b>Top counterparties</b>"
+            + html_table(prof.counterparties.head(10))
+        )
+    return "".join(parts)
 
 
 def address_explorer(

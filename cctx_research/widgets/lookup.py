@@ -9,7 +9,11 @@ import pandas as pd
 
 from ..errors import NotFoundError
 from ..views.markup import escape, field_table
-from ._panel import OK_STYLE, Panel
+from ._panel import Panel
+
+INTERNAL_FIELDS = ("record_id", "entity_id", "instance_id")
+"""Fields of the ``transaction`` frame that say where the service keeps a record, not what
+happened: kept in ``lookup.transaction``, never shown."""
 
 
 class TransactionLookup(Panel):
@@ -20,8 +24,10 @@ class TransactionLookup(Panel):
     tx_hash : ipywidgets.Text
         ``0x`` + 64 hex digits; acts on Enter.
     transaction : pandas.Series or None
-        The last transaction shown.
+        The last transaction fetched (every field of the ``transaction`` frame).
     details : ipywidgets.HTML
+        Its fields under headers for reading, the interface's bookkeeping
+        (``record_id``, ``entity_id``, ``instance_id``) left out.
     status, output, error, fetches
         As for :class:`Dashboard`.
     """
@@ -38,7 +44,14 @@ class TransactionLookup(Panel):
         self._setup(client, [self.tx_hash])
         self.transaction: pd.Series | None = None
         self.details = w.HTML(value="")
-        self.children = [self.banner, self.tx_hash, self.status, self.details, self.output]
+        self.children = [
+            self.style,
+            self.banner,
+            self.tx_hash,
+            self.status,
+            self.details,
+            self.output,
+        ]
         self.tx_hash.observe(self._on_change, names="value")
         self._say("Enter a transaction hash and press Enter.")
         if tx_hash:
@@ -65,9 +78,10 @@ class TransactionLookup(Panel):
             ) from exc
         self.transaction = row
         kind = row.get("transaction_type", "transaction")
-        self.details.value = field_table(row, links=_transaction_links(row))
+        shown = row.drop([f for f in INTERNAL_FIELDS if f in row.index])
+        self.details.value = field_table(shown, links=_transaction_links(shown))
         self.draws += 1
-        self._say(f"{escape(kind)} found", style=OK_STYLE)
+        self._say_result(f"{escape(kind)} found")
 
 
 def _transaction_links(row: pd.Series) -> dict[str, tuple[str, str]]:

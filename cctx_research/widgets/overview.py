@@ -14,8 +14,6 @@ from ..views.markup import escape, html_table, render_png
 from ..views.selection import chain_names, touching, with_main_chain
 from ._panel import (
     DEFAULT_DAYS,
-    OK_STYLE,
-    WARN_STYLE,
     Panel,
     as_date,
     days_window,
@@ -114,6 +112,7 @@ class Dashboard(Panel):
         matrix = self._image("flow_matrix")
         volume = self._image("volume", width="98%")
         self.children = [
+            self.style,
             self.banner,
             w.HBox([w.VBox([self.start, self.end, self.freq, self.top_n]), self.chains]),
             w.HBox([self.metric, self.role]),
@@ -186,11 +185,7 @@ class Dashboard(Panel):
             f"{len(data):,} transfers ({escape(scope)}) of {len(self.transfers):,} fetched"
             f" &middot; {escape(fetch_summary(self.transfers))}"
         )
-        if self.coverage_note:
-            note = escape(self.coverage_note)
-            self._say(f"Partial data: {note} &middot; {text}", style=WARN_STYLE)
-        else:
-            self._say(text, style=OK_STYLE)
+        self._say_result(text)
 
 
 def dashboard(

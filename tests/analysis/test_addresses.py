@@ -188,6 +188,9 @@ def test_profile_reprs(small):
     assert addr(1) in page
     assert "<table" in page
     assert "ethereum-&gt;base" in page or "ethereum->base" in page
+    big = addresses.profile(addr(1), small.assign(amount=small["amount"] * 1e5))
+    assert "e+0" not in big._repr_html_()  # 10,000,000.00, not 1.000000e+07
+    assert "10,000,000.00" in big._repr_html_()
 
 
 @pytest.mark.parametrize(
