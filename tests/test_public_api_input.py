@@ -29,6 +29,7 @@ from cctx_research import chains, plots, report, schema
 from cctx_research.analysis import addresses, flows, latency, linking, pending, v2, volumes
 from cctx_research.analysis import history as ledger_history
 from cctx_research.errors import CctxError
+from cctx_research.iris.frames import empty_messages
 from cctx_research.service.sample import generate
 
 ALLOWED = (ValueError, TypeError, CctxError)
@@ -222,6 +223,16 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
                 "as_of": when,
             },
         ),
+        "pending.waiting": (
+            pending.waiting,
+            (L, empty_messages()),
+            {},
+            {
+                "ledger": [*frame_wrongs, T],
+                "attestations": [Wrong(), "iris/messages.parquet", pd.DataFrame({"x": [1]})],
+                "as_of": when,
+            },
+        ),
         "v2.fast_share": (v2.fast_share, (L,), {}, {"ledger": [*frame_wrongs, T]}),
         "history.volume_history": (
             ledger_history.volume_history,
@@ -251,6 +262,13 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             (L,),
             {},
             {"data": [*frame_wrongs, T], "ax": ax, "factor": [0, "3"], "title": title},
+        ),
+        "plots.plot_relayer_shares": (
+            plots.plot_relayer_shares,
+            (L,),
+            {},
+            {"data": [*frame_wrongs, T], "ax": ax, "freq": option, "top": count,
+             "value": option, "title": title},
         ),
         "plots.plot_fast_share": (
             plots.plot_fast_share,
