@@ -15,6 +15,8 @@ CCTX_SYNTHETIC     ``1``/``true``: mark everything fetched from the configured
                    itself (``cctx-research serve`` says so in every reply,
                    with the ``x-cctx-synthetic`` header; default ``0``)
 CCTX_IRIS_URL      Circle's attestation API for ``sync --iris`` (default its mainnet URL)
+CCTX_LEDGER        the ledger behind the dashboard's data (``sample`` or a file), set by
+                   ``cctx-research dashboard`` for its "Who moves the money" tab
 CCTX_CONFIG_DIR    the toolkit's configuration directory, where ``chains.toml`` adds
                    or amends CCTP domains (default: the platform user config dir;
                    see :func:`config_dir`)
@@ -38,7 +40,7 @@ from .errors import ConfigError
 
 __all__ = [
     "DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings", "config_dir",
-    "iris_url", "rpc_url", "rpc_variable",
+    "iris_url", "ledger_source", "rpc_url", "rpc_variable",
 ]  # fmt: skip
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -220,4 +222,18 @@ def iris_url(environ: dict[str, str] | None = None) -> str | None:
     True
     """
     value = (os.environ if environ is None else environ).get("CCTX_IRIS_URL", "").strip()
+    return value or None
+
+
+def ledger_source(environ: dict[str, str] | None = None) -> str | None:
+    """The ledger the dashboard's kernels read (``CCTX_LEDGER``: ``sample`` or a path), or None.
+
+    Examples
+    --------
+    >>> ledger_source({"CCTX_LEDGER": "sample"})
+    'sample'
+    >>> ledger_source({}) is None
+    True
+    """
+    value = (os.environ if environ is None else environ).get("CCTX_LEDGER", "").strip()
     return value or None

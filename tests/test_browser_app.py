@@ -3,8 +3,8 @@
 One dashboard process and one browser serve the whole module. Each step
 checks that the page shows the new state after a change (titles, counts,
 figures). On failure a screenshot is written and its path is in the message.
-With ``CCTX_UPDATE_SCREENSHOT=1`` the run also refreshes ``docs/dashboard.png``,
-the README's picture of the app.
+With ``CCTX_SCREENSHOTS=docs`` the run also refreshes ``docs/dashboard-1280.png``
+and ``docs/dashboard-1024.png`` (and the actors tab's), the README's pictures of the app.
 
 Every request a page makes is recorded: none may leave the app (no CDN
 stylesheet or font). The page never shows a raw Python warning (a file
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -177,7 +178,7 @@ def test_every_widget_renders(page):
     for broken in ("Loading widget", "Error displaying widget"):
         assert page.get_by_text(broken).count() == 0, broken
     tabs = page.locator(".lm-TabBar-tab").all_inner_texts()
-    assert tabs == ["Dashboard", "Address explorer", "Transaction lookup"]
+    assert tabs == ["Dashboard", "Address explorer", "Transaction lookup", "Who moves the money"]
     assert len([s for s in _images(page) if s.startswith("blob:") or s.startswith("data:")]) >= 3
     assert page.get_by_text("Synthetic data").count() >= 1
     # the toolkit's own status line, never Python's warning text; nothing broken
@@ -185,14 +186,46 @@ def test_every_widget_renders(page):
     assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     assert _broken_images(page) == []
     # every tab before any input: no broken-image icon where a figure will go
-    for tab in ("Address explorer", "Transaction lookup", "Dashboard"):
+    for tab in ("Address explorer", "Transaction lookup", "Who moves the money", "Dashboard"):
         page.locator(".lm-TabBar-tab", has_text=tab).click()
         page.wait_for_timeout(300)
         assert _broken_images(page) == [], tab
     assert page.requests, "no request was recorded"
     assert _left_the_app(page.requests) == []  # no CDN stylesheet or font
-    if os.environ.get("CCTX_UPDATE_SCREENSHOT") == "1":
-        page.screenshot(path=str(ROOT / "docs" / "dashboard.png"))
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
+    """Nothing past the window's edge, every chain with data offered, the actors tab filled."""
+    requests: list[str] = []
+    page = _open(browser, app.url, requests, viewport={"width": width, "height": 900})
+    try:
+        _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{overflow}px wider than a {width}px window"
+        picker = page.locator(".widget-select-multiple select").first
+        offered = [o.replace("\xa0", " ") for o in picker.locator("option").all_inner_texts()]
+        for chain in ("EVM · Ethereum", "EVM · Base", "other · Solana", "other · Noble"):
+            assert chain in offered, f"{chain} not offered"
+        assert _raw_warnings(page) == []
+        assert _broken_images(page) == []
+        shot = tmp_path / f"dashboard-{width}.png"
+        page.screenshot(path=str(shot))
+        page.locator(".lm-TabBar-tab", has_text="Who moves the money").click()
+        _wait(page, lambda: page.get_by_text("relayers over").count() > 0,
+              "the actors tab shows no relayers")  # fmt: skip
+        page.get_by_role("button", name="depositors", exact=True).click()
+        _wait(page, lambda: page.get_by_text("Mayan FastMCTP").count() > 0,
+              "the depositors show no labelled integrator")  # fmt: skip
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the actors tab is {overflow}px wider than {width}px"
+        assert _raw_warnings(page) == []
+        assert _left_the_app(requests) == []
+        if os.environ.get("CCTX_SCREENSHOTS") == "docs":
+            shutil.copyfile(shot, ROOT / "docs" / f"dashboard-{width}.png")
+            page.screenshot(path=str(ROOT / "docs" / f"dashboard-actors-{width}.png"))
+    finally:
+        page.close()
 
 
 def test_bucket_metric_top_n_and_chains_redraw(page):
@@ -215,7 +248,8 @@ def test_bucket_metric_top_n_and_chains_redraw(page):
           "moving the top-N slider did not change the table")  # fmt: skip
 
     status = _status(page)
-    page.locator(".widget-select-multiple select").select_option(label="Base")
+    base = "EVM\xa0·\xa0Base"  # ipywidgets writes option labels with no-break spaces
+    page.locator(".widget-select-multiple select").first.select_option(label=base)
     _wait(page, lambda: "base" in _status(page) and _status(page) != status,
           "picking a chain did not redraw with it")  # fmt: skip
 

@@ -149,6 +149,20 @@ def test_chain_filter_keeps_transfers_touching_the_chain(dash: widgets.Dashboard
     assert shown == int(touching.sum()) < len(t)
 
 
+def test_the_chain_picker_offers_every_chain_with_data_evm_first(dash: widgets.Dashboard) -> None:
+    t = dash.transfers
+    held = set(t["source_chain"].astype(str)) | set(t["destination_chain"].astype(str))
+    offered = [value for _, value in dash.chains.options]
+    assert set(offered) == held
+    assert {"solana", "noble"} <= held  # no chain filter means every chain, not six
+    labels = [label for label, _ in dash.chains.options]
+    groups = [label.split(" · ")[0] for label in labels]
+    assert groups == sorted(groups, key=lambda g: g != "EVM")  # EVM, then the others
+    assert "other · Solana" in labels
+    dash.chains.value = ("solana",)
+    assert "(solana)" in dash.status.value
+
+
 def test_role_and_top_n_change_the_table(dash: widgets.Dashboard) -> None:
     dash.role.value = "sender"
     assert "Top 10 senders" in dash.top_table.value
@@ -382,3 +396,23 @@ def test_toolkit_warnings_go_to_the_status_line_others_pass_on(client: Any) -> N
 def test_a_covered_window_has_no_note(dash: widgets.Dashboard) -> None:
     assert dash.coverage_note is None
     assert "Partial data" not in dash.status.value
+
+
+def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing() -> None:
+    import cctx_research as cctx
+
+    ledger = cctx.load_sample(as_of="2024-07-01", days=2)
+    panel = widgets.actors_panel(ledger)
+    assert "relayers over" in panel.status.value
+    assert panel.images["shares"].value  # the relayers' shares per day
+    panel.role.value = "depositors"
+    assert "Mayan FastMCTP" in panel.table.value
+    assert panel.table.value.count("<tr>") == 1 + 10
+    panel.chains.value = ("solana",)
+    assert "(solana)" in panel.status.value
+    panel.role.value = "rebalancing"
+    assert panel.error is None
+    empty = widgets.actors_panel(None)
+    assert "needs a ledger" in empty.status.value
+    with pytest.raises(TypeError, match="ledger must be a pandas DataFrame"):
+        widgets.actors_panel("ledger.parquet")

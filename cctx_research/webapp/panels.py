@@ -22,11 +22,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "the dashboard app needs ipywidgets: pip install 'cctx-research[notebooks]'"
     ) from exc
 
-__all__ = ["TITLES", "AppPanels", "app"]
+__all__ = ["TITLES", "AppPanels", "app", "ledger_behind"]
 
 logger = logging.getLogger(__name__)
 
-TITLES: tuple[str, ...] = ("Dashboard", "Address explorer", "Transaction lookup")
+TITLES: tuple[str, ...] = (
+    "Dashboard", "Address explorer", "Transaction lookup", "Who moves the money",
+)
 """The tabs, in order."""
 
 
@@ -38,27 +40,60 @@ class AppPanels(w.VBox):
     dashboard : cctx_research.widgets.Dashboard
     explorer : cctx_research.widgets.AddressExplorer
     lookup : cctx_research.widgets.TransactionLookup
+    actors : cctx_research.widgets.ActorsPanel
+        Over the ledger behind the data (:func:`ledger_behind`), else a note.
     tabs : ipywidgets.Tab
     heading : ipywidgets.HTML
     """
 
-    def __init__(self, client: Any, *, days: int = widgets.DEFAULT_DAYS) -> None:
+    def __init__(
+        self, client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None
+    ) -> None:
         super().__init__()
         self.dashboard = widgets.dashboard(client, days=days)
         self.explorer = widgets.address_explorer(client)
         self.lookup = widgets.transaction_lookup(client)
+        self.actors = widgets.actors_panel(ledger)
         self.tabs = w.Tab(
-            children=[self.dashboard, self.explorer, self.lookup], titles=list(TITLES)
+            children=[self.dashboard, self.explorer, self.lookup, self.actors],
+            titles=list(TITLES),
         )
         source = html.escape(str(getattr(client, "source", "")))
         self.heading = w.HTML(
             value=f'<h2 style="margin:0">CCTP dashboard</h2><div>data: {source}</div>'
         )
-        self.children = [self.heading, self.tabs]
+        # tab titles in full ("Who moves the money" is longer than the default tab)
+        self.style = w.HTML(
+            value="<style>.cctx-app .lm-TabBar-tab{flex:0 0 auto !important;"
+            "max-width:none !important;min-width:10em}</style>"
+        )
+        self.add_class("cctx-app")
+        self.children = [self.style, self.heading, self.tabs]
 
 
-def app(client: Any, *, days: int = widgets.DEFAULT_DAYS) -> AppPanels:
-    """The dashboard, the address explorer and the transaction lookup, in tabs.
+def ledger_behind() -> Any:
+    """The ledger ``cctx-research dashboard`` serves (``CCTX_LEDGER``), or None.
+
+    ``sample``: the embedded sample's ledger (what its service serves); a
+    path: that file, loaded. Without the variable (the configured service)
+    there is no ledger: the interface's frames carry one side of each transfer.
+    """
+    from .. import config
+
+    named = config.ledger_source()
+    if named is None:
+        return None
+    if named == "sample":
+        from ..service.sample import load_sample
+
+        return load_sample()
+    from ..ingest import load
+
+    return load(named)
+
+
+def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) -> AppPanels:
+    """The dashboard, the address explorer, the transaction lookup and who moves the money.
 
     Parameters
     ----------
@@ -66,10 +101,13 @@ def app(client: Any, *, days: int = widgets.DEFAULT_DAYS) -> AppPanels:
         The one client every panel uses.
     days : int, default 7
         The dashboard's opening window: the last ``days`` days, today included.
+    ledger : DataFrame, optional
+        The ledger of the "Who moves the money" tab (default
+        :func:`ledger_behind`).
 
     Returns
     -------
     AppPanels
         An ipywidgets VBox; display it.
     """
-    return AppPanels(client, days=days)
+    return AppPanels(client, days=days, ledger=ledger_behind() if ledger is None else ledger)

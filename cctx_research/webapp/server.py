@@ -150,7 +150,10 @@ def data_source(data: str | Path | None = None, *, sample: bool = False) -> Data
     # so that the two share cached days
     key = secrets.token_urlsafe(24)
     path = None if data is None else Path(data).expanduser().resolve()
-    return _served(local_service(path, api_key=key))
+    source = _served(local_service(path, api_key=key))
+    # the ledger behind the served data, for the "Who moves the money" tab
+    source.env["CCTX_LEDGER"] = "sample" if path is None else str(path)
+    return source
 
 
 @contextlib.contextmanager

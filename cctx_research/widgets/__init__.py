@@ -1,6 +1,6 @@
 """ipywidgets panels: thin glue over :mod:`~cctx_research.analysis` and :mod:`.plots`.
 
-Three panels, each an :class:`ipywidgets.VBox` you display by leaving it as
+Four panels, each an :class:`ipywidgets.VBox` you display by leaving it as
 the last expression of a cell:
 
 :func:`dashboard`
@@ -11,6 +11,8 @@ the last expression of a cell:
     A text box for an address; shows its profile and activity.
 :func:`transaction_lookup`
     A text box for a transaction hash; shows the transaction.
+:func:`actors_panel`
+    Who moves the money in a ledger: relayers, depositors, rebalancing.
 
 How they behave
 ---------------
@@ -54,14 +56,17 @@ Examples
 from __future__ import annotations
 
 from ._panel import DEFAULT_DAYS as DEFAULT_DAYS  # the panels open on these days
+from .actors import ActorsPanel, actors_panel
 from .explorer import AddressExplorer, address_explorer
 from .lookup import TransactionLookup, transaction_lookup
 from .overview import Dashboard, dashboard
 
 __all__ = [
+    "ActorsPanel",
     "AddressExplorer",
     "Dashboard",
     "TransactionLookup",
+    "actors_panel",
     "address_explorer",
     "dashboard",
     "transaction_lookup",

@@ -75,18 +75,13 @@ class Dashboard(Panel):
         d_start, d_end = default_dates(days)
         self.start = w.DatePicker(description="From", value=as_date(start) or d_start)
         self.end = w.DatePicker(description="To", value=last_day(end) or d_end)
-        options = [
-            (chain_registry.chain_label(d), chain_registry.chain_name(d))
-            for d in chain_registry.DEFAULT_DOMAINS
-        ]
         picked = list(chain_names(chains) or ())
-        for name in picked:
-            if name not in [v for _, v in options]:
-                options.append((chain_registry.chain_label(name), name))
+        # every chain until the data says which it holds (then: those, and any picked)
+        options = chain_options(chain_registry.known_names(), picked)
         self.chains = w.SelectMultiple(
             options=options,
             value=tuple(picked),
-            rows=min(len(options), 6),
+            rows=min(len(options), 8),
             description="Chains",
             tooltip="transfers touching any selected chain; none selected: all chains",
         )
@@ -150,6 +145,16 @@ class Dashboard(Panel):
             f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
             lambda: self.client.mints(start, end),
         )
+        held = set(self.transfers["source_chain"].astype(str)) | set(
+            self.transfers["destination_chain"].astype(str)
+        )
+        picked = list(self.chains.value)
+        options = chain_options(sorted(held), picked)
+        if options != list(self.chains.options):
+            self.chains.unobserve(self._on_view, names="value")  # one draw, below
+            self.chains.options = options
+            self.chains.value = tuple(p for p in picked if p in {v for _, v in options})
+            self.chains.observe(self._on_view, names="value")
         self._draw()
 
     def _draw(self) -> None:
@@ -227,3 +232,22 @@ def dashboard(
 
 # --------------------------------------------------------------------------
 # address explorer
+
+
+def chain_options(names: Any, picked: Any = ()) -> list[tuple[str, str]]:
+    """``(label, name)`` of each chain: the EVM chains first, then the others, each group in
+    the registry's order; labels say the group ("EVM · Base", "other · Solana").
+
+    >>> chain_options(["solana", "base", "ethereum"])
+    [('EVM · Ethereum', 'ethereum'), ('EVM · Base', 'base'), ('other · Solana', 'solana')]
+    """
+    every = list(dict.fromkeys([*names, *picked]))
+
+    def evm(name: str) -> bool:
+        return chain_registry.address_format(name) == "evm"
+
+    ordered = chain_registry.in_order(every)
+    return [
+        (f"{'EVM' if evm(n) else 'other'} · {chain_registry.chain_label(n)}", n)
+        for n in sorted(ordered, key=lambda n: (not evm(n), ordered.index(n)))
+    ]

@@ -1,0 +1,137 @@
+"""Who moves the money, as a panel: relayers, depositors and rebalancing of a ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+import pandas as pd
+
+from .. import chains as chain_registry
+from .. import plots
+from ..analysis import actors, movements
+from ..views.markup import html_table, render_png
+from ._panel import OK_STYLE, Panel
+from .overview import chain_options
+
+__all__ = ["ROLES", "ActorsPanel", "actors_panel"]
+
+ROLES: tuple[str, ...] = ("relayers", "depositors", "rebalancing")
+"""What the panel ranks."""
+
+_SHOWN = {
+    "relayers": ["relayer_label", "relayer", "mints", "volume", "mint_share", "volume_share",
+                 "median_relay_s"],
+    "depositors": ["integrator_label", "integrator", "transfers", "volume", "volume_share",
+                   "routes", "v2_share"],
+    "rebalancing": ["source_chain", "destination_chain", "count", "volume", "rebalancing_volume",
+                    "volume_share"],
+}  # fmt: skip
+
+
+class ActorsPanel(Panel):
+    """Relayers, depositors (integrators) and rebalancing of a ledger (see :func:`actors_panel`).
+
+    Attributes
+    ----------
+    role : ipywidgets.ToggleButtons
+        ``relayers``, ``depositors`` or ``rebalancing``.
+    chains : ipywidgets.SelectMultiple
+        Keep the transfers touching these chains (none: every chain); the
+        chains of the ledger, EVM first.
+    top_n : ipywidgets.IntSlider
+    table : ipywidgets.HTML
+    images : dict of ipywidgets.Image
+        ``"shares"``: the relayers' shares per day.
+    status, output, error
+        As for :class:`~cctx_research.widgets.Dashboard`.
+    """
+
+    def __init__(self, ledger: pd.DataFrame | None) -> None:
+        super().__init__()
+        self.ledger = ledger
+        held: list[str] = []
+        if ledger is not None:
+            domains = set(ledger["source_domain"]) | set(ledger["destination_domain"])
+            held = sorted(_name(d) for d in domains)
+        self.role = w.ToggleButtons(options=list(ROLES), value="relayers")
+        self.chains = w.SelectMultiple(
+            options=chain_options(held), rows=min(max(len(held), 1), 8), description="Chains",
+            tooltip="transfers touching any selected chain; none selected: all chains",
+        )  # fmt: skip
+        self.top_n = w.IntSlider(
+            value=10, min=5, max=50, step=5, description="Top", continuous_update=False
+        )
+        self._setup(ledger, [self.role, self.chains, self.top_n])
+        self.table = w.HTML(value="")
+        shares = self._image("shares", width="98%")
+        self.children = [
+            self.style, self.banner, w.HBox([self.role, self.top_n]), self.chains, self.status,
+            self.table, shares, self.output,
+        ]  # fmt: skip
+        for control in (self.role, self.chains, self.top_n):
+            control.observe(lambda _change: self.redraw(), names="value")
+        if ledger is None:
+            self._say(
+                "Who moves the money needs a ledger (both sides of each transfer): start the "
+                "app on one, `cctx-research dashboard --data ledger.parquet`, or on the sample."
+            )
+        else:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute the table (and figure) for the controls' values."""
+        self._run(self._draw)
+
+    def _draw(self) -> None:
+        if self.ledger is None:
+            return
+        data = self.ledger
+        picked = list(self.chains.value)
+        if picked:
+            names = (data["source_domain"].map(_name), data["destination_domain"].map(_name))
+            data = data[names[0].isin(picked) | names[1].isin(picked)]
+        role, n = self.role.value, self.top_n.value
+        if role == "relayers":
+            table = actors.relayers(data)
+            self.images["shares"].value = render_png(
+                plots.plot_relayer_shares, actors.relayers(data, freq="1D"), figsize=(12, 3.5)
+            )
+        elif role == "depositors":
+            table = actors.integrators(data)
+            self.images["shares"].value = b""
+        else:
+            table = movements.rebalancing_share(data).sort_values(
+                "rebalancing_volume", ascending=False
+            )
+            self.images["shares"].value = b""
+        shown = table.head(n)[[c for c in _SHOWN[role] if c in table.columns]]
+        self.table.value = html_table(shown)
+        self.draws += 1
+        scope = f" ({', '.join(picked)})" if picked else ""
+        self._say(f"{len(table):,} {role} over {len(data):,} transfers{scope}", style=OK_STYLE)
+
+
+def _name(domain: Any) -> str:
+    return chain_registry.chain_name(int(domain))
+
+
+def actors_panel(ledger: pd.DataFrame | None) -> ActorsPanel:
+    """Relayers, depositors and rebalancing of a ledger, with a chain picker and top-N.
+
+    Parameters
+    ----------
+    ledger : pandas.DataFrame or None
+        A ``"ledger"`` frame (``cctx.load(...)``, ``cctx.load_sample()``);
+        None shows what would provide one.
+
+    Returns
+    -------
+    ActorsPanel
+    """
+    if ledger is not None and not isinstance(ledger, pd.DataFrame):
+        raise TypeError(
+            "ledger must be a pandas DataFrame of kind 'ledger' (cctx.load(...), "
+            f"cctx.load_sample()) or None, got {type(ledger).__name__}"
+        )
+    return ActorsPanel(ledger)
