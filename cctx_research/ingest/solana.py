@@ -217,11 +217,13 @@ def _columns(kind: str, ev: _Events) -> dict[str, Any]:
 
 def _frame(kind: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
     dtypes = {**_BASE, **_COLUMNS[kind]}
-    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if not parts:  # each column empty, of its type
+        return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame = frame.reindex(columns=list(dtypes))
-    for name, dtype in dtypes.items():
-        frame[name] = frame[name].astype(dtype)
-    return frame
+    # a column of its type already is kept (an astype costs as much as a small file's rows)
+    changed = {name: dtype for name, dtype in dtypes.items() if frame[name].dtype != dtype}
+    return frame.astype(changed) if changed else frame
 
 
 class _Rows:
