@@ -37,12 +37,15 @@ The figure is CPU time (``time.process_time``: this process, all its
 threads, so BLAS threads count), which other jobs on a shared machine do not
 move; the wall clock of both is printed beside it.
 
-What bounds it (50k-1M transactions, CPU per transaction): reading the
-fields is about a hundred Python objects a transaction whichever parser
-makes them (msgspec's structs about 10 us with the skipped text, orjson's
-dicts 18-21 us streamed), and the walk over them 6-8 us in C loops and
-numpy; base58 2-4 us (numpy, quadratic in the length); frames and token
-owners 8-12 us.
+Last run (1M, 2026-11-26, benchmarks/README.md): from JSON text 36.9 us/tx
+against 83.5 (2.3x), from parsed replies 18.1 against 69.9 (3.9x); the
+target of 10x is missed. What bounds it, per transaction: about a hundred
+Python objects whichever parser makes them (msgspec's structs 10-12 us,
+skipping the unread text alone 4-5; orjson's dicts 18-21 streamed), the walk
+over them 8-10 us, freeing them 3-5; base58 3.5-4.5 us a string (numpy,
+quadratic in the length); frames and token owners 8-12 us. The parsed
+replies here share their inner lists (shallow copies), so that figure runs
+in cache and flatters both sides.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Solana's CCTP transactions as the event tables of the EVM decoder, vectorised.
 
 :func:`decode` reads files of ``getTransaction`` replies (see
-:mod:`cctx_research.ingest.solana_read` for the shapes) and decodes the
+:mod:`cctx_research.ingest.solana_read` for the shapes; :func:`decode_json`
+the same text held in memory, both straight from the text with
+:mod:`cctx_research.ingest.solana_json`) and decodes the
 Anchor self-CPI events of Circle's programs (layouts in
 :mod:`cctx_research.ingest.solana_layouts`) into the frames of
 :class:`cctx_research.ingest.evm_logs.DecodedLogs`: ``burns``
