@@ -40,6 +40,7 @@ _DIGIT = np.full(256, 255, dtype=np.uint8)
 _DIGIT[np.frombuffer(ALPHABET.encode(), dtype=np.uint8)] = np.arange(58, dtype=np.uint8)
 _ROWS = 8192  # strings decoded together
 _GROUP = 5  # digits read as one number below 58**5
+_SINGLE_THREADED = 1 << 18  # OpenBLAS runs a product of fewer multiply-adds on one thread
 _EXACT = 2**53
 _POWERS: dict[tuple[int, int], np.ndarray] = {}
 
@@ -89,8 +90,15 @@ def _group(text: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.nda
     # 16-bit limbs while every sum stays below 2**53, else 8-bit ones
     bits = 16 if groups * (58**_GROUP) * 2**16 < _EXACT else 8
     powers = _powers(groups, bits)
+    product = np.empty((m, powers.shape[1]), dtype=np.float64)
+    floats = values.astype(np.float64)
+    # products small enough for one thread: a larger one wakes BLAS's threads, whose
+    # spinning costs several times the product's CPU time on a busy machine
+    step = max(1, _SINGLE_THREADED // powers.size)
+    for lo in range(0, m, step):
+        np.matmul(floats[lo : lo + step], powers, out=product[lo : lo + step])
     # (limbs, rows) in C order: each carry step reads and writes contiguous rows
-    sums = (values.astype(np.float64) @ powers).T.astype(np.int64, order="C")
+    sums = product.T.astype(np.int64, order="C")
     for b in range(len(sums) - 1):
         sums[b + 1] += sums[b] >> bits
     sums &= (1 << bits) - 1

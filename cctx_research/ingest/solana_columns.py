@@ -19,22 +19,30 @@ a reply without ``meta.err``, a missing or mistyped field, an instruction
 naming an account it does not have) raises :class:`Unexpected` before
 anything is added, and is read one reply at a time, which names what is
 wrong.
+
+The replies are dicts (as ``json.loads`` gives them), or, with
+``typed=True``, the structs of :mod:`cctx_research.ingest.solana_json`,
+decoded from JSON text with only the fields read here: their fields are
+read as attributes, and the checks of types the decoder made already are
+not made again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain, compress, repeat
-from operator import itemgetter, methodcaller
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET
 
 from .solana_layouts import CODES
 
 __all__ = ["Unexpected", "read_block"]
 
-_MISSING = object()
+_MISSING = UNSET
+"""A field a reply lacks (the typed structs' default too)."""
 
 
 class Unexpected(Exception):
@@ -45,7 +53,30 @@ def _only(values: Iterable[Any], kind: type) -> bool:
     return set(map(type, values)) <= {kind}
 
 
-def _get(key: str, values: list[Any]) -> list[Any]:
+class _Access:
+    """How the fields of a block's replies are read: dict items, or typed structs' attributes."""
+
+    def __init__(self, typed: bool) -> None:
+        self.typed = typed
+
+    def get(self, key: str, values: Iterable[Any]) -> list[Any]:
+        return list(map((attrgetter if self.typed else itemgetter)(key), values))
+
+    def optional(self, key: str, values: Iterable[Any], default: Any = None) -> list[Any]:
+        """The field of each, ``default`` where it is missing (the structs' defaults are so)."""
+        read: Callable[[Any], Any] = attrgetter(key) if self.typed else methodcaller(
+            "get", key, default)  # fmt: skip
+        return list(map(read, values))
+
+    def only(self, values: Iterable[Any], kind: type) -> bool:
+        """Whether all are of ``kind`` (always, for structs: the decoder checked)."""
+        return self.typed or _only(values, kind)
+
+
+_DICTS, _STRUCTS = _Access(False), _Access(True)
+
+
+def _get(key: Any, values: list[Any]) -> list[Any]:
     return list(map(itemgetter(key), values))
 
 
@@ -60,9 +91,9 @@ def _lengths(values: list[Any]) -> np.ndarray:
     return np.fromiter(map(len, values), dtype=np.int64, count=len(values))
 
 
-def _codes(lists: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _codes(lists: list[Any], access: _Access) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(program code of every key, each list's length, each list's first key's place)."""
-    if not _only(lists, list):
+    if not access.only(lists, list):
         raise Unexpected
     keys = list(chain.from_iterable(lists))
     # jsonParsed spells keys as objects: unhashable, so Unexpected
@@ -71,35 +102,40 @@ def _codes(lists: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, sizes, np.cumsum(sizes) - sizes
 
 
-def _instructions(lists: list[Any]) -> tuple[list[Any], np.ndarray, np.ndarray]:
+def _instructions(lists: list[Any], access: _Access) -> tuple[list[Any], np.ndarray, np.ndarray]:
     """(instructions, each list's length, their program index)."""
-    if not _only(lists, list):
+    if not access.only(lists, list):
         raise Unexpected
     flat = list(chain.from_iterable(lists))
-    index = _ints(_get("programIdIndex", flat))  # jsonParsed names the program instead
+    index = _ints(access.get("programIdIndex", flat))  # jsonParsed names the program instead
     return flat, _lengths(lists), index
 
 
-def read_block(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> None:
-    """Add a block of ``getTransaction`` results (dicts) to ``flat``, or raise :class:`Unexpected`.
+def read_block(results: list[Any], entries: list[int], flat: Any, seen: set[str], *,
+               typed: bool = False) -> None:  # fmt: skip
+    """Add a block of ``getTransaction`` results to ``flat``, or raise :class:`Unexpected`.
 
-    ``entries`` are the results' entry numbers; ``seen`` the signatures of
-    the transactions kept so far (updated).
+    ``results`` are dicts, or with ``typed`` the structs of
+    :mod:`~cctx_research.ingest.solana_json`; ``entries`` their entry
+    numbers; ``seen`` the signatures of the transactions kept so far
+    (updated).
     """
     try:
-        _read(results, entries, flat, seen)
+        _read(results, entries, flat, seen, _STRUCTS if typed else _DICTS)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise Unexpected from exc
 
 
-def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> None:
-    metas, transactions = _get("meta", results), _get("transaction", results)
-    if not (_only(metas, dict) and _only(transactions, dict)):
+def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str],
+          access: _Access) -> None:  # fmt: skip
+    a = access
+    metas, transactions = a.get("meta", results), a.get("transaction", results)
+    if not (a.only(metas, dict) and a.only(transactions, dict)):
         raise Unexpected
-    signatures, messages = _get("signatures", transactions), _get("message", transactions)
-    if not (_only(signatures, list) and _only(messages, dict)) or 0 in map(len, signatures):
+    signatures, messages = a.get("signatures", transactions), a.get("message", transactions)
+    if not (a.only(signatures, list) and a.only(messages, dict)) or 0 in map(len, signatures):
         raise Unexpected
-    errors = list(map(methodcaller("get", "err", _MISSING), metas))
+    errors = a.optional("err", metas, _MISSING)
     if any(e is _MISSING for e in errors):
         raise Unexpected  # recorded with meta.status only
     live = [e is None for e in errors]
@@ -109,14 +145,16 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> 
     messages, metas = list(compress(messages, live)), list(compress(metas, live))
     results, entries = list(compress(results, live)), list(compress(entries, live))
     signatures = list(compress(signatures, live))
-    statics, tops = _get("accountKeys", messages), _get("instructions", messages)
-    loaded = list(map(methodcaller("get", "loadedAddresses"), metas))
-    if not all(x is None or type(x) is dict for x in loaded):
+    statics, tops = a.get("accountKeys", messages), a.get("instructions", messages)
+    loaded = a.optional("loadedAddresses", metas)
+    if not a.typed and not all(x is None or type(x) is dict for x in loaded):
         raise Unexpected
-    parts = [_codes(statics)]
+    parts = [_codes(statics, a)]
     if any(loaded):
         for name in ("writable", "readonly"):
-            parts.append(_codes([x.get(name, []) if x else [] for x in loaded]))
+            lists = [getattr(x, name) if x else () for x in loaded] if a.typed else [
+                x.get(name, []) if x else [] for x in loaded]  # fmt: skip
+            parts.append(_codes(lists, a))
     m = len(messages)
     cctp = np.zeros(m, dtype=bool)
     for codes, sizes, _ in parts:
@@ -130,13 +168,13 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> 
     tops = list(compress(tops, keep))
     where = np.flatnonzero(cctp)  # each kept reply's place among the live ones
     c = len(where)
-    groups = list(map(methodcaller("get", "innerInstructions"), metas))
-    if not _only(groups, list):
+    groups = a.optional("innerInstructions", metas)
+    if not a.only(groups, list) or (a.typed and None in groups):
         raise Unexpected  # no inner instructions: the one-at-a-time reading says so
-    top, n_top, top_index = _instructions(tops)
+    top, n_top, top_index = _instructions(tops, a)
     all_groups = list(chain.from_iterable(groups))
-    group_at = _ints(_get("index", all_groups))
-    inner, group_size, inner_index = _instructions(_get("instructions", all_groups))
+    group_at = _ints(a.get("index", all_groups))
+    inner, group_size, inner_index = _instructions(a.get("instructions", all_groups), a)
     n_groups = _lengths(groups)
     group_tx = np.repeat(np.arange(c), n_groups)
     first_group = np.cumsum(n_groups) - n_groups
@@ -179,12 +217,12 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> 
     # events: an instruction of a CCTP program with one account and data
     members = np.flatnonzero(code > 0)
     objects = list(map((top + inner).__getitem__, members.tolist()))
-    accounts = _lengths(list(map(methodcaller("get", "accounts", ()), objects)))
+    accounts = _lengths(a.optional("accounts", objects, ()))
     maybe = members[accounts == 1]
-    data = list(map(methodcaller("get", "data", _MISSING), compress(objects, accounts == 1)))
+    data = a.optional("data", compress(objects, accounts == 1), _MISSING)
     has_data = np.fromiter((d is not _MISSING for d in data), dtype=bool, count=len(data))
     data = [d for d in data if d is not _MISSING]
-    if not _only(data, str):
+    if not a.only(data, str):
         raise Unexpected
     events = maybe[has_data]
     position = np.concatenate([top_position, inner_position])
@@ -192,7 +230,7 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> 
 
     # duplicates: a signature kept before (in this block or an earlier one)
     firsts = _get(0, signatures)
-    if not _only(firsts, str):
+    if not a.only(firsts, str):
         raise Unexpected
     duplicate = np.zeros(c, dtype=bool)
     if len(set(firsts)) < c or not seen.isdisjoint(firsts):
@@ -204,13 +242,14 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> 
                 kept_here.add(signature)
     kept = ~duplicate & has_events
     rows = kept.tolist()
-    kept_metas = list(compress(metas, rows))
-    for name in ("preTokenBalances", "postTokenBalances"):
-        found = filter(None, map(methodcaller("get", name), kept_metas))
-        if not _only(chain.from_iterable(found), dict):
-            raise Unexpected
+    if not a.typed:  # the structs' balances are structs
+        kept_metas = list(compress(metas, rows))
+        for name in ("preTokenBalances", "postTokenBalances"):
+            found = filter(None, map(methodcaller("get", name), kept_metas))
+            if not _only(chain.from_iterable(found), dict):
+                raise Unexpected
     kept_results = list(compress(results, rows))
-    slots = _ints(_get("slot", kept_results))
+    slots = _ints(a.get("slot", kept_results))
 
     # the events of the kept replies, in order of reply and position
     on = kept[tx[events]]
@@ -227,7 +266,7 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str]) -> 
     seen.update(kept_signatures)
     flat.signature.extend(kept_signatures)
     flat.slot.extend(slots.tolist())
-    flat.block_time.extend(map(methodcaller("get", "blockTime"), kept_results))
+    flat.block_time.extend(a.optional("blockTime", kept_results))
     flat.entry.extend(compress(entries, rows))
     flat.sources.extend(kept_results)
     flat.ev_tx.extend(row[tx[events]][order].tolist())

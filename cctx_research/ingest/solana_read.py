@@ -35,7 +35,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
-from operator import add, getitem, itemgetter, methodcaller
+from operator import add, attrgetter, getitem, itemgetter, methodcaller
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,8 @@ import orjson
 from .solana_columns import Unexpected, read_block
 from .solana_layouts import CODES, MESSAGE_TRANSMITTERS, PROGRAMS
 
-__all__ = ["Flat", "balances", "flatten", "flatten_documents", "read_documents",
-           "transmitter_calls"]  # fmt: skip
+__all__ = ["Flat", "Reader", "balances", "flatten", "flatten_documents", "line_documents",
+           "read_documents", "text_documents", "transmitter_calls"]  # fmt: skip
 
 BLOCK = 8192
 """Replies read together by the columnar walk."""
@@ -98,13 +98,22 @@ def _loads(text: bytes | str) -> Any:
 
 def read_documents(path: Path) -> list[tuple[Any, str | None]]:
     """The JSON values of a file (whole, or one per line): (value, None) or (None, why not)."""
-    text = path.read_text(encoding="utf-8-sig")
+    return text_documents(path.read_text(encoding="utf-8-sig"))
+
+
+def text_documents(text: str) -> list[tuple[Any, str | None]]:
+    """The JSON values of a file's text (whole, or one per line), as :func:`read_documents`."""
     try:
         return [(_loads(text), None)]
     except json.JSONDecodeError:
         pass
+    return line_documents(text.splitlines())
+
+
+def line_documents(lines: Iterable[str], first: int = 1) -> list[tuple[Any, str | None]]:
+    """One JSON value a line, the first numbered ``first``; blank lines are no entry."""
     out: list[tuple[Any, str | None]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=first):
         if not line.strip():
             continue
         try:
@@ -250,64 +259,109 @@ def balances(flat: Flat, rows: Iterable[int]) -> tuple[list[int], list[str], lis
     """
     rows = sorted(set(rows))
     sources = list(map(flat.sources.__getitem__, rows))
-    metas = list(map(itemgetter("meta"), sources))
-    keys = [_keys(r["transaction"]["message"], m) for r, m in zip(sources, metas, strict=True)]
+    # typed replies (solana_json) answer as dicts do, but their attributes are read faster
+    typed = dict not in set(map(type, sources))
+    get = attrgetter if typed else itemgetter
+    metas = list(map(get("meta"), sources))
+    messages = map(get("transaction.message") if typed else _message, sources)
+    keys = list(map(_keys, messages, metas))
     lists = list(chain.from_iterable(zip(
         [m.get("preTokenBalances") or () for m in metas],
         [m.get("postTokenBalances") or () for m in metas], strict=True)))  # fmt: skip
     sizes = list(map(len, lists))
     per_row = list(map(add, sizes[::2], sizes[1::2]))
     entries = list(chain.from_iterable(lists))
-    owners = list(map(methodcaller("get", "owner"), entries))
+    owners = list(map(get("owner") if typed else methodcaller("get", "owner"), entries))
     named = list(map(bool, owners))
     entries = list(compress(entries, named))
     at = list(compress(chain.from_iterable(map(repeat, rows, per_row)), named))
     row_keys = compress(chain.from_iterable(map(repeat, keys, per_row)), named)
-    account = list(map(getitem, row_keys, map(itemgetter("accountIndex"), entries)))
-    return at, account, list(map(itemgetter("mint"), entries)), list(compress(owners, named))
+    account = list(map(getitem, row_keys, map(get("accountIndex"), entries)))
+    return at, account, list(map(get("mint"), entries)), list(compress(owners, named))
+
+
+def _message(result: Any) -> Any:
+    return result["transaction"]["message"]
+
+
+class Reader:
+    """The entries of one file into a :class:`Flat`, in order: parsed JSON values, or typed
+    replies (:mod:`cctx_research.ingest.solana_json`) a block at a time."""
+
+    def __init__(self, source_file: str) -> None:
+        self.flat = Flat(source_file)
+        self.seen: set[str] = set()
+        self.replies: list[Any] = []  # replies (dicts) waiting to be read as a block
+        self.numbers: list[int] = []
+        self.entry = 0
+
+    def documents(self, documents: Iterable[tuple[Any, str | None]]) -> None:
+        """Add parsed JSON values: (value, None) or (None, why it is unreadable)."""
+        flat, replies, numbers = self.flat, self.replies, self.numbers
+        entry = self.entry
+        for doc, why in documents:
+            if why is None and type(doc) is dict and "transaction" in doc:
+                replies.append(doc)  # a bare result, the common case: one entry
+                numbers.append(entry)
+                entry += 1
+                continue
+            for item, problem in ([(None, why)] if why else _entries(doc)):
+                here, entry = entry, entry + 1
+                if problem is not None:
+                    flat.bad(here, problem)
+                elif isinstance(item, dict) and "pubkey" in item and "account" in item:
+                    try:
+                        account = item["account"]
+                        data = account["data"]
+                        flat.accounts.append((here, item["pubkey"], account["owner"],
+                                              data[0] if isinstance(data, list) else data))
+                    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+                        flat.bad(here, f"malformed getTransaction reply ({type(exc).__name__}: "
+                                       f"{str(exc)[:80]}): a truncated reply?")
+                elif isinstance(item, dict):
+                    replies.append(item)
+                    numbers.append(here)
+                else:
+                    flat.bad(here, f"a {type(item).__name__}, not a getTransaction reply")
+        self.entry = entry
+
+    def typed(self, replies: list[Any]) -> bool:
+        """Add typed replies, one entry each, as one block; False (nothing added) if the
+        columnar walk does not read them: then add them as parsed values instead."""
+        self._read()
+        try:
+            read_block(replies, range(self.entry, self.entry + len(replies)), self.flat,
+                       self.seen, typed=True)  # fmt: skip
+        except Unexpected:
+            return False
+        self.entry += len(replies)
+        return True
+
+    def _read(self) -> None:
+        flat, seen = self.flat, self.seen
+        for lo in range(0, len(self.replies), BLOCK):
+            block, numbers = self.replies[lo : lo + BLOCK], self.numbers[lo : lo + BLOCK]
+            try:
+                read_block(block, numbers, flat, seen)
+            except Unexpected:
+                for reply, here in zip(block, numbers, strict=True):
+                    _read_one(reply, here, flat, seen)
+        self.replies, self.numbers = [], []
+
+    def finish(self) -> Flat:
+        """The :class:`Flat` of everything added."""
+        self._read()
+        flat = self.flat
+        flat.problems.sort(key=lambda problem: problem["index"])  # in entry order, as read
+        flat.entries = self.entry
+        return flat
 
 
 def flatten_documents(documents: Iterable[tuple[Any, str | None]], source_file: str) -> Flat:
     """A :class:`Flat` of parsed JSON values: (value, None) or (None, why it is unreadable)."""
-    flat = Flat(source_file)
-    seen: set[str] = set()
-    replies: list[Any] = []  # (entry, reply) waiting to be read as a block
-    entries: list[int] = []
-    entry = 0
-    for doc, why in documents:
-        if why is None and type(doc) is dict and "transaction" in doc:
-            replies.append(doc)  # a bare result, the common case: one entry
-            entries.append(entry)
-            entry += 1
-            continue
-        for item, problem in ([(None, why)] if why else _entries(doc)):
-            here, entry = entry, entry + 1
-            if problem is not None:
-                flat.bad(here, problem)
-            elif isinstance(item, dict) and "pubkey" in item and "account" in item:
-                try:
-                    account = item["account"]
-                    data = account["data"]
-                    flat.accounts.append((here, item["pubkey"], account["owner"],
-                                          data[0] if isinstance(data, list) else data))
-                except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-                    flat.bad(here, f"malformed getTransaction reply ({type(exc).__name__}: "
-                                   f"{str(exc)[:80]}): a truncated reply?")
-            elif isinstance(item, dict):
-                replies.append(item)
-                entries.append(here)
-            else:
-                flat.bad(here, f"a {type(item).__name__}, not a getTransaction reply")
-    for lo in range(0, len(replies), BLOCK):
-        block, numbers = replies[lo : lo + BLOCK], entries[lo : lo + BLOCK]
-        try:
-            read_block(block, numbers, flat, seen)
-        except Unexpected:
-            for reply, here in zip(block, numbers, strict=True):
-                _read_one(reply, here, flat, seen)
-    flat.problems.sort(key=lambda problem: problem["index"])  # in entry order, as read
-    flat.entries = entry
-    return flat
+    reader = Reader(source_file)
+    reader.documents(documents)
+    return reader.finish()
 
 
 def _read_one(item: dict[str, Any], here: int, flat: Flat, seen: set[str]) -> None:

@@ -1,0 +1,220 @@
+"""``getTransaction`` replies read straight from JSON text, only the fields the decoder needs.
+
+A reply (encoding ``json``) is 3-20 kB of JSON, of which the CCTP decoder
+reads the signature, slot and time, ``meta.err``, the account keys, the
+instructions (program index, accounts, data), the inner instructions and
+the token balances; the log messages, balances in lamports, rewards and
+the rest are most of the text. Parsing all of it into dicts (``json``,
+``orjson``) makes a Python object of every value, and those objects then
+cost the garbage collector again. Here msgspec's decoder reads the text
+into the structs below, which hold only those fields: the rest is skipped
+in C, and no dict is made.
+
+The structs answer ``reply["meta"]``, ``.get(...)`` and ``in`` as the
+dicts do, so :func:`~cctx_research.ingest.solana_read.balances` and
+:func:`~cctx_research.ingest.solana_read.transmitter_calls` read them
+unchanged; the walk over instructions reads their attributes
+(:func:`~cctx_research.ingest.solana_columns.read_block` with
+``typed=True``).
+
+What the structs do not fit is read as before, with the same result: a
+file whose text is not one list of replies or JSON Lines of replies, a
+block of lines holding anything else (a JSON-RPC envelope, ``jsonParsed``,
+a ``MessageSent`` account, a bad line, a mistyped field) is parsed into
+dicts (:mod:`cctx_research.ingest.solana_read`), lines numbered as there.
+``tests/ingest/test_solana_json.py`` checks that both readings agree.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from .solana_read import Flat, Reader, line_documents, text_documents
+
+__all__ = ["Reply", "Response", "flatten_text"]
+
+_LINES_BYTES = 1 << 22
+"""About this many bytes of JSON Lines are decoded together (a few hundred replies): their
+containers die young, so the garbage collector never walks many of them."""
+
+_NONSPACE = re.compile(rb"\S")
+_SEPARATORS = ("\x85", "\u2028", "\u2029")  # what str.splitlines() also splits lines at
+
+
+class _Object(Struct, gc=False):
+    """A struct read as the JSON object it was decoded from (a missing field is not in it)."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = getattr(self, key, UNSET)
+        if value is UNSET:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, UNSET)
+        return default if value is UNSET else value
+
+    def __contains__(self, key: str) -> bool:
+        return getattr(self, key, UNSET) is not UNSET
+
+
+class Instruction(_Object, gc=False):
+    """A compiled instruction (encoding ``json``); fields keep the reply's own names."""
+
+    programIdIndex: int
+    accounts: tuple[int, ...] = ()
+    data: str | UnsetType = UNSET
+
+
+class InnerInstructions(_Object, gc=False):
+    index: int
+    instructions: tuple[Instruction, ...]
+
+
+class LoadedAddresses(_Object, gc=False):
+    writable: tuple[str, ...] = ()
+    readonly: tuple[str, ...] = ()
+
+
+class TokenBalance(_Object, gc=False):
+    accountIndex: int
+    mint: str
+    owner: str | None = None
+
+
+class Meta(_Object, gc=False):
+    err: Any = UNSET
+    innerInstructions: tuple[InnerInstructions, ...] | None = None
+    loadedAddresses: LoadedAddresses | None = None
+    preTokenBalances: tuple[TokenBalance, ...] | None = None
+    postTokenBalances: tuple[TokenBalance, ...] | None = None
+
+
+class Message(_Object, gc=False):
+    accountKeys: tuple[str, ...]
+    instructions: tuple[Instruction, ...]
+
+
+class Transaction(_Object, gc=False):
+    signatures: tuple[str, ...]
+    message: Message
+
+
+class Reply(_Object, gc=False):
+    """One ``getTransaction`` result (encoding ``json``): the fields the decoder reads."""
+
+    slot: int
+    meta: Meta
+    transaction: Transaction
+    blockTime: int | None = None
+
+
+class Response(_Object, gc=False):
+    """A JSON-RPC response holding one reply (an error response does not fit: it is a bad
+    entry, read as before)."""
+
+    jsonrpc: str
+    result: Reply
+    error: None = None
+    transaction: Any = UNSET  # a reply that also says jsonrpc: read as before
+
+
+def _results(responses: list[Response]) -> list[Reply] | None:
+    if any(r.transaction is not UNSET for r in responses):
+        return None
+    return [r.result for r in responses]
+
+
+# each shape: (one line, a whole file), and what gives its replies (None if they do not fit)
+_SHAPES = (
+    (msgspec.json.Decoder(Reply), msgspec.json.Decoder(list[Reply] | Reply), list),
+    (msgspec.json.Decoder(Response), msgspec.json.Decoder(list[Response] | Response), _results),
+)
+
+
+def flatten_text(data: bytes, source_file: str) -> Flat:
+    """A :class:`~cctx_research.ingest.solana_read.Flat` of a file's bytes.
+
+    The same as :func:`~cctx_research.ingest.solana_read.flatten` of a file
+    holding ``data``, the same errors too (``UnicodeDecodeError`` for text
+    that is not UTF-8).
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    if not data.isascii() and any(c in data.decode("utf-8") for c in _SEPARATORS):
+        return _reference(data, source_file)
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return _reference(data, source_file)  # a line ends at a lone \r too
+    end = data.find(b"\n")
+    first = data[:end] if end >= 0 else data
+    if end >= 0 and _NONSPACE.search(data, end) and _parses(first):
+        return _lines(data, source_file)
+    replies = _whole(data)
+    if replies is None:  # not a list of replies: read it as before
+        return _reference(data, source_file)
+    reader = Reader(source_file)
+    for lo in range(0, len(replies), 8192):
+        if not reader.typed(replies[lo : lo + 8192]):
+            return _reference(data, source_file)
+    return reader.finish()
+
+
+def _whole(data: bytes) -> list[Reply] | None:
+    for _, whole, replies in _SHAPES:
+        try:
+            found = whole.decode(data)
+        except msgspec.DecodeError:
+            continue
+        return replies(found if isinstance(found, list) else [found])
+    return None
+
+
+def _block(text: memoryview) -> list[Reply] | None:
+    """The replies of a block of lines, or None where the structs do not fit them all."""
+    for line, _, replies in _SHAPES:
+        try:
+            found = line.decode_lines(text)
+        except msgspec.DecodeError:
+            continue
+        return replies(found)
+    return None
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+def _text(data: bytes) -> str:
+    """``data`` as a text file reads (universal newlines)."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _reference(data: bytes, source_file: str) -> Flat:
+    reader = Reader(source_file)
+    reader.documents(text_documents(_text(data)))
+    return reader.finish()
+
+
+def _lines(data: bytes, source_file: str) -> Flat:
+    """JSON Lines, a block of lines at a time; a block the structs do not fit is parsed."""
+    reader = Reader(source_file)
+    view = memoryview(data)
+    start, size = 0, len(data)
+    while start < size:
+        cut = data.find(b"\n", min(start + _LINES_BYTES, size))
+        stop = size if cut < 0 else cut + 1
+        replies = _block(view[start:stop])
+        if replies is None or not reader.typed(replies):
+            number = data.count(b"\n", 0, start) + 1
+            reader.documents(line_documents(_text(data[start:stop]).splitlines(), number))
+        start = stop
+    return reader.finish()
