@@ -179,8 +179,12 @@ def completed(ledger: pd.DataFrame) -> pd.DataFrame:
 
 def latency_seconds(ledger: pd.DataFrame) -> pd.Series:
     """Burn to mint in seconds (float; NaN where not minted)."""
-    delta = ledger["mint_timestamp"] - ledger["burn_timestamp"]
-    return delta.dt.total_seconds().astype("float64")
+    # nanoseconds as integers, as Timedelta.total_seconds divides them, without the Series
+    mint = ledger["mint_timestamp"].to_numpy(dtype="datetime64[ns]")
+    burn = ledger["burn_timestamp"].to_numpy(dtype="datetime64[ns]")
+    delta = (mint.view("int64") - burn.view("int64")) / 1e9
+    delta[np.isnat(mint) | np.isnat(burn)] = np.nan
+    return pd.Series(delta, index=ledger.index, dtype="float64")
 
 
 def amount(raw: Any) -> np.ndarray:
