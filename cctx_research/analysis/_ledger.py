@@ -69,7 +69,8 @@ def _collect(data: Any, what: str) -> pd.DataFrame:
     names = engines.lazy(data, "ledger", columns=()).collect_schema().names()
     if "burn_timestamp" not in names and "timestamp" in names:
         raise no_burn_times(what)
-    required = [c for c in schema.columns("ledger") if c not in schema.LEDGER_V2]
+    optional = schema.optional_columns("ledger")
+    required = [c for c in schema.columns("ledger") if c not in optional]
     lf = engines.lazy(data, "ledger", columns=required)
     names = set(lf.collect_schema().names())
     wanted = [c for c in schema.columns("ledger") if c in names and c not in _UNUSED]

@@ -39,14 +39,13 @@ import pandas as pd
 
 from .. import chains, schema
 from .. import labels as labels_
-from .._codes import unique_ints
-from ..errors import DataError
-from . import _common, _ledger, actors_lazy, engines, results
-from .inputs import no_burn_times
+from . import _common, _ledger, actor_inputs, actors_lazy, results
+from .actor_inputs import end_user, ledger_columns
 
 __all__ = [
     "INTEGRATOR_KEYS",
     "RELAYER_BY",
+    "end_user",
     "hhi",
     "integrators",
     "ledger_columns",
@@ -59,94 +58,8 @@ RELAYER_BY: tuple[str, ...] = ("route", "cctp_version")
 INTEGRATOR_KEYS: tuple[str, ...] = ("message_sender", "destination_caller", "hook_prefix", "label")
 """What identifies an integrator in :func:`integrators` (``label``: the depositor's label)."""
 
-OPTIONAL: tuple[str, ...] = (*schema.LEDGER_V2, "pairing", "link_group_size", "token", "relayer")
-"""Ledger columns a source may lack: read as null."""
-
 ZERO_CALLERS = frozenset({"0x" + "0" * 40, "0x" + "0" * 64})
 """A destination caller of zero: anyone may relay."""
-
-
-def _names(ledger: Any, columns: Sequence[str], *, what: str) -> tuple[list[str], set[str], Any]:
-    """The wanted columns, the ledger's column names (checked, see :func:`ledger_columns`) and,
-    for an engine's frame, its narwhals LazyFrame (the schema is asked once: DuckDB answers
-    with a query)."""
-    wanted = list(dict.fromkeys(columns))
-    lf = None
-    if engines.is_pandas(ledger):
-        names = set(ledger.columns)
-    elif engines.recognised(ledger):
-        lf = engines.lazy(ledger, "ledger", columns=())
-        names = set(lf.collect_schema().names())
-    else:
-        raise TypeError(
-            f"{what} takes a ledger: {engines.SUPPORTED} of kind 'ledger', "
-            f"got {type(ledger).__name__}"
-        )
-    if "burn_timestamp" not in names and "timestamp" in names:
-        raise no_burn_times(what)
-    missing = [c for c in wanted if c not in OPTIONAL and c not in names]
-    if missing:
-        raise DataError(
-            f"{what} needs the ledger columns {missing}, which this frame lacks",
-            hint="see cctx_research.schema.columns('ledger')",
-        )
-    return wanted, names, lf
-
-
-def ledger_columns(ledger: Any, columns: Sequence[str], *, what: str) -> pd.DataFrame:
-    """The ``columns`` of a ledger as pandas; optional ones it lacks come back null.
-
-    A pandas frame is used as it is (no copy unless a column must be
-    added); a Polars, DuckDB or Dask frame has only these columns collected.
-
-    Raises
-    ------
-    TypeError
-        If ``ledger`` is no frame an engine recognises.
-    DataError
-        Naming the required ledger columns it lacks.
-    """
-    wanted, names, lf = _names(ledger, columns, what=what)
-    if lf is None:
-        frame = ledger
-    else:
-        frame = engines.collect(lf.select([c for c in wanted if c in names]))
-        frame = _common.typed(frame, "ledger")
-    absent = [c for c in wanted if c not in frame.columns]
-    if absent:
-        frame = frame.copy(deep=False) if frame is ledger else frame
-        types = schema.dtypes("ledger")
-        for col in absent:
-            frame[col] = pd.Series(pd.NA, index=frame.index, dtype=types[col])
-    return frame
-
-
-def ledger_lazy(ledger: Any, columns: Sequence[str], *, what: str) -> Any:
-    """The ``columns`` of a Polars, DuckDB or Dask ledger, lazily (a narwhals LazyFrame).
-
-    Optional columns it lacks are null; nothing is computed yet. The
-    checks and errors are those of :func:`ledger_columns`.
-    """
-    wanted, names, lf = _names(ledger, columns, what=what)
-    return actors_lazy.with_nulls(lf.select([c for c in wanted if c in names]), wanted, names)
-
-
-def _labels_of(labels: Any) -> labels_.Labels | None:
-    if labels is False:
-        return None
-    if labels is True:
-        return labels_.labels()
-    return labels_.labels(labels)
-
-
-def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Per-row indexes of source and destination domains into ``domains`` (sorted)."""
-    src = frame["source_domain"].to_numpy(dtype="int64")
-    dst = frame["destination_domain"].to_numpy(dtype="int64")
-    # domains are small integers: counted, not sorted (see cctx_research._codes)
-    domains, codes = unique_ints(np.concatenate([src, dst]))
-    codes = codes.ravel()
-    return codes[: len(src)], codes[len(src) :], domains.tolist()
 
 
 def _chain_categorical(values: Sequence[int]) -> pd.Categorical:
@@ -225,10 +138,10 @@ def relayers(
     cols = ["source_domain", "destination_domain", "amount_raw", "burn_timestamp"]
     cols += ["mint_timestamp", "cctp_version", "relayer"]
     if actors_lazy.reduces(ledger, freq):
-        lf = ledger_lazy(ledger, cols, what="actors.relayers")
+        lf = actor_inputs.ledger_lazy(ledger, cols, what="actors.relayers")
         groups, span = actors_lazy.relayer_groups(lf, keys, freq)
     else:
-        frame = ledger_columns(ledger, cols, what="actors.relayers")
+        frame = actor_inputs.ledger_columns(ledger, cols, what="actors.relayers")
         groups = _relayer_groups(frame, keys, freq)
         span = results.span_of(frame["mint_timestamp"].dropna())
     out = pd.DataFrame(index=groups.index)
@@ -258,7 +171,7 @@ def relayers(
         ascending=[True] * len(group_cols) + [False, True],
         kind="stable",
     ).reset_index(drop=True)
-    table = _labels_of(labels)
+    table = actor_inputs.labels_of(labels)
     if table is not None:
         out = labels_.attach(out, ["relayer"], user=table)
     return results.describe(out, span=span, freq=freq, by=tuple(group_cols))
@@ -272,7 +185,7 @@ def _relayer_groups(frame: pd.DataFrame, keys: list[str], freq: str | None) -> p
     key = r_codes.astype("int64") + 1
     width = len(r_names) + 1
     if "route" in keys:
-        src, dst, domains = _route_codes(frame)
+        src, dst, domains = actor_inputs.route_codes(frame)
         key += (src * len(domains) + dst) * width
         width *= len(domains) ** 2
     if "cctp_version" in keys:
@@ -403,8 +316,10 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         after the middle of the span of burn times), ``growth``
         (second / first - 1; NaN when the first is 0), ``v1_volume``,
         ``v2_volume``, ``v2_share`` (of the volume whose version is known:
-        who has moved to V2) and the label columns. Largest volume first
-        (then by integrator).
+        who has moved to V2), ``end_users`` (distinct senders of the burn
+        transactions, :func:`end_user`: the people behind a depositing
+        contract; null where the source does not give them) and the label
+        columns. Largest volume first (then by integrator).
 
     Examples
     --------
@@ -427,13 +342,17 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         "cctp_version",
         "hook_data",
     ]
-    table = _labels_of(labels)
+    table = actor_inputs.labels_of(labels)
+    _, names, _ = actor_inputs.checked_names(ledger, cols, what="actors.integrators")
+    # the end users only where the source gives them: a column of nulls costs a pass
+    users = "burn_tx_from" in names
+    cols += ["burn_tx_from"] if users else []
     if by in ("message_sender", "destination_caller") and actors_lazy.reduces(ledger):
-        lf = ledger_lazy(ledger, cols, what="actors.integrators")
-        groups, span = actors_lazy.integrator_groups(lf, by, sorted(ZERO_CALLERS))
+        lf = actor_inputs.ledger_lazy(ledger, cols, what="actors.integrators")
+        groups, span = actors_lazy.integrator_groups(lf, by, sorted(ZERO_CALLERS), users=users)
     else:
-        frame = ledger_columns(ledger, cols, what="actors.integrators")
-        groups, span = _integrator_groups(frame, by, table)
+        frame = actor_inputs.ledger_columns(ledger, cols, what="actors.integrators")
+        groups, span = _integrator_groups(frame, by, table, users=users)
     out = pd.DataFrame(
         {
             "integrator": groups["integrator"].astype(schema.STRING),
@@ -445,6 +364,7 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
             "volume_second_half": _ledger.amount(groups["second_raw"]),
             "v1_volume": _ledger.amount(groups["v1_raw"]),
             "v2_volume": _ledger.amount(groups["v2_raw"]),
+            "end_users": groups["end_users"].astype(schema.NULLABLE_INT),
         }
     )
     out = out.loc[out["transfers"] > 0].reset_index(drop=True)
@@ -467,6 +387,7 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         "v1_volume",
         "v2_volume",
         "v2_share",
+        "end_users",
     ]
     out = out[order].iloc[_largest_first(out["volume_raw"], out["integrator"])]
     out = out.reset_index(drop=True)
@@ -495,7 +416,7 @@ def _largest_first(values: pd.Series, names: pd.Series) -> np.ndarray:
 
 
 def _integrator_groups(
-    frame: pd.DataFrame, by: str, table: Any
+    frame: pd.DataFrame, by: str, table: Any, *, users: bool = False
 ) -> tuple[pd.DataFrame, tuple[Any, Any]]:
     """The sums of :func:`.actors_lazy.integrator_groups`, from a pandas ledger."""
     burned = _ledger.burn_known(frame)
@@ -507,7 +428,7 @@ def _integrator_groups(
     mid = (stamps.min() + (stamps.max() - stamps.min()) // 2) if len(stamps) else 0
     late = stamps >= mid
     version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)[burned]
-    src, dst, domains = _route_codes(frame)
+    src, dst, domains = actor_inputs.route_codes(frame)
     route = (src * len(domains) + dst)[burned]
 
     def total(values: np.ndarray) -> np.ndarray:
@@ -529,10 +450,24 @@ def _integrator_groups(
             "second_raw": total(np.where(late, raw, zero)),
             "v1_raw": total(np.where(version == 1, raw, zero)),
             "v2_raw": total(np.where(version == 2, raw, zero)),
+            "end_users": _end_users(frame, burned, codes, n)
+            if users
+            else actor_inputs.nulls(n, schema.NULLABLE_INT),
         }
     )
     span = results.span_of(frame["burn_timestamp"][burned])
     return groups, span
+
+
+def _end_users(frame: pd.DataFrame, burned: np.ndarray, codes: np.ndarray, n: int) -> Any:
+    """Distinct burn-transaction senders per code; null for a code with none known."""
+    who, _ = pd.factorize(frame["burn_tx_from"].astype(schema.STRING)[burned])
+    known = who >= 0
+    count = np.zeros(n, dtype="int64")
+    if known.any():
+        pairs = np.unique(codes[known].astype("int64") * (who.max() + 1) + who[known])
+        count = np.bincount(pairs // (who.max() + 1), minlength=n).astype("int64")
+    return pd.arrays.IntegerArray(count, np.bincount(codes[known], minlength=n) == 0)
 
 
 def _distinct(codes: np.ndarray, values: np.ndarray, n: int, size: int) -> np.ndarray:

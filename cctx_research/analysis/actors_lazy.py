@@ -116,7 +116,7 @@ def _span(out: pd.DataFrame) -> tuple[Any, Any]:
 
 
 def integrator_groups(
-    lf: nw.LazyFrame, by: str, zero_callers: Sequence[str]
+    lf: nw.LazyFrame, by: str, zero_callers: Sequence[str], *, users: bool = False
 ) -> tuple[pd.DataFrame, tuple[Any, Any]]:
     """Per integrator (``message_sender`` or ``destination_caller``): the raw sums of
     :func:`.actors.integrators`, and the span of the burns.
@@ -124,7 +124,8 @@ def integrator_groups(
     Columns ``integrator`` (null: no destination caller, or none given),
     ``transfers``, ``routes``, and exact base-unit sums ``volume_raw``,
     ``first_raw`` / ``second_raw`` (burned before / from the middle of the
-    span), ``v1_raw`` / ``v2_raw``.
+    span), ``v1_raw`` / ``v2_raw``; ``end_users`` (distinct ``burn_tx_from``,
+    null where none is known; all null unless ``users``).
     """
     burned = ~nw.col("burn_timestamp").is_null() & ~(
         nw.col("burn_tx_hash").is_null() & (nw.col("burn_block") == -1)
@@ -136,7 +137,9 @@ def integrator_groups(
     columns = ["integrator", "transfers", "routes", "volume_raw"]
     columns += ["first_raw", "second_raw", "v1_raw", "v2_raw"]
     if bounds.empty or pd.isna(bounds["lo"].iloc[0]):
-        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns}), (None, None)
+        out = pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns})
+        out["end_users"] = pd.Series([], dtype=schema.NULLABLE_INT)
+        return out, (None, None)
     lo, hi = bounds["lo"].iloc[0], bounds["hi"].iloc[0]
     mid = lo.value + (hi.value - lo.value) // 2
     if lf.implementation is nw.Implementation.DUCKDB:
@@ -164,18 +167,27 @@ def integrator_groups(
         nw.when(version == 1).then(amount).otherwise(0).alias("__v1"),
         nw.when(version == 2).then(amount).otherwise(0).alias("__v2"),
     )
-    out = engines.collect(
-        lf.group_by("integrator").agg(
-            transfers=nw.len(),
-            routes=nw.col("__route").n_unique(),
-            volume_raw=_exact_sum("amount_raw"),
-            first_raw=_exact_sum("__first"),
-            second_raw=_exact_sum("__second"),
-            v1_raw=_exact_sum("__v1"),
-            v2_raw=_exact_sum("__v2"),
-        )
-    )
+    aggs = {
+        "transfers": nw.len(),
+        "routes": nw.col("__route").n_unique(),
+        "volume_raw": _exact_sum("amount_raw"),
+        "first_raw": _exact_sum("__first"),
+        "second_raw": _exact_sum("__second"),
+        "v1_raw": _exact_sum("__v1"),
+        "v2_raw": _exact_sum("__v2"),
+    }
+    if users:
+        # n_unique counts null as a value: take it off where a sender is unknown
+        aggs["__users"] = nw.col("burn_tx_from").n_unique()
+        aggs["__known"] = nw.col("burn_tx_from").count()
+    out = engines.collect(lf.group_by("integrator").agg(**aggs))
     out["integrator"] = out["integrator"].astype(schema.STRING)
     for col in columns[1:]:
         out[col] = out[col].to_numpy(dtype=np.int64)
-    return out[columns], (lo, hi)
+    if users:
+        known = out["__known"].to_numpy(dtype=np.int64)
+        users_ = out["__users"].to_numpy(dtype=np.int64) - (known < out["transfers"].to_numpy())
+        out["end_users"] = pd.arrays.IntegerArray(users_, known == 0)
+    else:
+        out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
+    return out[[*columns, "end_users"]], (lo, hi)

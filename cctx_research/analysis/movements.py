@@ -15,10 +15,14 @@ flagged transfer carries the first rule, in this order, that caught it:
     Depositor and recipient are different addresses with the same label
     (an operator's contracts on two chains).
 ``round_trip``
-    One address (the depositor) burns A -> B and then B -> A within
-    ``window`` of the first burn; both legs are flagged, each pointing at
-    the other (``counterpart``). One return leg closes one trip (the
-    nearest outbound leg before it).
+    One end user burns A -> B and then B -> A within ``window`` of the
+    first burn; both legs are flagged, each pointing at the other
+    (``counterpart``). One return leg closes one trip (the nearest outbound
+    leg strictly before it). The end user is who signed the burn
+    transaction (``burn_tx_from``, where the source gives it: receipts,
+    Dune's decoded tables), else the depositor (:func:`.actors.end_user`):
+    two users of one integrator's contract going opposite ways are not a
+    round trip of that contract.
 ``self_transfer`` (opt-in)
     Depositor is the recipient, unlabelled: most such transfers are users
     bridging to their own address, which is why this rule is not in the
@@ -69,7 +73,7 @@ import pyarrow.compute as pc
 
 from .. import labels as labels_
 from .. import schema
-from . import _common, _ledger, actors, actors_lazy, engines, results
+from . import _common, _ledger, actor_inputs, actors, actors_lazy, engines, results
 
 __all__ = [
     "ALL_RULES",
@@ -104,6 +108,7 @@ _COLUMNS = [
     "destination_caller",
     "hook_data",
     "fee_raw",
+    "burn_tx_from",
 ]
 
 
@@ -158,42 +163,69 @@ def _round_trips(
     (sender, pair of chains), with running maxima: what an as-of join would
     do with a sort and a hash join per key.
     """
-    sender = _codes(frame["message_sender"])
-    src, dst, domains = actors._route_codes(frame)
+    sender = _codes(actor_inputs.end_user(frame))
+    src, dst, domains = actor_inputs.route_codes(frame)
     d = len(domains)
     stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")
-    ok = (sender >= 0) & (src != dst) & burned
-    pos = np.flatnonzero(ok)
+    pos = np.flatnonzero((sender >= 0) & (src != dst) & burned)
     if len(pos) > 1 and (np.diff(stamps[pos]) < 0).any():  # a ledger is mostly in burn order
         pos = pos[np.argsort(stamps[pos], kind="stable")]
+    # 32-bit positions where they fit: at ten million rows, memory is most of the time
+    index = np.int32 if len(frame) < 2**31 else np.int64
+    pos = pos.astype(index)
     a, b = src[pos], dst[pos]
     forward = a < b  # which way along its pair of chains
-    group = sender[pos].astype("int64") * (d * d) + np.minimum(a, b) * d + np.maximum(a, b)
+    group = sender[pos] * (d * d) + np.minimum(a, b) * d + np.maximum(a, b)
+    del a, b
     # by (sender, pair of chains), then time, then position: a stable sort of time order
-    order = np.argsort(group, kind="stable")
+    order = _stable_order(group)
     rows, group, forward = pos[order], group[order], forward[order]
+    del order, pos
     t = stamps[rows]
-    k = np.arange(len(rows))
-    new_group = np.ones(len(rows), dtype=bool)
-    new_group[1:] = group[1:] != group[:-1]
+    n = len(rows)
+    if not n:
+        return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
+    k = np.arange(n, dtype=index)
+    new_group = np.ones(n, dtype=bool)
+    np.not_equal(group[1:], group[:-1], out=new_group[1:])
+    del group
     new_time = new_group.copy()
     new_time[1:] |= t[1:] != t[:-1]
-    group_start = np.maximum.accumulate(np.where(new_group, k, 0)) if len(k) else k
-    time_start = np.maximum.accumulate(np.where(new_time, k, 0)) if len(k) else k
-    # the latest leg each way up to each row; looked up just before the row's own time
-    last_forward = np.maximum.accumulate(np.where(forward, k, -1)) if len(k) else k
-    last_back = np.maximum.accumulate(np.where(forward, -1, k)) if len(k) else k
-    before = time_start - 1
-    other = np.where(forward, last_back[np.maximum(before, 0)], last_forward[np.maximum(before, 0)])
+    group_start = np.maximum.accumulate(np.where(new_group, k, 0))
+    del new_group
+    before = np.maximum.accumulate(np.where(new_time, k, 0)) - 1  # the row before its time
+    del new_time
+    # the latest leg each way up to each row, read just before the row's own time
+    at = np.maximum(before, 0)
+    last = np.maximum.accumulate(np.where(forward, -1, k))
+    other = last[at]  # for a forward leg: the latest leg back
+    last = np.maximum.accumulate(np.where(forward, k, -1))
+    np.copyto(other, last[at], where=~forward)
+    del last, at
     found = (before >= 0) & (other >= group_start)
+    del before, group_start
     found[found] &= t[found] - t[other[found]] <= window
-    j, i = rows[found], rows[other[found]]
+    j, i = rows[found].astype("int64"), rows[other[found]].astype("int64")
     # in burn order of the return legs; an outbound leg is closed by the first of them
     by_return = np.lexsort((j, stamps[j]))
     i, j = i[by_return], j[by_return]
     _, first = np.unique(i, return_index=True)
     first.sort()
     return i[first], j[first]
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """A stable argsort of non-negative integer ``keys``.
+
+    Keys under 2**32 take two 16-bit passes, each a radix sort (numpy's
+    stable sort of 16-bit integers): linear, where a stable sort of wider
+    integers merges (n log n, several times slower at ten million rows).
+    """
+    if not len(keys) or keys.min() < 0 or keys.max() >= 1 << 32:
+        return np.argsort(keys, kind="stable")
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    high = np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]
 
 
 def _operators(kinds: np.ndarray) -> np.ndarray:
@@ -286,8 +318,9 @@ def rebalancing(
     pandas.DataFrame
         ``transfer_id``, ``source_chain``, ``destination_chain``,
         ``burn_timestamp``, ``amount``, ``amount_raw``, ``message_sender``,
-        ``mint_recipient``, ``rule`` and ``counterpart`` (the other leg's
-        ``transfer_id`` for round trips). In burn order.
+        ``mint_recipient``, ``end_user`` (:func:`.actors.end_user`), ``rule``
+        and ``counterpart`` (the other leg's ``transfer_id`` for round
+        trips). In burn order.
 
     Examples
     --------
@@ -296,8 +329,8 @@ def rebalancing(
     []
     """
     window_ns, chosen = _window_ns(window), _rules(rules)
-    frame = actors.ledger_columns(ledger, _COLUMNS, what="movements.rebalancing")
-    rule, counterpart = _flags(frame, window_ns, chosen, actors._labels_of(labels))
+    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.rebalancing")
+    rule, counterpart = _flags(frame, window_ns, chosen, actor_inputs.labels_of(labels))
     keep = np.flatnonzero(rule >= 0)
     rows = frame.iloc[keep]
     out = pd.DataFrame(_ledger.routes(rows)).assign(transfer_id=rows["transfer_id"].to_numpy())
@@ -308,6 +341,7 @@ def rebalancing(
     out["amount_raw"] = rows["amount_raw"].to_numpy(dtype="int64")
     for col in ("message_sender", "mint_recipient"):
         out[col] = rows[col].astype(schema.STRING).to_numpy()
+    out["end_user"] = pd.array(actor_inputs.end_user(rows).to_numpy(), dtype=schema.STRING)
     out["rule"] = pd.array(np.array(chosen, dtype=object)[rule[keep]], dtype=schema.STRING)
     ids = frame["transfer_id"].astype(schema.STRING).to_numpy(dtype=object)
     other = counterpart[keep]
@@ -334,6 +368,7 @@ def _facts(lf: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
             "burn_timestamp",
             "message_sender",
             "mint_recipient",
+            "burn_tx_from",
             burned.fill_null(False).alias("__burned"),
             (hook.fill_null(False) | self_relay.fill_null(False)).alias("__wrapped"),
         )
@@ -364,15 +399,15 @@ def rebalancing_share(
     window_ns, chosen = _window_ns(window), _rules(rules)
     what = "movements.rebalancing_share"
     if actors_lazy.reduces(ledger):
-        frame, burned, wrapped = _facts(actors.ledger_lazy(ledger, _COLUMNS, what=what))
+        frame, burned, wrapped = _facts(actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what))
     else:
-        frame = actors.ledger_columns(ledger, _COLUMNS, what=what)
+        frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
         burned, wrapped = _ledger.burn_known(frame), None
     # flags on every row (the rules only ever pair burned rows); burned rows counted below:
     # filtering the frame first would copy every string column
-    table = actors._labels_of(labels)
+    table = actor_inputs.labels_of(labels)
     rule, _ = _flags(frame, window_ns, chosen, table, burned=burned, wrapped=wrapped)
-    src, dst, domains = actors._route_codes(frame)
+    src, dst, domains = actor_inputs.route_codes(frame)
     d = len(domains)
     route = (src * d + dst)[burned]
     raw = frame["amount_raw"].to_numpy(dtype="int64")[burned]
@@ -469,8 +504,8 @@ def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.
         (the forwarding address), ``amount_raw``.
     """
     window_ns = _window_ns(window)
-    frame = actors.ledger_columns(ledger, _COLUMNS, what="movements.continuations")
-    later, earlier = _continued(frame, window_ns, actors._labels_of(labels))
+    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.continuations")
+    later, earlier = _continued(frame, window_ns, actor_inputs.labels_of(labels))
     ids = frame["transfer_id"].astype(schema.STRING).to_numpy(dtype=object)
     out = pd.DataFrame(
         {
@@ -505,8 +540,8 @@ def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> p
     if not isinstance(ledger, pd.DataFrame):
         raise TypeError(f"dedupe() takes a pandas ledger, got {type(ledger).__name__}")
     window_ns = _window_ns(window)
-    frame = actors.ledger_columns(ledger, _COLUMNS, what="movements.dedupe")
-    later, _ = _continued(frame, window_ns, actors._labels_of(labels))
+    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.dedupe")
+    later, _ = _continued(frame, window_ns, actor_inputs.labels_of(labels))
     keep = np.ones(len(ledger), dtype=bool)
     keep[later] = False
     return ledger.iloc[np.flatnonzero(keep)]
