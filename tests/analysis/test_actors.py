@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import cctx_research as cctx
 from cctx_research import schema
-from cctx_research.analysis import actors, movements
+from cctx_research.analysis import actors, movements, volumes
 from cctx_research.errors import DataError
 
 FAST_MCTP = "0xc1062b7c5dc8e4b1df9f200fe360cdc0ed6e7741"  # a labelled integrator on base/eth/arb
@@ -372,3 +372,99 @@ def test_relayer_medians_match_plain_pandas(sample):
     got = got.set_index(["cctp_version", "relayer"])["median_relay_s"]
     assert len(got) == len(plain)
     np.testing.assert_allclose(got.loc[plain.index], plain, rtol=0)
+
+
+# --- the end user: who signed the burn transaction ----------------------------------------
+
+
+def _via_contract(users: list[str | None]) -> pd.DataFrame:
+    """Two burns through Mayan's FastMCTP, A -> B then B -> A, with the given signers."""
+    leg = dict(amount=1_000, delay=5, sender=FAST_MCTP, self_relay=False, version=2)
+    leg.update(hook="0x", relayer=None)
+    there = dict(leg, src=0, dst=6, burn=0, recipient=POOL[1])
+    back = dict(leg, src=6, dst=0, burn=20, recipient=POOL[2])
+    ledger = build([there, back])
+    ledger["burn_tx_from"] = pd.array(users, dtype=schema.STRING)
+    return ledger
+
+
+def test_round_trips_are_by_the_end_user_where_the_source_gives_it():
+    # without senders the depositor stands in: the contract seems to go there and back
+    unknown = movements.rebalancing(_via_contract([None, None]), rules=["round_trip"])
+    assert unknown["transfer_id"].tolist() == ["t0", "t1"]
+    # two users of one contract going opposite ways are not a round trip
+    two = movements.rebalancing(_via_contract([POOL[1], POOL[2]]), rules=["round_trip"])
+    assert two.empty
+    one = movements.rebalancing(_via_contract([POOL[3], POOL[3]]), rules=["round_trip"])
+    assert one["transfer_id"].tolist() == ["t0", "t1"]
+    assert set(one["end_user"]) == {POOL[3]}
+    assert set(one["message_sender"]) == {FAST_MCTP}
+
+
+def test_integrators_count_the_end_users_behind_a_contract():
+    table = actors.integrators(_via_contract([POOL[1], POOL[2]])).set_index("integrator")
+    assert table.loc[FAST_MCTP, "end_users"] == 2
+    assert table.loc[FAST_MCTP, "integrator_label"] == "Mayan FastMCTP"
+    half = actors.integrators(_via_contract([POOL[1], None])).set_index("integrator")
+    assert half.loc[FAST_MCTP, "end_users"] == 1  # the known one; the other is not guessed
+    none = actors.integrators(_via_contract([None, None]))
+    assert none["end_users"].isna().all()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_count_end_users_as_pandas_does(sample, engine):
+    rng = np.random.default_rng(8)
+    people = np.array([f"0x{k:040x}" for k in range(100, 140)], dtype=object)
+    signer = people[rng.integers(0, len(people), len(sample))]
+    signer[rng.random(len(sample)) < 0.2] = None  # some sources do not say
+    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    want = actors.integrators(ledger, labels=False)
+    got = actors.integrators(as_engine(ledger, engine), labels=False)
+    assert got["integrator"].tolist() == want["integrator"].tolist()
+    assert got["end_users"].tolist() == want["end_users"].tolist()
+    assert want["end_users"].notna().any()
+
+
+# --- volume counted once (volumes' dedupe=) ---------------------------------------------------
+
+
+@SETTINGS
+@given(ledgers, st.sampled_from(["10min", "1h", "1D"]))
+def test_volumes_counted_once_never_more_and_shares_sum_to_one(ledger, window):
+    transfers = cctx.transfers_from_ledger(ledger)
+    legs = movements.continuations(ledger, window=window)
+    every = volumes.timeseries(transfers, freq="1h")
+    once = volumes.timeseries(transfers, freq="1h", dedupe=legs)
+    both = every.merge(once, on="timestamp", how="left", suffixes=("", "_once")).fillna(0)
+    assert (both["volume_once"] <= both["volume"] * (1 + 1e-12)).all()
+    assert (both["count_once"] <= both["count"]).all()
+    dropped = transfers["transfer_id"].isin(legs["transfer_id"])
+    assert once["count"].sum() == len(transfers) - dropped.sum()
+    assert once["volume"].sum() == pytest.approx(transfers["amount"][~dropped].sum(), rel=1e-12)
+    sizes = volumes.size_buckets(transfers, dedupe=legs)
+    assert sizes.count == once["count"].sum()
+    if sizes.count:
+        assert sizes.classes["count_share"].sum() == pytest.approx(1.0)
+        assert sizes.classes["volume_share"].sum() == pytest.approx(1.0)
+
+
+def test_volumes_counted_once_take_the_ledger_or_its_continuations(sample):
+    transfers = cctx.transfers_from_ledger(sample)
+    legs = movements.continuations(sample)
+    assert len(legs)  # the sample's forwarding contracts make some
+    by_ledger = volumes.timeseries(transfers, dedupe=sample)
+    pd.testing.assert_frame_equal(by_ledger, volumes.timeseries(transfers, dedupe=legs))
+    every = volumes.timeseries(transfers)
+    assert by_ledger["volume"].sum() < every["volume"].sum()
+    polars = pytest.importorskip("polars")
+    lazy = volumes.timeseries(polars.from_pandas(transfers).lazy(), dedupe=sample)
+    np.testing.assert_allclose(lazy["volume"], by_ledger["volume"], rtol=1e-12)
+    kpis = volumes.kpis(transfers, dedupe=sample)
+    assert (
+        kpis.loc[("24h", "transfers"), "current"]
+        <= volumes.kpis(transfers).loc[("24h", "transfers"), "current"]
+    )
+    with pytest.raises(TypeError, match="pass dedupe=ledger"):
+        volumes.timeseries(transfers, dedupe=True)
+    with pytest.raises(TypeError, match="continuations"):
+        volumes.timeseries(transfers, dedupe="ledger.parquet")
