@@ -364,10 +364,11 @@ class Labels:
         where = self._candidates(pa.array(values.array))
         if not len(where):
             return labels, kinds
-        canon = np.asarray(_canonical(values.iloc[where]), dtype=object)
+        # respelled once per distinct value, looked up once per distinct (address, chain)
+        v_codes, v_names = pd.factorize(values.iloc[where])
+        a_codes, a_names = pd.factorize(np.asarray(_canonical(v_names), dtype=object))
+        a_codes = np.append(a_codes, -1)[v_codes]
         chains_ = np.full(len(values), None, object) if chain_names is None else chain_names
-        # one look-up per distinct (address, chain), then spread back to the rows
-        a_codes, a_names = pd.factorize(canon)
         c_codes, c_names = pd.factorize(np.asarray(chains_, dtype=object)[where])
         width = len(c_names) + 1
         codes, pairs = pd.factorize(a_codes.astype("int64") * width + (c_codes + 1))
