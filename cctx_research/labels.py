@@ -52,8 +52,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import addressing, chains, schema
+from ._codes import unique_ints
 
 __all__ = [
     "COLUMNS",
@@ -298,6 +301,11 @@ class Labels:
         for i in order:
             self._rows.setdefault(str(frame.at[i, "address"]), []).append(int(i))
         self._chain_order = {name: k for k, name in enumerate(chains.known_names())}
+        self._known = pa.array(list(self._rows), type=pa.large_string())
+        self._tails = pa.array(
+            [k[2:] for k in self._rows if k.startswith("0x") and len(k) == 42],
+            type=pa.large_string(),
+        )
 
     @property
     def table(self) -> pd.DataFrame:
@@ -348,34 +356,46 @@ class Labels:
         """``label`` and ``kind`` arrays (object, None where unknown) for a column of addresses.
 
         A vectorised membership test (any case, bytes32-padded or not) picks
-        the rows that may be labelled; only those are respelled and resolved.
+        the rows that may be labelled; only their distinct (address, chain)
+        pairs are respelled and resolved.
         """
         values = pd.Series(addresses).astype(schema.STRING).reset_index(drop=True)
-        n = len(values)
-        labels = np.full(n, None, dtype=object)
-        kinds = np.full(n, None, dtype=object)
-        known = list(self._rows)
-        lowered = values.str.lower()
-        maybe = values.isin(known) | lowered.isin(known)
-        tails = [k[2:] for k in known if k.startswith("0x") and len(k) == 42]
-        if tails:
-            maybe |= (lowered.str.len() == 66) & lowered.str[-40:].isin(tails)
-        where = np.flatnonzero(maybe.to_numpy(dtype=bool, na_value=False))
+        labels, kinds = np.full(len(values), None, object), np.full(len(values), None, object)
+        where = self._candidates(pa.array(values.array))
         if not len(where):
             return labels, kinds
-        canon = _canonical(values.iloc[where])
-        cache: dict[tuple[str, Any], int | None] = {}
-        for i, address in zip(where, canon, strict=True):
-            if address is None:
-                continue
-            pair = (address, None if chain_names is None else chain_names[i])
-            if pair not in cache:
-                cache[pair] = self._pick(*pair)
-            found = cache[pair]
-            if found is not None:
-                labels[i] = self._table["label"].iat[found]
-                kinds[i] = self._table["kind"].iat[found]
+        # respelled once per distinct value, looked up once per distinct (address, chain)
+        v_codes, v_names = pd.factorize(values.iloc[where])
+        a_codes, a_names = pd.factorize(np.asarray(_canonical(v_names), dtype=object))
+        a_codes = np.append(a_codes, -1)[v_codes]
+        chains_ = np.full(len(values), None, object) if chain_names is None else chain_names
+        c_codes, c_names = pd.factorize(np.asarray(chains_, dtype=object)[where])
+        width = len(c_names) + 1
+        codes, pairs = pd.factorize(a_codes.astype("int64") * width + (c_codes + 1))
+        found = np.full(len(pairs), -1, dtype="int64")
+        for k, (a, c) in enumerate(divmod(p, width) for p in pairs.tolist()):
+            i = None if a < 0 else self._pick(a_names[a], None if c == 0 else c_names[c - 1])
+            found[k] = -1 if i is None else i
+        rows = found[codes]
+        hit = rows >= 0
+        labels[where[hit]] = self._table["label"].to_numpy(dtype=object)[rows[hit]]
+        kinds[where[hit]] = self._table["kind"].to_numpy(dtype=object)[rows[hit]]
         return labels, kinds
+
+    def _candidates(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """Positions of the values that may be a labelled address (in any spelling)."""
+        # hex is ASCII: ascii_lower is exact for it and an order faster than utf8_lower
+        lower = pc.ascii_lower(values)
+        out = _true(pc.or_(pc.is_in(values, self._known), pc.is_in(lower, self._known)))
+        # bytes32-padded spellings: only the rows of that length are sliced
+        wide = np.flatnonzero(_true(pc.equal(pc.binary_length(values), 66)))
+        tails = pc.utf8_slice_codeunits(lower.take(pa.array(wide, pa.int64())), 26)
+        out[wide[_true(pc.is_in(tails, self._tails))]] = True
+        return np.flatnonzero(out)
+
+
+def _true(values: Any) -> np.ndarray:
+    return np.asarray(pc.fill_null(values, False), dtype=bool)
 
 
 def _key(address: Any) -> str:
@@ -458,11 +478,15 @@ def chains_of(frame: pd.DataFrame, column: str) -> np.ndarray | None:
     """
     side = "source" if column in _SOURCE_SIDE else "destination"
     if f"{side}_chain" in frame.columns:
-        names = frame[f"{side}_chain"].astype(object)
+        names = frame[f"{side}_chain"]
+        if isinstance(names.dtype, pd.CategoricalDtype):
+            # by code: one object per category, not one per row
+            categories = np.append(np.asarray(names.cat.categories, dtype=object), None)
+            return categories[names.cat.codes.to_numpy()]
+        names = names.astype(object)
         return names.where(names.notna(), None).to_numpy(dtype=object)
     if f"{side}_domain" in frame.columns:
-        domains = frame[f"{side}_domain"].to_numpy()
-        uniq, inverse = np.unique(domains, return_inverse=True)
+        uniq, inverse = unique_ints(frame[f"{side}_domain"].to_numpy())
         names = np.array([chains.chain_name(int(d)) for d in uniq], dtype=object)
         return names[inverse.ravel()]
     return None

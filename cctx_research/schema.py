@@ -162,6 +162,7 @@ _LEDGER: dict[str, Any] = {
     "token": STRING,  # the burned token's symbol (USDC, EURC, USYC), null when unknown
     "relayer": STRING,  # who called receiveMessage (MessageReceived's caller), null when unknown
     "mint_recipient_owner": STRING,  # owner of a token-account mint recipient (Solana), else null
+    "burn_tx_from": STRING,  # the burn transaction's sender (its `from`), where the source gives it
 }
 
 LEDGER_V2: tuple[str, ...] = (
@@ -198,7 +199,13 @@ LINKED: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", 
 
 _OPTIONAL: dict[str, tuple[str, ...]] = {
     "ledger": (
-        *LEDGER_V2, "pairing", "link_group_size", "token", "relayer", "mint_recipient_owner"
+        *LEDGER_V2,
+        "pairing",
+        "link_group_size",
+        "token",
+        "relayer",
+        "mint_recipient_owner",
+        "burn_tx_from",
     )
 }
 

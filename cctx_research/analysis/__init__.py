@@ -8,7 +8,8 @@ flows
 volumes
     Volumes over time and their shape: :func:`~volumes.timeseries`,
     :func:`~volumes.size_buckets`, :func:`~volumes.seasonality`,
-    :func:`~volumes.kpis`, :func:`~volumes.in_flight`.
+    :func:`~volumes.kpis`, :func:`~volumes.in_flight`; each counts
+    transfers, or with ``dedupe=`` end-user movements once (:mod:`~.once`).
 addresses
     Address-level views: :func:`~addresses.top`,
     :func:`~addresses.concentration`, :func:`~addresses.profile`,
@@ -31,7 +32,8 @@ history
     :func:`~history.volume_history` (what ``client.volume_history`` returns).
 actors
     Who moves the money: :func:`~actors.relayers`,
-    :func:`~actors.integrators`, :func:`~actors.hhi`.
+    :func:`~actors.integrators`, :func:`~actors.hhi`,
+    :func:`~actors.end_user` (who signed the burn, else the depositor).
 movements
     Rebalancing and volume counted once per movement:
     :func:`~movements.rebalancing`, :func:`~movements.rebalancing_share`,

@@ -69,7 +69,8 @@ def _collect(data: Any, what: str) -> pd.DataFrame:
     names = engines.lazy(data, "ledger", columns=()).collect_schema().names()
     if "burn_timestamp" not in names and "timestamp" in names:
         raise no_burn_times(what)
-    required = [c for c in schema.columns("ledger") if c not in schema.LEDGER_V2]
+    optional = schema.optional_columns("ledger")
+    required = [c for c in schema.columns("ledger") if c not in optional]
     lf = engines.lazy(data, "ledger", columns=required)
     names = set(lf.collect_schema().names())
     wanted = [c for c in schema.columns("ledger") if c in names and c not in _UNUSED]
@@ -179,8 +180,12 @@ def completed(ledger: pd.DataFrame) -> pd.DataFrame:
 
 def latency_seconds(ledger: pd.DataFrame) -> pd.Series:
     """Burn to mint in seconds (float; NaN where not minted)."""
-    delta = ledger["mint_timestamp"] - ledger["burn_timestamp"]
-    return delta.dt.total_seconds().astype("float64")
+    # nanoseconds as integers, as Timedelta.total_seconds divides them, without the Series
+    mint = ledger["mint_timestamp"].to_numpy(dtype="datetime64[ns]")
+    burn = ledger["burn_timestamp"].to_numpy(dtype="datetime64[ns]")
+    delta = (mint.view("int64") - burn.view("int64")) / 1e9
+    delta[np.isnat(mint) | np.isnat(burn)] = np.nan
+    return pd.Series(delta, index=ledger.index, dtype="float64")
 
 
 def amount(raw: Any) -> np.ndarray:

@@ -39,13 +39,13 @@ import pandas as pd
 
 from .. import chains, schema
 from .. import labels as labels_
-from ..errors import DataError
-from . import _common, _ledger, engines, results
-from .inputs import no_burn_times
+from . import _common, _ledger, actor_inputs, actors_lazy, results
+from .actor_inputs import end_user, ledger_columns
 
 __all__ = [
     "INTEGRATOR_KEYS",
     "RELAYER_BY",
+    "end_user",
     "hhi",
     "integrators",
     "ledger_columns",
@@ -58,74 +58,8 @@ RELAYER_BY: tuple[str, ...] = ("route", "cctp_version")
 INTEGRATOR_KEYS: tuple[str, ...] = ("message_sender", "destination_caller", "hook_prefix", "label")
 """What identifies an integrator in :func:`integrators` (``label``: the depositor's label)."""
 
-OPTIONAL: tuple[str, ...] = (*schema.LEDGER_V2, "pairing", "link_group_size", "token", "relayer")
-"""Ledger columns a source may lack: read as null."""
-
 ZERO_CALLERS = frozenset({"0x" + "0" * 40, "0x" + "0" * 64})
 """A destination caller of zero: anyone may relay."""
-
-
-def ledger_columns(ledger: Any, columns: Sequence[str], *, what: str) -> pd.DataFrame:
-    """The ``columns`` of a ledger as pandas; optional ones it lacks come back null.
-
-    A pandas frame is used as it is (no copy unless a column must be
-    added); a Polars, DuckDB or Dask frame has only these columns collected.
-
-    Raises
-    ------
-    TypeError
-        If ``ledger`` is no frame an engine recognises.
-    DataError
-        Naming the required ledger columns it lacks.
-    """
-    wanted = list(dict.fromkeys(columns))
-    required = [c for c in wanted if c not in OPTIONAL]
-    if engines.is_pandas(ledger):
-        frame = ledger
-        names = set(frame.columns)
-    elif engines.recognised(ledger):
-        names = set(engines.lazy(ledger, "ledger", columns=()).collect_schema().names())
-        frame = None
-    else:
-        raise TypeError(
-            f"{what} takes a ledger: {engines.SUPPORTED} of kind 'ledger', "
-            f"got {type(ledger).__name__}"
-        )
-    if "burn_timestamp" not in names and "timestamp" in names:
-        raise no_burn_times(what)
-    missing = [c for c in required if c not in names]
-    if missing:
-        raise DataError(
-            f"{what} needs the ledger columns {missing}, which this frame lacks",
-            hint="see cctx_research.schema.columns('ledger')",
-        )
-    if frame is None:
-        lf = engines.lazy(ledger, "ledger", columns=required)
-        frame = engines.collect(lf.select([c for c in wanted if c in names]))
-        frame = _common.typed(frame, "ledger")
-    absent = [c for c in wanted if c not in frame.columns]
-    if absent:
-        frame = frame.copy(deep=False) if frame is ledger else frame
-        types = schema.dtypes("ledger")
-        for col in absent:
-            frame[col] = pd.Series(pd.NA, index=frame.index, dtype=types[col])
-    return frame
-
-
-def _labels_of(labels: Any) -> labels_.Labels | None:
-    if labels is False:
-        return None
-    if labels is True:
-        return labels_.labels()
-    return labels_.labels(labels)
-
-
-def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Per-row indexes of source and destination domains into ``domains`` (sorted)."""
-    src = frame["source_domain"].to_numpy(dtype="int64")
-    dst = frame["destination_domain"].to_numpy(dtype="int64")
-    domains = np.union1d(pd.unique(src), pd.unique(dst))
-    return np.searchsorted(domains, src), np.searchsorted(domains, dst), domains.tolist()
 
 
 def _chain_categorical(values: Sequence[int]) -> pd.Categorical:
@@ -164,7 +98,10 @@ def relayers(
     Parameters
     ----------
     ledger : DataFrame (pandas, Polars, DuckDB, Dask)
-        A canonical ledger; only minted transfers count.
+        A canonical ledger; only minted transfers count. A Polars or DuckDB
+        frame is reduced in its engine (per group: mints, volume, median time
+        to relay) and only the groups are collected; a Dask frame, or a
+        calendar ``freq``, collects the columns used.
     by : {None, "route", "cctp_version"} or a list of them
         Split by route (``source_chain``, ``destination_chain``) and/or version;
         shares are within each group.
@@ -181,7 +118,7 @@ def relayers(
         ``mints``, ``volume``, ``volume_raw``, ``mint_share``,
         ``volume_share`` (within the group), ``median_relay_s`` (burn to mint,
         seconds; NaN without burn times) and the label columns. Sorted by
-        group, then volume, largest first. :func:`~.results.result_info`
+        group, then volume, largest first (then by relayer). :func:`~.results.result_info`
         records ``by`` (the group columns) and ``freq``.
 
     Raises
@@ -200,33 +137,77 @@ def relayers(
         _common.frequency(freq)
     cols = ["source_domain", "destination_domain", "amount_raw", "burn_timestamp"]
     cols += ["mint_timestamp", "cctp_version", "relayer"]
-    frame = ledger_columns(ledger, cols, what="actors.relayers")
-    # filter numbers, not the frame: a row filter would copy every string column
+    if actors_lazy.reduces(ledger, freq):
+        lf = actor_inputs.ledger_lazy(ledger, cols, what="actors.relayers")
+        groups, span = actors_lazy.relayer_groups(lf, keys, freq)
+    else:
+        frame = actor_inputs.ledger_columns(ledger, cols, what="actors.relayers")
+        groups = _relayer_groups(frame, keys, freq)
+        span = results.span_of(frame["mint_timestamp"].dropna())
+    out = pd.DataFrame(index=groups.index)
+    if freq is not None:
+        out["timestamp"] = groups["timestamp"].astype(schema.TIMESTAMP)
+    if "route" in keys:
+        out["source_chain"] = _chain_categorical(groups["source_domain"].to_numpy(dtype=int))
+        out["destination_chain"] = _chain_categorical(
+            groups["destination_domain"].to_numpy(dtype=int)
+        )
+    if "cctp_version" in keys:
+        out["cctp_version"] = groups["cctp_version"].astype(schema.NULLABLE_INT)
+    out["relayer"] = groups["relayer"].astype(schema.STRING)
+    out["mints"] = groups["mints"].astype("int64")
+    out["volume"] = _ledger.amount(groups["volume_raw"])
+    out["volume_raw"] = groups["volume_raw"].astype("int64")
+    group_cols = [
+        c
+        for c in out.columns
+        if c in ("timestamp", "source_chain", "destination_chain", "cctp_version")
+    ]
+    out = _shares(out, group_cols, "mints")
+    out["median_relay_s"] = groups["median_relay_s"].astype("float64")
+    # ties in volume go by relayer: the same order from every engine
+    out = out.sort_values(
+        [*group_cols, "volume_raw", "relayer"],
+        ascending=[True] * len(group_cols) + [False, True],
+        kind="stable",
+    ).reset_index(drop=True)
+    table = actor_inputs.labels_of(labels)
+    if table is not None:
+        out = labels_.attach(out, ["relayer"], user=table)
+    return results.describe(out, span=span, freq=freq, by=tuple(group_cols))
+
+
+def _relayer_groups(frame: pd.DataFrame, keys: list[str], freq: str | None) -> pd.DataFrame:
+    """Mints, volume and median time to relay per group and relayer, from a pandas ledger."""
+    # one integer key per (route, version, relayer): one cheap group-by, no string keys
     minted = frame["mint_timestamp"].notna().to_numpy()
-    codes, uniques = pd.factorize(frame["relayer"], use_na_sentinel=True)
+    r_codes, r_names = pd.factorize(frame["relayer"], use_na_sentinel=True)
+    key = r_codes.astype("int64") + 1
+    width = len(r_names) + 1
+    if "route" in keys:
+        src, dst, domains = actor_inputs.route_codes(frame)
+        key += (src * len(domains) + dst) * width
+        width *= len(domains) ** 2
+    if "cctp_version" in keys:
+        version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+        v_codes, v_names = pd.factorize(version, use_na_sentinel=True)
+        key += (v_codes.astype("int64") + 1) * width
     work = pd.DataFrame(
         {
-            "r": codes,
+            "k": key,
             "amount_raw": frame["amount_raw"].to_numpy(dtype="int64"),
             "latency_s": _ledger.latency_seconds(frame).to_numpy(dtype="float64"),
         }
     )
-    group: list[str] = []
-    if "route" in keys:
-        src, dst, domains = _route_codes(frame)
-        work["s"], work["d"] = src, dst
-        group += ["s", "d"]
-    if "cctp_version" in keys:
-        work["v"] = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
-        group.append("v")
+    group: list[Any] = ["k"]
     if freq is not None:
         work["timestamp"] = frame["mint_timestamp"].array
-        group = ["timestamp", *group]
+        group = [_common.time_grouper(freq), "k"]
+    # filter numbers, not the frame: a row filter would copy every string column
     if not minted.all():
         work = work.loc[minted]
-    grouper = [_common.time_grouper(freq) if g == "timestamp" else g for g in group]
     agg = (
-        work.groupby([*grouper, "r"], observed=True, sort=False, dropna=False)
+        work.groupby(group, observed=True, sort=False, dropna=False)
         .agg(
             mints=("amount_raw", "size"),
             volume_raw=("amount_raw", "sum"),
@@ -234,35 +215,25 @@ def relayers(
         )
         .reset_index()
     )
+    key = agg["k"].to_numpy(dtype="int64")
     out = pd.DataFrame(index=agg.index)
     if freq is not None:
-        out["timestamp"] = agg["timestamp"].astype(schema.TIMESTAMP)
+        out["timestamp"] = agg["timestamp"]
+    r_width = len(r_names) + 1
     if "route" in keys:
-        names = np.array(domains)
-        out["source_chain"] = _chain_categorical(names[agg["s"].to_numpy(dtype=int)])
-        out["destination_chain"] = _chain_categorical(names[agg["d"].to_numpy(dtype=int)])
+        route = (key // r_width) % len(domains) ** 2
+        names = np.asarray(domains, dtype="int64")
+        out["source_domain"] = names[route // len(domains)]
+        out["destination_domain"] = names[route % len(domains)]
     if "cctp_version" in keys:
-        out["cctp_version"] = pd.array(agg["v"].to_numpy(), dtype="Float64").astype("Int64")
-    names = np.append(np.asarray(uniques, dtype=object), None)
-    out["relayer"] = pd.array(names[agg["r"].to_numpy()], dtype=schema.STRING)
-    out["mints"] = agg["mints"].astype("int64")
-    out["volume"] = _ledger.amount(agg["volume_raw"])
-    out["volume_raw"] = agg["volume_raw"].astype("int64")
-    groups = [
-        c
-        for c in out.columns
-        if c in ("timestamp", "source_chain", "destination_chain", "cctp_version")
-    ]
-    out = _shares(out, groups, "mints")
-    out["median_relay_s"] = agg["median_relay_s"].astype("float64")
-    out = out.sort_values(
-        [*groups, "volume_raw"], ascending=[True] * len(groups) + [False], kind="stable"
-    ).reset_index(drop=True)
-    table = _labels_of(labels)
-    if table is not None:
-        out = labels_.attach(out, ["relayer"], user=table)
-    span = results.span_of(frame["mint_timestamp"].dropna())
-    return results.describe(out, span=span, freq=freq, by=tuple(groups))
+        v = key // width - 1
+        values = np.append(np.asarray(v_names, dtype="float64"), np.nan)
+        out["cctp_version"] = pd.array(values[v], dtype="Float64").astype("Int64")
+    names = np.append(np.asarray(r_names, dtype=object), None)
+    out["relayer"] = pd.array(names[key % r_width - 1], dtype=schema.STRING)
+    for col in ("mints", "volume_raw", "median_relay_s"):
+        out[col] = agg[col]
+    return out
 
 
 def hhi(table: pd.DataFrame, *, share: str = "volume_share") -> pd.DataFrame:
@@ -327,6 +298,8 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
     ----------
     ledger : DataFrame (pandas, Polars, DuckDB, Dask)
         A canonical ledger; every transfer with a burn counts, at its burn.
+        By depositor or destination caller, a Polars or DuckDB frame is
+        reduced in its engine and only the integrators' sums are collected.
     by : {"message_sender", "destination_caller", "hook_prefix", "label"}
         What names the integrator: the depositor, the destination caller
         (null: anyone may relay), the hook's first four bytes (null: no hook),
@@ -343,7 +316,10 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         after the middle of the span of burn times), ``growth``
         (second / first - 1; NaN when the first is 0), ``v1_volume``,
         ``v2_volume``, ``v2_share`` (of the volume whose version is known:
-        who has moved to V2) and the label columns. Largest volume first.
+        who has moved to V2), ``end_users`` (distinct senders of the burn
+        transactions, :func:`end_user`: the people behind a depositing
+        contract; null where the source does not give them) and the label
+        columns. Largest volume first (then by integrator).
 
     Examples
     --------
@@ -366,42 +342,29 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         "cctp_version",
         "hook_data",
     ]
-    frame = ledger_columns(ledger, cols, what="actors.integrators")
-    burned = _ledger.burn_known(frame)
-    table = _labels_of(labels)
-    codes, uniques = pd.factorize(_integrator_key(frame, by, table), use_na_sentinel=True)
-    n = len(uniques) + 1
-    codes = np.where(codes < 0, n - 1, codes)[burned]
-    raw = frame["amount_raw"].to_numpy(dtype="int64")[burned]
-    stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")[burned]
-    mid = (stamps.min() + (stamps.max() - stamps.min()) // 2) if len(stamps) else 0
-    late = stamps >= mid
-    version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)[burned]
-    src, dst, domains = _route_codes(frame)
-    route = (src * len(domains) + dst)[burned]
-
-    def total(weights: np.ndarray) -> np.ndarray:
-        return np.bincount(codes, weights=weights, minlength=n)
-
-    # sums in float for speed, then the exact one in integers for volume_raw
-    volume_raw = pd.Series(raw).groupby(codes).sum().reindex(range(n), fill_value=0)
-    count = np.bincount(codes, minlength=n)
-    pairs = pd.unique(codes.astype("int64") * (len(domains) ** 2 + 1) + route)
-    routes = np.bincount(pairs // (len(domains) ** 2 + 1), minlength=n)
-    amount = raw / _ledger.USDC_UNIT
+    table = actor_inputs.labels_of(labels)
+    _, names, _ = actor_inputs.checked_names(ledger, cols, what="actors.integrators")
+    # the end users only where the source gives them: a column of nulls costs a pass
+    users = "burn_tx_from" in names
+    cols += ["burn_tx_from"] if users else []
+    if by in ("message_sender", "destination_caller") and actors_lazy.reduces(ledger):
+        lf = actor_inputs.ledger_lazy(ledger, cols, what="actors.integrators")
+        groups, span = actors_lazy.integrator_groups(lf, by, sorted(ZERO_CALLERS), users=users)
+    else:
+        frame = actor_inputs.ledger_columns(ledger, cols, what="actors.integrators")
+        groups, span = _integrator_groups(frame, by, table, users=users)
     out = pd.DataFrame(
         {
-            "integrator": pd.array(
-                np.append(np.asarray(uniques, dtype=object), None), dtype=schema.STRING
-            ),
-            "transfers": count.astype("int64"),
-            "volume": volume_raw.to_numpy(dtype="float64") / _ledger.USDC_UNIT,
-            "volume_raw": volume_raw.to_numpy(dtype="int64"),
-            "routes": routes.astype("int64"),
-            "volume_first_half": total(np.where(late, 0.0, amount)),
-            "volume_second_half": total(np.where(late, amount, 0.0)),
-            "v1_volume": total(np.where(version == 1, amount, 0.0)),
-            "v2_volume": total(np.where(version == 2, amount, 0.0)),
+            "integrator": groups["integrator"].astype(schema.STRING),
+            "transfers": groups["transfers"].astype("int64"),
+            "volume": _ledger.amount(groups["volume_raw"]),
+            "volume_raw": groups["volume_raw"].astype("int64"),
+            "routes": groups["routes"].astype("int64"),
+            "volume_first_half": _ledger.amount(groups["first_raw"]),
+            "volume_second_half": _ledger.amount(groups["second_raw"]),
+            "v1_volume": _ledger.amount(groups["v1_raw"]),
+            "v2_volume": _ledger.amount(groups["v2_raw"]),
+            "end_users": groups["end_users"].astype(schema.NULLABLE_INT),
         }
     )
     out = out.loc[out["transfers"] > 0].reset_index(drop=True)
@@ -424,12 +387,100 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         "v1_volume",
         "v2_volume",
         "v2_share",
+        "end_users",
     ]
-    out = out[order].sort_values("volume_raw", ascending=False, kind="stable")
+    out = out[order].iloc[_largest_first(out["volume_raw"], out["integrator"])]
     out = out.reset_index(drop=True)
     if table is not None and by in ("message_sender", "destination_caller"):
         label, kind = table.resolve(out["integrator"], None)
         out["integrator_label"] = pd.array(label, dtype=schema.STRING)
         out["integrator_kind"] = pd.array(kind, dtype=schema.STRING)
-    span = results.span_of(frame["burn_timestamp"][burned])
     return results.describe(out, span=span, by=())
+
+
+def _largest_first(values: pd.Series, names: pd.Series) -> np.ndarray:
+    """Positions in descending ``values``, ties by ``names`` (nulls last).
+
+    Ties are broken by name so that every engine gives the same order; only
+    the tied rows are sorted by name (a sort of every name would cost more
+    than the rest of :func:`integrators`).
+    """
+    vol = values.to_numpy(dtype="int64")
+    within = np.zeros(len(vol), dtype="int64")
+    tied = np.flatnonzero(pd.Series(vol).duplicated(keep=False).to_numpy())
+    if len(tied):
+        by_name = names.iloc[tied].reset_index(drop=True)
+        ranks = by_name.sort_values(kind="stable", na_position="last").index.to_numpy()
+        within[tied[ranks]] = np.arange(len(tied))
+    return np.lexsort((within, -vol))
+
+
+def _integrator_groups(
+    frame: pd.DataFrame, by: str, table: Any, *, users: bool = False
+) -> tuple[pd.DataFrame, tuple[Any, Any]]:
+    """The sums of :func:`.actors_lazy.integrator_groups`, from a pandas ledger."""
+    burned = _ledger.burn_known(frame)
+    codes, uniques = pd.factorize(_integrator_key(frame, by, table), use_na_sentinel=True)
+    n = len(uniques) + 1
+    codes = np.where(codes < 0, n - 1, codes)[burned]
+    raw = frame["amount_raw"].to_numpy(dtype="int64")[burned]
+    stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")[burned]
+    mid = (stamps.min() + (stamps.max() - stamps.min()) // 2) if len(stamps) else 0
+    late = stamps >= mid
+    version = frame["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)[burned]
+    src, dst, domains = actor_inputs.route_codes(frame)
+    route = (src * len(domains) + dst)[burned]
+
+    def total(values: np.ndarray) -> np.ndarray:
+        # exact integer sums (np.add.at is unbuffered, and fast on integers)
+        out = np.zeros(n, dtype="int64")
+        np.add.at(out, codes, values)
+        return out
+
+    zero = np.zeros_like(raw)
+    groups = pd.DataFrame(
+        {
+            "integrator": pd.array(uniques, dtype=schema.STRING).insert(len(uniques), pd.NA)
+            if len(uniques)
+            else pd.array([pd.NA], dtype=schema.STRING),
+            "transfers": np.bincount(codes, minlength=n).astype("int64"),
+            "routes": _distinct(codes, route, n, len(domains) ** 2),
+            "volume_raw": total(raw),
+            "first_raw": total(np.where(late, zero, raw)),
+            "second_raw": total(np.where(late, raw, zero)),
+            "v1_raw": total(np.where(version == 1, raw, zero)),
+            "v2_raw": total(np.where(version == 2, raw, zero)),
+            "end_users": _end_users(frame, burned, codes, n)
+            if users
+            else actor_inputs.nulls(n, schema.NULLABLE_INT),
+        }
+    )
+    span = results.span_of(frame["burn_timestamp"][burned])
+    return groups, span
+
+
+def _end_users(frame: pd.DataFrame, burned: np.ndarray, codes: np.ndarray, n: int) -> Any:
+    """Distinct burn-transaction senders per code; null for a code with none known."""
+    who, _ = pd.factorize(frame["burn_tx_from"].astype(schema.STRING)[burned])
+    known = who >= 0
+    count = np.zeros(n, dtype="int64")
+    if known.any():
+        pairs = np.unique(codes[known].astype("int64") * (who.max() + 1) + who[known])
+        count = np.bincount(pairs // (who.max() + 1), minlength=n).astype("int64")
+    return pd.arrays.IntegerArray(count, np.bincount(codes[known], minlength=n) == 0)
+
+
+def _distinct(codes: np.ndarray, values: np.ndarray, n: int, size: int) -> np.ndarray:
+    """How many distinct ``values`` (each in ``[0, size)``) each code has."""
+    words = max(1, -(-size // 64))
+    if n * words > 4 * len(codes) + 1024:
+        # many groups and many values: count the distinct pairs instead of a bit set
+        pairs = np.unique(codes.astype("int64") * size + values)
+        return np.bincount(pairs // size, minlength=n).astype("int64")
+    bits = np.zeros(n * words, dtype="uint64")
+    np.bitwise_or.at(
+        bits,
+        codes.astype("int64") * words + values // 64,
+        np.uint64(1) << (values % 64).astype("uint64"),
+    )
+    return np.bitwise_count(bits).reshape(n, words).sum(axis=1).astype("int64")

@@ -5,6 +5,11 @@ a ``"volume"`` frame) first and options keyword-only; amounts are in USDC.
 All times are UTC. Results record the data's ``(first, last)`` timestamps
 as the ``span`` of their :class:`~.results.ResultInfo` (read it with
 :func:`~.results.result_info`) so that plots can title with them.
+
+With ``dedupe=``, :func:`timeseries`, :func:`size_buckets`,
+:func:`seasonality` and :func:`kpis` count volume once per end-user
+movement instead of once per CCTP transfer: the rule, and why it is that
+rule, are in :mod:`.once`.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, chains, schema, times
-from . import _common, _coverage, engines, results
+from . import _common, _coverage, engines, once, results
 
 __all__ = [
     "SIZE_CLASSES",
@@ -51,7 +56,9 @@ _PERIODS = (
 _METRICS = ("volume", "transfers", "senders", "recipients")
 
 
-def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = None) -> pd.DataFrame:
+def timeseries(
+    transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = None, dedupe: Any = None
+) -> pd.DataFrame:
     """Volume and count per time bucket, overall or per chain or corridor.
 
     Parameters
@@ -64,6 +71,10 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
         labelled by their start.
     by : {None, "source_chain", "destination_chain", "corridor"}
         Split each bucket by source chain, destination chain or corridor.
+    dedupe : DataFrame, optional
+        Count each end-user movement once (:mod:`.once`): the ledger the
+        transfers came from, or a :func:`.movements.continuations` table.
+        Default: every transfer.
 
     Returns
     -------
@@ -92,7 +103,7 @@ def timeseries(transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = No
     """
     _common.frequency(freq)
     arguments.choice("by", by, _BY)
-    transfers, win = _common.source(transfers)
+    transfers, win = _common.source(once.transfers_once(transfers, dedupe))
     covered = _coverage.recorded(transfers)
     if by is None:
         group_cols: list[str] = []
@@ -207,7 +218,7 @@ class SizeDistribution:
         )
 
 
-def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
+def size_buckets(transfers: pd.DataFrame, *, dedupe: Any = None) -> SizeDistribution:
     """Counts and volume per ticket-size class, and amount quantiles.
 
     Exact quantiles need every amount: given a Polars, DuckDB or Dask frame,
@@ -230,6 +241,8 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     ----------
     transfers : pandas.DataFrame
         A canonical ``"transfers"`` frame.
+    dedupe : DataFrame, optional
+        Count each end-user movement once (see :func:`timeseries`).
 
     Returns
     -------
@@ -247,6 +260,7 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     --------
     >>> size_buckets(transfers).classes  # doctest: +SKIP
     """
+    transfers = once.transfers_once(transfers, dedupe)
     transfers = _common.transfers_frame(transfers, columns=["timestamp", "amount"])
     amount = transfers["amount"].to_numpy(dtype="float64", na_value=np.nan)
     amount = amount[~np.isnan(amount)]
@@ -280,7 +294,7 @@ def size_buckets(transfers: pd.DataFrame) -> SizeDistribution:
     )
 
 
-def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
+def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:
     """Counts and volume by hour of day x day of week, in UTC, in total and per day.
 
     A window holds some weekdays more often than others (a 30-day window
@@ -297,6 +311,8 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     ----------
     transfers : pandas.DataFrame
         A canonical ``"transfers"`` frame.
+    dedupe : DataFrame, optional
+        Count each end-user movement once (see :func:`timeseries`).
 
     Returns
     -------
@@ -318,7 +334,7 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     >>> s = seasonality(transfers)  # doctest: +SKIP
     >>> s.pivot(index="weekday", columns="hour", values="count_per_day")  # doctest: +SKIP
     """
-    transfers, win = _common.source(transfers)
+    transfers, win = _common.source(once.transfers_once(transfers, dedupe))
     covered = _coverage.recorded(transfers)
     if engines.is_pandas(transfers):
         ts = transfers["timestamp"].dt
@@ -366,7 +382,9 @@ def seasonality(transfers: pd.DataFrame) -> pd.DataFrame:
     return results.describe(out, span=win)
 
 
-def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.DataFrame:
+def kpis(
+    transfers: pd.DataFrame, *, now: times.TimeLike | None = None, dedupe: Any = None
+) -> pd.DataFrame:
     """Headline numbers for the last 24 hours, 7 days and 30 days.
 
     Each period is the half-open window ``[now - period, now)``, compared
@@ -384,6 +402,8 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
         End of the periods (naive means UTC). Default: one second after the
         latest transfer (floored to the second), so the result does not
         depend on the wall clock.
+    dedupe : DataFrame, optional
+        Count each end-user movement once (see :func:`timeseries`).
 
     Returns
     -------
@@ -418,7 +438,8 @@ def kpis(transfers: pd.DataFrame, *, now: times.TimeLike | None = None) -> pd.Da
     >>> kpis(transfers).loc[("24h", "volume"), "current"]  # doctest: +SKIP
     """
     transfers = _common.transfers_frame(
-        transfers, columns=["timestamp", "amount", "message_sender", "mint_recipient"]
+        once.transfers_once(transfers, dedupe),
+        columns=["timestamp", "amount", "message_sender", "mint_recipient"],
     )
     if now is not None:
         end = times.to_timestamp(now, name="now")

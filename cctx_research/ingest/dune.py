@@ -18,7 +18,8 @@ Column names are those Dune documents (spellbook's
 ``circle_<chain>.tokenmessenger[v2]_evt_depositforburn``, ``..._evt_mintandwithdraw``,
 ``messagetransmitter[v2]_evt_messagereceived``
     ``contract_address``, ``evt_tx_hash``, ``evt_index``, ``evt_block_time``,
-    ``evt_block_number``, ``chain`` (cross-chain tables; else ``chain=``)
+    ``evt_block_number``, ``chain`` (cross-chain tables; else ``chain=``);
+    ``evt_tx_from`` where the table has it (the ledger's ``burn_tx_from``)
     and the event's parameters (``nonce``, ``burnToken``, ``amount``,
     ``messageBody``, decoded as a BurnMessage,
     ``depositor``, ``mintRecipient``, ``destinationDomain``, ... V2:
@@ -238,6 +239,8 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             else -1,
             "timestamp": rows.times("evt_block_time"),
             "contract": rows.addresses("contract_address"),
+            # the transaction's sender, in the decoded tables that carry it
+            "transaction_from": rows.addresses("evt_tx_from"),
         }
     )
 

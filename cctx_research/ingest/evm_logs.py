@@ -6,6 +6,11 @@ Logs come in two families:
   whole JSON-RPC response ``{"jsonrpc", "id", "result": [...]}``, a list of
   such responses, or JSON Lines (one log or one response per line). Numbers
   are hex quantities; some nodes add ``blockTimestamp``.
+- transaction receipts (``eth_getTransactionReceipt``, ``eth_getBlockReceipts``):
+  a receipt, a list of them, or responses holding them, in the same shapes.
+  Their logs are read as above, each with the receipt's ``from`` (the
+  transaction's sender) as ``transaction_from``, which ``eth_getLogs`` and
+  cryo's ``logs`` dataset do not give.
 - cryo's ``logs`` dataset as Parquet (binary columns as bytes) or CSV
   (binary columns as ``0x`` hex): ``block_number``, ``transaction_index``,
   ``log_index``, ``transaction_hash``, ``address``, ``topic0`` .. ``topic3``,
@@ -125,14 +130,16 @@ def _text(value: Any, name: str, *, required: bool = True) -> str | None:
     return value.strip()
 
 
-def _node_row(obj: dict[str, Any]) -> dict[str, Any]:
-    """One log object (node's camelCase or cryo's snake_case) as a frame row."""
+def _node_row(obj: dict[str, Any], sender: str | None = None) -> dict[str, Any]:
+    """One log object (node's camelCase or cryo's snake_case) as a frame row; ``sender`` is
+    the ``from`` of the receipt it came in."""
     if "topics" not in obj and "topic0" in obj:  # a cryo JSON row
         row = {
             k: obj.get(k)
             for k in ("chain_id", "address", "data", "topic0", "topic1", "topic2", "topic3")
         }
         row["tx_hash"] = obj.get("transaction_hash")
+        row["transaction_from"] = obj.get("transaction_from", obj.get("from_address"))
         for k in ("block_number", "transaction_index", "log_index"):
             row[k] = _quantity(obj.get(k), k)
         row["chain_id"] = (
@@ -154,6 +161,7 @@ def _node_row(obj: dict[str, Any]) -> dict[str, Any]:
         data=_text(obj.get("data"), "data"),
         removed=bool(obj.get("removed", False)),
         block_timestamp=_quantity(obj.get("blockTimestamp"), "blockTimestamp"),
+        transaction_from=_text(sender, "from", required=False),
     )
     for name in ("block_number", "log_index"):
         if row[name] is None:
@@ -162,35 +170,56 @@ def _node_row(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _entries(
-    doc: Any, where: str, *, line: int | None
-) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
-    """Log objects of one JSON document: (log, None) or (None, why not)."""
+    doc: Any, where: str, *, line: int | None, sender: str | None = None
+) -> Iterator[tuple[dict[str, Any] | None, str | None, str | None]]:
+    """Log objects of one JSON document: (log, None, from) or (None, why not, None).
+
+    ``from`` is the sender of the receipt a log came in (None for ``eth_getLogs``).
+    """
     if isinstance(doc, list):
         for item in doc:
-            if isinstance(item, list) or (isinstance(item, dict) and _is_response(item)):
+            if (
+                isinstance(item, list)
+                or (isinstance(item, dict) and _is_response(item))
+                or _is_receipt(item)
+            ):
                 yield from _entries(item, where, line=line)
             elif isinstance(item, dict):
-                yield item, None
+                yield item, None, sender
             else:
-                yield None, "not a log object"
+                yield None, "not a log object", None
+    elif _is_receipt(doc):
+        yield from _entries(doc["logs"], where, line=line, sender=doc.get("from"))
     elif isinstance(doc, dict) and _is_response(doc):
+        result = doc.get("result")
         if doc.get("error") is not None:
             err = doc["error"]
             detail = err.get("message", err) if isinstance(err, dict) else err
-            yield None, f"JSON-RPC error response: {str(detail)[:200]}"
-        elif isinstance(doc["result"], list):
-            yield from _entries(doc["result"], where, line=line)
+            yield None, f"JSON-RPC error response: {str(detail)[:200]}", None
+        elif isinstance(result, list) or _is_receipt(result):
+            yield from _entries(result, where, line=line)
         else:
-            yield None, "JSON-RPC result is not a list of logs"
+            yield None, "JSON-RPC result is not a list of logs or a receipt", None
     elif isinstance(doc, dict) and ("topics" in doc or "topic0" in doc):
-        yield doc, None
+        yield doc, None, sender
     elif line is not None:
-        yield None, "not a log or a JSON-RPC response"
+        yield None, "not a log, a receipt or a JSON-RPC response", None
     else:
         raise DataError(
-            f"{where} is not eth_getLogs output: expected a list of logs, a JSON-RPC response "
-            "with a 'result' list, a list of responses, or JSON Lines of either"
+            f"{where} is not eth_getLogs output or receipts: expected a list of logs, a "
+            "receipt (eth_getTransactionReceipt) or a list of them, a JSON-RPC response "
+            "with a 'result' list or receipt, a list of responses, or JSON Lines of either"
         )
+
+
+def _is_receipt(obj: Any) -> bool:
+    """A transaction receipt: its logs, and the transaction's fields around them."""
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("logs"), list)
+        and "topics" not in obj
+        and ("transactionHash" in obj or "from" in obj)
+    )
 
 
 def _is_response(obj: dict[str, Any]) -> bool:
@@ -218,12 +247,12 @@ def _read_json_logs(path: Path) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for doc, problem, line in _json_documents(path):
         where = f"{path}" + (f" line {line}" if line else "")
-        entries = [(None, problem)] if problem else _entries(doc, where, line=line)
-        for obj, why in entries:
+        entries = [(None, problem, None)] if problem else _entries(doc, where, line=line)
+        for obj, why, sender in entries:
             row: dict[str, Any] = {}
             if why is None:
                 try:
-                    row = _node_row(obj)
+                    row = _node_row(obj, sender)
                 except _Bad as exc:
                     why = str(exc)
             if why is not None:
@@ -238,7 +267,8 @@ def _read_json_logs(path: Path) -> pd.DataFrame:
     )
     for name in ("block_number", "transaction_index", "log_index", "block_timestamp"):
         frame[name] = pd.array(frame[name].to_numpy(dtype=object), dtype=schema.NULLABLE_INT)
-    for name in ("tx_hash", "address", "topic0", "topic1", "topic2", "topic3", "data"):
+    for name in ("tx_hash", "address", "topic0", "topic1", "topic2", "topic3", "data",
+                 "transaction_from"):
         frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
     frame["removed"] = frame["removed"].astype("boolean").fillna(False)
     return frame

@@ -123,6 +123,7 @@ BURN_COLUMNS: dict[str, object] = {
     "max_fee_raw": schema.NULLABLE_INT,
     "min_finality_threshold": schema.NULLABLE_INT,
     "hook_data": schema.STRING,
+    "burn_tx_from": schema.STRING,
 }
 """Columns (and dtypes) of the *burns* table."""
 

@@ -105,6 +105,7 @@ class _Shared:
         self.log_index = frame["log_index"].isna().to_numpy()
         self.tx_text = pc.ascii_lower(column(frame["tx_hash"]))
         self.address_text = pc.ascii_lower(column(frame["address"]))
+        self.from_text = pc.ascii_lower(column(frame["transaction_from"]))
 
 
 def _subset(col: HexColumn, rows: np.ndarray) -> HexColumn:
@@ -220,6 +221,7 @@ class _Log:
             "tx_hash": string_column(self.shared.tx_text.take(rows)),
             "log_index": int_column(f["log_index"].iloc[self.g]),
             "contract": string_column(self.shared.address_text.take(rows)),
+            "transaction_from": string_column(self.shared.from_text.take(rows)),
             "cctp_version": np.broadcast_to(np.asarray(version, dtype=np.int64), (self.m,)),
         }
 
@@ -341,6 +343,7 @@ _BASE = {
     "tx_hash": schema.STRING,
     "log_index": "int64",
     "contract": schema.STRING,
+    "transaction_from": schema.STRING,
     "cctp_version": "int64",
     "source_file": schema.STRING,
     "index": "int64",

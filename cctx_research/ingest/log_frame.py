@@ -19,6 +19,10 @@ topic0 .. topic3   string         ``0x`` hex, <NA> where the log has fewer topic
 data               string         ``0x`` hex
 removed            boolean        true for logs a node dropped in a reorg
 block_timestamp    Int64          Unix seconds when the log carries it
+transaction_from   string         the transaction's sender (``from``) where the source
+                                  gives it (receipts; a log table joined with cryo's
+                                  ``transactions``, whose ``from_address`` reads too),
+                                  else <NA>: ``eth_getLogs`` and cryo's ``logs`` lack it
 problem            string         what the reader found wrong with the row, else <NA>
 =================  =============  ================================================
 
@@ -59,6 +63,7 @@ LOG_COLUMNS: dict[str, Any] = {
     "data": schema.STRING,
     "removed": pd.BooleanDtype(),
     "block_timestamp": schema.NULLABLE_INT,
+    "transaction_from": schema.STRING,
     "problem": schema.STRING,
 }
 """The normalised log frame's columns and dtypes, in order."""
@@ -76,6 +81,7 @@ _ALIASES = {
     "blockTimestamp": "block_timestamp",
     "block_time": "block_timestamp",
     "contract_address": "address",
+    "from_address": "transaction_from",
 }
 
 

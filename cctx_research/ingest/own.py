@@ -137,6 +137,7 @@ def _from_ledger(rows: Rows) -> pd.DataFrame:
     out["token"] = rows.strings("token")
     out["relayer"] = rows.addresses("relayer")
     out["mint_recipient_owner"] = rows.addresses("mint_recipient_owner")
+    out["burn_tx_from"] = rows.addresses("burn_tx_from")
     no_burn_time = out["burn_timestamp"].isna() & out["mint_timestamp"].isna()
     rows.flag(np.asarray(no_burn_time), "burn_timestamp and mint_timestamp are both empty")
     return out

@@ -97,6 +97,9 @@ _BURN_FIELDS = (
     "hook_data",
 )
 
+_FILLED = ("nonce", *_BURN_FIELDS, "transaction_from")
+"""What a ``MessageSent`` fills in where its ``DepositForBurn`` lacks it."""
+
 
 def _burn_side(events: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
@@ -111,6 +114,7 @@ def _burn_side(events: pd.DataFrame) -> pd.DataFrame:
             "amount_raw": _col(events, "amount_raw"),
             "destination_domain": _col(events, "destination_domain"),
             **{c: _col(events, c) for c in _BURN_FIELDS},
+            "burn_tx_from": _col(events, "transaction_from", schema.STRING),
         }
     )
 
@@ -160,7 +164,7 @@ def burns(deposits: pd.DataFrame, sent: pd.DataFrame) -> tuple[pd.DataFrame, dic
     keys = ["domain", "tx_hash", "amount_raw", "mint_recipient", "destination_domain"]
     d = deposits.assign(_k=_in_tx_rank(deposits, keys).to_numpy())
     s = sent.assign(_k=_in_tx_rank(sent, keys).to_numpy())
-    extra = [c for c in ("nonce", *_BURN_FIELDS) if c in s.columns and c not in keys]
+    extra = [c for c in _FILLED if c in s.columns and c not in keys]
     s = s[[*keys, "_k", *extra]]
     joined = d.merge(s, on=[*keys, "_k"], how="outer", suffixes=("", "_sent"), indicator=True)
     both = (joined["_merge"] == "both").to_numpy()
@@ -171,7 +175,7 @@ def burns(deposits: pd.DataFrame, sent: pd.DataFrame) -> tuple[pd.DataFrame, dic
         alone = joined.loc[sent_only, [*keys, "_k"]].merge(whole, on=[*keys, "_k"], how="left")
         joined = pd.concat([joined[~sent_only], alone], ignore_index=True)
         both = np.concatenate([both[~sent_only], np.zeros(len(alone), dtype=bool)])
-    for column in ("nonce", *_BURN_FIELDS):
+    for column in _FILLED:
         other = f"{column}_sent"
         if other in joined.columns:
             joined[column] = joined[column].where(joined[column].notna(), joined[other])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import cctx_research as cctx
 from cctx_research import schema
-from cctx_research.analysis import actors, movements
+from cctx_research.analysis import actors, movements, volumes
 from cctx_research.errors import DataError
 
 FAST_MCTP = "0xc1062b7c5dc8e4b1df9f200fe360cdc0ed6e7741"  # a labelled integrator on base/eth/arb
@@ -303,3 +303,165 @@ def test_engines_give_pandas_numbers(sample, engine, case):
             )
         else:
             assert got[col].astype(str).tolist() == want[col].astype(str).tolist(), col
+
+
+# --- the vectorised rewrites, against plain pandas and plain loops --------------------------
+
+
+tied = st.fixed_dictionaries(
+    {
+        "src": st.sampled_from(DOMAINS),
+        "dst": st.sampled_from(DOMAINS),
+        "amount": st.integers(1, 10**6),
+        "burn": st.integers(0, 12),  # a few minutes: many legs at the same time
+        "delay": st.just(1),
+        "sender": st.sampled_from(POOL[1:3]),
+        "recipient": st.sampled_from(POOL),
+        "self_relay": st.just(False),
+        "version": st.sampled_from([1, 2]),
+        "hook": st.just("0x"),
+        "relayer": st.sampled_from(RELAYERS),
+    }
+).filter(lambda r: r["src"] != r["dst"])
+
+
+@SETTINGS
+@given(st.lists(tied, min_size=1, max_size=30).map(build), st.sampled_from(["1min", "5min"]))
+def test_round_trips_with_ties_match_a_plain_loop(ledger, window):
+    # legs at the same minute: strictly earlier outbound legs only, the nearest (latest in
+    # ledger order among equal times) taken, each closed once, by the first return leg
+    got = movements.rebalancing(ledger, window=window, rules=["round_trip"], labels=False)
+    assert set(got["transfer_id"]) == plain_round_trips(ledger, pd.Timedelta(window))
+
+
+def test_integrator_sums_match_plain_pandas(sample):
+    got = actors.integrators(sample, labels=False).set_index("integrator")
+    burned = sample[sample["burn_timestamp"].notna()]
+    stamps = burned["burn_timestamp"]
+    late = stamps >= stamps.min() + (stamps.max() - stamps.min()) / 2
+    raw = burned["amount_raw"]
+    plain = pd.DataFrame(
+        {
+            "transfers": raw.groupby(burned["message_sender"]).size(),
+            "volume_raw": raw.groupby(burned["message_sender"]).sum(),
+            "routes": (burned["source_domain"] * 100 + burned["destination_domain"])
+            .groupby(burned["message_sender"])
+            .nunique(),
+            "volume_second_half": raw.where(late, 0).groupby(burned["message_sender"]).sum() / 1e6,
+            "v2_volume": raw.where(burned["cctp_version"] == 2, 0)
+            .groupby(burned["message_sender"])
+            .sum()
+            / 1e6,
+        }
+    )
+    got = got.loc[plain.index]
+    for col in ("transfers", "volume_raw", "routes"):
+        assert got[col].tolist() == plain[col].tolist(), col
+    for col in ("volume_second_half", "v2_volume"):
+        np.testing.assert_allclose(got[col], plain[col], rtol=1e-12)
+
+
+def test_relayer_medians_match_plain_pandas(sample):
+    got = actors.relayers(sample, by="cctp_version", labels=False)
+    minted = sample[sample["mint_timestamp"].notna()]
+    latency = (minted["mint_timestamp"] - minted["burn_timestamp"]).dt.total_seconds()
+    plain = latency.groupby([minted["cctp_version"], minted["relayer"]]).median()
+    got = got.set_index(["cctp_version", "relayer"])["median_relay_s"]
+    assert len(got) == len(plain)
+    np.testing.assert_allclose(got.loc[plain.index], plain, rtol=0)
+
+
+# --- the end user: who signed the burn transaction ----------------------------------------
+
+
+def _via_contract(users: list[str | None]) -> pd.DataFrame:
+    """Two burns through Mayan's FastMCTP, A -> B then B -> A, with the given signers."""
+    leg = dict(amount=1_000, delay=5, sender=FAST_MCTP, self_relay=False, version=2)
+    leg.update(hook="0x", relayer=None)
+    there = dict(leg, src=0, dst=6, burn=0, recipient=POOL[1])
+    back = dict(leg, src=6, dst=0, burn=20, recipient=POOL[2])
+    ledger = build([there, back])
+    ledger["burn_tx_from"] = pd.array(users, dtype=schema.STRING)
+    return ledger
+
+
+def test_round_trips_are_by_the_end_user_where_the_source_gives_it():
+    # without senders the depositor stands in: the contract seems to go there and back
+    unknown = movements.rebalancing(_via_contract([None, None]), rules=["round_trip"])
+    assert unknown["transfer_id"].tolist() == ["t0", "t1"]
+    # two users of one contract going opposite ways are not a round trip
+    two = movements.rebalancing(_via_contract([POOL[1], POOL[2]]), rules=["round_trip"])
+    assert two.empty
+    one = movements.rebalancing(_via_contract([POOL[3], POOL[3]]), rules=["round_trip"])
+    assert one["transfer_id"].tolist() == ["t0", "t1"]
+    assert set(one["end_user"]) == {POOL[3]}
+    assert set(one["message_sender"]) == {FAST_MCTP}
+
+
+def test_integrators_count_the_end_users_behind_a_contract():
+    table = actors.integrators(_via_contract([POOL[1], POOL[2]])).set_index("integrator")
+    assert table.loc[FAST_MCTP, "end_users"] == 2
+    assert table.loc[FAST_MCTP, "integrator_label"] == "Mayan FastMCTP"
+    half = actors.integrators(_via_contract([POOL[1], None])).set_index("integrator")
+    assert half.loc[FAST_MCTP, "end_users"] == 1  # the known one; the other is not guessed
+    none = actors.integrators(_via_contract([None, None]))
+    assert none["end_users"].isna().all()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_count_end_users_as_pandas_does(sample, engine):
+    rng = np.random.default_rng(8)
+    people = np.array([f"0x{k:040x}" for k in range(100, 140)], dtype=object)
+    signer = people[rng.integers(0, len(people), len(sample))]
+    signer[rng.random(len(sample)) < 0.2] = None  # some sources do not say
+    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    want = actors.integrators(ledger, labels=False)
+    got = actors.integrators(as_engine(ledger, engine), labels=False)
+    assert got["integrator"].tolist() == want["integrator"].tolist()
+    assert got["end_users"].tolist() == want["end_users"].tolist()
+    assert want["end_users"].notna().any()
+
+
+# --- volume counted once (volumes' dedupe=) ---------------------------------------------------
+
+
+@SETTINGS
+@given(ledgers, st.sampled_from(["10min", "1h", "1D"]))
+def test_volumes_counted_once_never_more_and_shares_sum_to_one(ledger, window):
+    transfers = cctx.transfers_from_ledger(ledger)
+    legs = movements.continuations(ledger, window=window)
+    every = volumes.timeseries(transfers, freq="1h")
+    once = volumes.timeseries(transfers, freq="1h", dedupe=legs)
+    both = every.merge(once, on="timestamp", how="left", suffixes=("", "_once")).fillna(0)
+    assert (both["volume_once"] <= both["volume"] * (1 + 1e-12)).all()
+    assert (both["count_once"] <= both["count"]).all()
+    dropped = transfers["transfer_id"].isin(legs["transfer_id"])
+    assert once["count"].sum() == len(transfers) - dropped.sum()
+    assert once["volume"].sum() == pytest.approx(transfers["amount"][~dropped].sum(), rel=1e-12)
+    sizes = volumes.size_buckets(transfers, dedupe=legs)
+    assert sizes.count == once["count"].sum()
+    if sizes.count:
+        assert sizes.classes["count_share"].sum() == pytest.approx(1.0)
+        assert sizes.classes["volume_share"].sum() == pytest.approx(1.0)
+
+
+def test_volumes_counted_once_take_the_ledger_or_its_continuations(sample):
+    transfers = cctx.transfers_from_ledger(sample)
+    legs = movements.continuations(sample)
+    assert len(legs)  # the sample's forwarding contracts make some
+    by_ledger = volumes.timeseries(transfers, dedupe=sample)
+    pd.testing.assert_frame_equal(by_ledger, volumes.timeseries(transfers, dedupe=legs))
+    every = volumes.timeseries(transfers)
+    assert by_ledger["volume"].sum() < every["volume"].sum()
+    polars = pytest.importorskip("polars")
+    lazy = volumes.timeseries(polars.from_pandas(transfers).lazy(), dedupe=sample)
+    np.testing.assert_allclose(lazy["volume"], by_ledger["volume"], rtol=1e-12)
+    kpis = volumes.kpis(transfers, dedupe=sample)
+    assert (
+        kpis.loc[("24h", "transfers"), "current"]
+        <= volumes.kpis(transfers).loc[("24h", "transfers"), "current"]
+    )
+    with pytest.raises(TypeError, match="pass dedupe=ledger"):
+        volumes.timeseries(transfers, dedupe=True)
+    with pytest.raises(TypeError, match="continuations"):
+        volumes.timeseries(transfers, dedupe="ledger.parquet")

@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import cctx_research as cctx
 from cctx_research import labels, schema
-from cctx_research.analysis import actors, hooks, movements
+from cctx_research.analysis import actors, hooks, movements, volumes
 from cctx_research.ingest.messages import decode_message
 from cctx_research.ingest.rows import Reasons
 
@@ -141,3 +142,55 @@ def test_wrapped_self_transfer_is_not_rebalancing(ledger):
     assert "v2_attested_op_to_base_fast_fee1" not in set(flagged["transfer_id"])
     assert movements.rebalancing_share(ledger)["rebalancing_volume"].sum() == 0.0
     assert len(movements.dedupe(ledger)) == len(ledger)
+
+
+RECEIPTS = FIXTURE.parents[1] / "cctp_real" / "logs_across_arbitrum_receipts.json"
+PERIPHERY = "0xaa4958efa0cf6ddd87e354a90785f1d7291a82c7"  # Across's SponsoredCCTPSrcPeriphery
+USER = "0x9a8f92a830a5cb89a3816e3d267cb7791c16b04d"  # the receipts' from
+# A label of our own (labels win over the bundled table): the address is named so in
+# across-protocol's indexer (SPONSORED_CCTP_SRC_PERIPHERY_ADDRESS_OVERRIDES, Arbitrum),
+# whose broadcast files the receipts come from (tests/fixtures/cctp_real/README.md).
+ACROSS = pd.DataFrame(
+    {
+        "chain": ["arbitrum"],
+        "address": [PERIPHERY],
+        "label": ["Across sponsored CCTP periphery"],
+        "kind": ["integrator"],
+        "source": ["across-protocol indexer, SPONSORED_CCTP_SRC_PERIPHERY_ADDRESS_OVERRIDES"],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def across(tmp_path_factory) -> pd.DataFrame:
+    """Two real Arbitrum burns through Across's periphery, loaded from their receipts."""
+    receipts = [e["receipt"] for e in json.loads(RECEIPTS.read_text())["entries"]]
+    path = tmp_path_factory.mktemp("receipts") / "receipts.json"
+    path.write_text(json.dumps(receipts))
+    return cctx.load(path, chain="arbitrum")
+
+
+def test_the_end_user_behind_an_integrators_contract_on_real_receipts(across):
+    # the depositor is Across's contract; the receipts' from is the person behind it
+    assert set(actors.end_user(across)) == {USER}
+    table = actors.integrators(across, labels=ACROSS).set_index("integrator")
+    row = table.loc[PERIPHERY]
+    assert row["integrator_label"] == "Across sponsored CCTP periphery"
+    assert (row["transfers"], row["end_users"]) == (2, 1)
+    assert row["volume"] == pytest.approx(10.0)  # 5 USDC each, as the logs say
+
+
+def test_a_wrapped_leg_on_real_receipts_is_counted_once(across):
+    # each burn is wrapped: hook data for the destination, and the recipient (Across's
+    # destination periphery on Ethereum) is the only one that may relay it
+    assert (across["hook_data"].str.len() > 2).all()
+    assert (across["destination_caller"] == across["mint_recipient"]).all()
+    # nothing continues it (the source has no second leg): counted once, not dropped,
+    # not doubled, with or without dedupe
+    assert movements.continuations(across, labels=ACROSS).empty
+    transfers = cctx.transfers_from_ledger(across)
+    every = volumes.timeseries(transfers, freq="1h")
+    once = volumes.timeseries(transfers, freq="1h", dedupe=across)
+    assert once["volume"].sum() == every["volume"].sum() == pytest.approx(10.0)
+    assert once["count"].sum() == 2
+    assert len(movements.dedupe(across, labels=ACROSS)) == 2

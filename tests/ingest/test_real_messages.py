@@ -74,7 +74,9 @@ def test_real_v2_transfers_link_once_each_with_the_attested_nonce(v2_files):
         assert row["finality_threshold_executed"] == m.finality_executed
         assert row["min_finality_threshold"] == m.min_finality
         assert (row["source_domain"], row["destination_domain"]) == (
-            m.source_domain, m.destination_domain)
+            m.source_domain,
+            m.destination_domain,
+        )
         assert row["mint_timestamp"] - row["burn_timestamp"] == pd.Timedelta(seconds=40)
         assert row["token"] == "USDC"
         if m.entry.get("destination_tx_hash"):
@@ -103,8 +105,10 @@ def test_the_quality_table_counts_links_per_route(v2_files):
 
 def test_a_solana_sourced_mint_is_mint_only_and_counted_once(tmp_path):
     m = message("v2_attested_solana_to_eth")  # real: Solana's TokenMessengerMinter V2 sent it
-    path = write(tmp_path / "eth.json", mint_logs(
-        m, block=9, tx_hash=m.entry["destination_tx_hash"], index=4, time=T0))
+    path = write(
+        tmp_path / "eth.json",
+        mint_logs(m, block=9, tx_hash=m.entry["destination_tx_hash"], index=4, time=T0),
+    )
     ledger = cctx.load(path, chain="ethereum")
     row = ledger.iloc[0]
     assert len(ledger) == 1
@@ -116,16 +120,29 @@ def test_a_solana_sourced_mint_is_mint_only_and_counted_once(tmp_path):
 
 def test_real_v1_pairs_from_message_sent_and_message_received_alone(tmp_path):
     """A researcher who pulled only the MessageTransmitter's logs still gets every pair."""
-    ids = ("v1_arbitrum_to_ethereum_4730", "v1_ethereum_to_base_282099",
-           "v1_base_to_ethereum_761503")
+    ids = (
+        "v1_arbitrum_to_ethereum_4730",
+        "v1_ethereum_to_base_282099",
+        "v1_base_to_ethereum_761503",
+    )
     by_chain: dict[int, list] = {}
     for k, entry_id in enumerate(ids):
         m = message(entry_id)
-        by_chain.setdefault(m.source_domain, []).extend(burn_logs(
-            m, block=100 + k, tx_hash=tx(f"v1 burn {k}"), index=3, time=T0 + k, deposit=False))
-        by_chain.setdefault(m.destination_domain, []).extend(mint_logs(
-            m, block=900 + k, tx_hash=m.entry.get("destination_tx_hash") or tx(f"v1 mint {k}"),
-            index=7, time=T0 + 1000 + k, mint=False))
+        by_chain.setdefault(m.source_domain, []).extend(
+            burn_logs(
+                m, block=100 + k, tx_hash=tx(f"v1 burn {k}"), index=3, time=T0 + k, deposit=False
+            )
+        )
+        by_chain.setdefault(m.destination_domain, []).extend(
+            mint_logs(
+                m,
+                block=900 + k,
+                tx_hash=m.entry.get("destination_tx_hash") or tx(f"v1 mint {k}"),
+                index=7,
+                time=T0 + 1000 + k,
+                mint=False,
+            )
+        )
     names = {0: "ethereum", 3: "arbitrum", 6: "base"}
     paths = [write(tmp_path / f"{names[d]}.json", logs) for d, logs in by_chain.items()]
     ledger = cctx.load(paths, chain={p.name: p.stem for p in paths})
@@ -142,15 +159,25 @@ def test_real_v1_pairs_from_message_sent_and_message_received_alone(tmp_path):
 def test_generic_messages_are_skipped_and_counted_never_transfers(tmp_path):
     generic_v1 = message("generic_v1_base_to_ethereum_hyperlane")
     generic_v2 = message("generic_v2_op_to_base_hyperlane_attested")
-    eth = write(tmp_path / "ethereum.json", mint_logs(
-        generic_v1, block=1, tx_hash=tx("generic v1"), index=0, time=T0, mint=False))
-    base = write(tmp_path / "base.json", mint_logs(
-        generic_v2, block=2, tx_hash=tx("generic v2"), index=0, time=T0, mint=False))
+    eth = write(
+        tmp_path / "ethereum.json",
+        mint_logs(generic_v1, block=1, tx_hash=tx("generic v1"), index=0, time=T0, mint=False),
+    )
+    base = write(
+        tmp_path / "base.json",
+        mint_logs(generic_v2, block=2, tx_hash=tx("generic v2"), index=0, time=T0, mint=False),
+    )
     sent = message("generic_v2_op_to_base_hyperlane_sent")
-    op = write(tmp_path / "optimism.json", burn_logs(
-        sent, block=3, tx_hash=sent.entry["source_tx_hash"], index=0, time=T0, deposit=False))
-    ledger = cctx.load([eth, base, op], chain={"ethereum.json": "ethereum", "base.json": "base",
-                                                "optimism.json": "optimism"})
+    op = write(
+        tmp_path / "optimism.json",
+        burn_logs(
+            sent, block=3, tx_hash=sent.entry["source_tx_hash"], index=0, time=T0, deposit=False
+        ),
+    )
+    ledger = cctx.load(
+        [eth, base, op],
+        chain={"ethereum.json": "ethereum", "base.json": "base", "optimism.json": "optimism"},
+    )
     assert len(ledger) == 0
     counts = _counts(ledger)
     assert counts["skipped_generic_messages"] == 3
@@ -185,12 +212,14 @@ def identical(tmp_path):
     m = message("v2_attested_base_to_eth_19500")
     burns, mints = [], []
     for k in range(3):
-        burns += burn_logs(m, block=10 + k, tx_hash=tx(f"same burn {k}"), index=2,
-                           time=T0 + 600 * k)
+        burns += burn_logs(
+            m, block=10 + k, tx_hash=tx(f"same burn {k}"), index=2, time=T0 + 600 * k
+        )
         nonce = m.nonce[:-1] + bytes([(m.nonce[-1] + k) % 256])
         twin = type(m)(m.raw[:12] + nonce + m.raw[44:], m.entry)
-        mints += mint_logs(twin, block=90 + k, tx_hash=tx(f"same mint {k}"), index=5,
-                           time=T0 + 600 * k + 1200)
+        mints += mint_logs(
+            twin, block=90 + k, tx_hash=tx(f"same mint {k}"), index=5, time=T0 + 600 * k + 1200
+        )
     base = write(tmp_path / "base.json", burns)
     eth = write(tmp_path / "ethereum.json", mints)
     return [base, eth], {"base.json": "base", "ethereum.json": "ethereum"}, m
@@ -234,8 +263,9 @@ def _usyc_burn_logs() -> list:
 
 def test_usyc_burns_are_not_counted_as_usdc(tmp_path):
     logs = _usyc_burn_logs()
-    usdc = burn_logs(message("v2_attested_eth_to_arb_fast_100"), block=2, tx_hash=tx("usdc"),
-                     index=0, time=T0)
+    usdc = burn_logs(
+        message("v2_attested_eth_to_arb_fast_100"), block=2, tx_hash=tx("usdc"), index=0, time=T0
+    )
     ledger = cctx.load(write(tmp_path / "eth.json", logs + usdc), chain="ethereum")
     assert sorted(ledger["token"]) == ["USDC", "USYC"]
     with pytest.warns(OtherTokenWarning, match="left out 1 transfers of other tokens .USYC 1."):
@@ -264,6 +294,86 @@ def test_real_arbitrum_receipts_give_one_burn_each(tmp_path):
     assert counts["merged"] == len(receipts)
     assert counts["skipped_other_events"] == len(logs) - 2 * len(receipts)
     _adds_up(counts)
+
+
+def _receipts() -> list[dict]:
+    """The two real Arbitrum receipts (Across's sponsored CCTP periphery), verbatim."""
+    doc = json.loads((REAL / "logs_across_arbitrum_receipts.json").read_text())
+    return [e["receipt"] for e in doc["entries"]]
+
+
+def _receipt_file(tmp_path, shape: str):
+    receipts = _receipts()
+    path = tmp_path / ("receipts.jsonl" if shape == "jsonl" else "receipts.json")
+    if shape == "list":  # eth_getTransactionReceipt results, gathered in a list
+        return write(path, receipts)
+    responses = [{"jsonrpc": "2.0", "id": i, "result": r} for i, r in enumerate(receipts)]
+    if shape == "responses":
+        return write(path, responses)
+    if shape == "jsonl":
+        path.write_text("\n".join(json.dumps(r) for r in responses))
+        return path
+    # eth_getBlockReceipts: one response whose result is a list of receipts
+    return write(path, {"jsonrpc": "2.0", "id": 1, "result": receipts})
+
+
+@pytest.mark.parametrize("shape", ["list", "responses", "jsonl", "block_receipts"])
+def test_real_receipts_keep_the_sender_of_each_burn_transaction(tmp_path, shape):
+    receipts = _receipts()
+    ledger = cctx.load(_receipt_file(tmp_path, shape), chain="arbitrum")
+    senders = dict(zip(ledger["burn_tx_hash"], ledger["burn_tx_from"], strict=True))
+    assert senders == {r["transactionHash"]: r["from"] for r in receipts}
+    # the depositor is Across's periphery contract; the transaction's sender is the user
+    assert set(ledger["message_sender"]) == {"0xaa4958efa0cf6ddd87e354a90785f1d7291a82c7"}
+    assert set(ledger["burn_tx_from"]) == {"0x9a8f92a830a5cb89a3816e3d267cb7791c16b04d"}
+    counts = _counts(ledger)
+    assert counts["rows_read"] == sum(len(r["logs"]) for r in receipts)
+    _adds_up(counts)
+
+
+def test_get_logs_output_has_no_transaction_sender(tmp_path):
+    logs = [lg for r in _receipts() for lg in r["logs"]]  # the same logs, as eth_getLogs gives
+    ledger = cctx.load(write(tmp_path / "logs.json", logs), chain="arbitrum")
+    assert len(ledger) == 2
+    assert ledger["burn_tx_from"].isna().all()
+
+
+def test_cryo_logs_joined_with_its_transactions_keep_from_address(tmp_path):
+    # cryo's logs dataset has no sender; its transactions dataset calls it from_address
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [(r["from"], lg) for r in _receipts() for lg in r["logs"]]
+
+    def raw(text: str | None) -> bytes | None:
+        return None if text is None else bytes.fromhex(text[2:])
+
+    topic = lambda lg, i: raw(lg["topics"][i]) if len(lg["topics"]) > i else None  # noqa: E731
+    table = pa.table(
+        {
+            "block_number": pa.array([int(lg["blockNumber"], 16) for _, lg in rows], pa.uint32()),
+            "transaction_index": pa.array(
+                [int(lg["transactionIndex"], 16) for _, lg in rows], pa.uint32()
+            ),
+            "log_index": pa.array([int(lg["logIndex"], 16) for _, lg in rows], pa.uint32()),
+            "transaction_hash": pa.array([raw(lg["transactionHash"]) for _, lg in rows]),
+            "address": pa.array([raw(lg["address"]) for _, lg in rows]),
+            **{
+                f"topic{i}": pa.array([topic(lg, i) for _, lg in rows], pa.binary())
+                for i in range(4)
+            },
+            "data": pa.array([raw(lg["data"]) for _, lg in rows]),
+            "chain_id": pa.array([42161] * len(rows), pa.uint64()),
+            "from_address": pa.array([raw(sender) for sender, _ in rows]),
+        }
+    )
+    path = tmp_path / "cryo_logs_with_senders.parquet"
+    pq.write_table(table, path)
+    blocks = {int(lg["blockNumber"], 16): int(lg["blockTimestamp"], 16) for _, lg in rows}
+    times = pd.DataFrame({"block_number": list(blocks), "timestamp": list(blocks.values())})
+    ledger = cctx.load(path, blocks=times)
+    assert set(ledger["burn_tx_from"]) == {"0x9a8f92a830a5cb89a3816e3d267cb7791c16b04d"}
+    assert len(ledger) == 2
 
 
 def test_real_arbitrum_logs_read_as_base_raise_naming_arbitrum(tmp_path):

@@ -1,0 +1,193 @@
+"""The actor analyses reduced in a lazy engine: only their groups come back to pandas.
+
+:func:`.actors.relayers` and :func:`.actors.integrators` on a Polars or
+DuckDB frame ask the engine for the same per-group numbers the pandas path
+computes (counts, exact sums of ``amount_raw``, medians, distinct routes),
+so a ledger of many millions of rows never crosses into Python; the rest of
+the function (shares, sorting, labels) runs on those groups. Dask takes the
+collecting path (its group-by has no median through narwhals), as does a
+calendar frequency (no fixed bucket length; see :func:`.engines.bucket_seconds`).
+
+Examples
+--------
+>>> import pandas as pd
+>>> reduces(pd.DataFrame())
+False
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import narwhals.stable.v2 as nw
+import numpy as np
+import pandas as pd
+
+from .. import schema
+from . import engines
+
+__all__ = ["integrator_groups", "reduces", "relayer_groups", "with_nulls"]
+
+_NW_TYPES = {"string": nw.String(), "Int64": nw.Int64()}
+
+
+def reduces(ledger: Any, freq: str | None = None) -> bool:
+    """Whether the actor analyses reduce ``ledger`` in its engine (Polars, DuckDB)."""
+    if engines.is_pandas(ledger) or not engines.recognised(ledger):
+        return False
+    if freq is not None and engines.bucket_seconds(freq) is None:
+        return False
+    # the implementation only: no schema (DuckDB would answer that with a query)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Dask support is moving", FutureWarning)
+        implementation = nw.from_native(ledger).implementation
+    return implementation is not nw.Implementation.DASK
+
+
+def with_nulls(lf: nw.LazyFrame, columns: Sequence[str], have: set[str]) -> nw.LazyFrame:
+    """``lf`` (whose columns are ``have``) with the ledger's optional ``columns`` it lacks,
+    all null, at their dtypes."""
+    types = schema.dtypes("ledger")
+    absent = [c for c in columns if c not in have]
+    if not absent:
+        return lf
+    return lf.with_columns([nw.lit(None).cast(_NW_TYPES[str(types[c])]).alias(c) for c in absent])
+
+
+def _exact_sum(column: str) -> nw.Expr:
+    # DuckDB sums BIGINT into HUGEINT (decimals in pandas): back to int64 in the engine
+    return nw.col(column).sum().cast(nw.Int64)
+
+
+def relayer_groups(
+    lf: nw.LazyFrame, keys: Sequence[str], freq: str | None
+) -> tuple[pd.DataFrame, tuple[Any, Any]]:
+    """Per group and relayer: ``mints``, ``volume_raw``, ``median_relay_s``; and the mints' span.
+
+    The groups are those of :func:`.actors._relayer_groups`: the minted
+    transfers by route (``source_domain``, ``destination_domain``),
+    ``cctp_version`` and the mint's time bucket, as ``keys`` and ``freq`` ask.
+    """
+    lf = lf.filter(~nw.col("mint_timestamp").is_null())
+    # nanoseconds / 1e9, as the pandas path computes it: the same floats, the same medians
+    lf = engines.with_epoch_ns(lf, ["mint_timestamp", "burn_timestamp"])
+    delta = nw.col("__mint_timestamp_ns") - nw.col("__burn_timestamp_ns")
+    lf = lf.with_columns((delta / 1e9).alias("__latency"))
+    by: list[str] = []
+    if freq is not None:
+        seconds = engines.bucket_seconds(freq)
+        lf = lf.with_columns(engines.bucket("mint_timestamp", seconds).alias("__bucket"))
+        by.append("__bucket")
+    if "route" in keys:
+        by += ["source_domain", "destination_domain"]
+    if "cctp_version" in keys:
+        by.append("cctp_version")
+    by.append("relayer")
+    out = engines.collect(
+        lf.group_by(by).agg(
+            mints=nw.len(),
+            volume_raw=_exact_sum("amount_raw"),
+            median_relay_s=nw.col("__latency").median(),
+            __first=nw.col("mint_timestamp").min(),
+            __last=nw.col("mint_timestamp").max(),
+        )
+    )
+    span = _span(out)
+    if freq is not None:
+        out["timestamp"] = pd.to_datetime(
+            out.pop("__bucket").to_numpy(dtype="int64"), unit="s", utc=True
+        ).astype(schema.TIMESTAMP)
+    if "cctp_version" in keys:
+        out["cctp_version"] = out["cctp_version"].astype(schema.NULLABLE_INT)
+    out["relayer"] = out["relayer"].astype(schema.STRING)
+    out["mints"] = out["mints"].astype("int64")
+    out["volume_raw"] = out["volume_raw"].astype("int64")
+    out["median_relay_s"] = out["median_relay_s"].astype("float64")
+    return out, span
+
+
+def _span(out: pd.DataFrame) -> tuple[Any, Any]:
+    first, last = out.pop("__first"), out.pop("__last")
+    if out.empty or first.isna().all():
+        return None, None
+    return first.min(), last.max()
+
+
+def integrator_groups(
+    lf: nw.LazyFrame, by: str, zero_callers: Sequence[str], *, users: bool = False
+) -> tuple[pd.DataFrame, tuple[Any, Any]]:
+    """Per integrator (``message_sender`` or ``destination_caller``): the raw sums of
+    :func:`.actors.integrators`, and the span of the burns.
+
+    Columns ``integrator`` (null: no destination caller, or none given),
+    ``transfers``, ``routes``, and exact base-unit sums ``volume_raw``,
+    ``first_raw`` / ``second_raw`` (burned before / from the middle of the
+    span), ``v1_raw`` / ``v2_raw``; ``end_users`` (distinct ``burn_tx_from``,
+    null where none is known; all null unless ``users``).
+    """
+    burned = ~nw.col("burn_timestamp").is_null() & ~(
+        nw.col("burn_tx_hash").is_null() & (nw.col("burn_block") == -1)
+    )
+    lf = lf.filter(burned)
+    bounds = engines.collect(
+        lf.select(lo=nw.col("burn_timestamp").min(), hi=nw.col("burn_timestamp").max())
+    )
+    columns = ["integrator", "transfers", "routes", "volume_raw"]
+    columns += ["first_raw", "second_raw", "v1_raw", "v2_raw"]
+    if bounds.empty or pd.isna(bounds["lo"].iloc[0]):
+        out = pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns})
+        out["end_users"] = pd.Series([], dtype=schema.NULLABLE_INT)
+        return out, (None, None)
+    lo, hi = bounds["lo"].iloc[0], bounds["hi"].iloc[0]
+    mid = lo.value + (hi.value - lo.value) // 2
+    if lf.implementation is nw.Implementation.DUCKDB:
+        # DuckDB keeps microseconds: the first microsecond at or after the middle
+        mid = -(-mid // 1000) * 1000
+    late = nw.col("burn_timestamp") >= nw.lit(pd.Timestamp(mid, tz="UTC"))
+    if by == "destination_caller":
+        caller = nw.col("destination_caller")
+        key = (
+            nw.when(~caller.str.to_lowercase().is_in(list(zero_callers)))
+            .then(caller)
+            .otherwise(nw.lit(None).cast(nw.String()))
+        )
+    else:
+        key = nw.col(by)
+    amount = nw.col("amount_raw")
+    version = nw.col("cctp_version")
+    lf = lf.with_columns(
+        key.alias("integrator"),
+        (nw.col("source_domain").cast(nw.Int64) * (1 << 32) + nw.col("destination_domain")).alias(
+            "__route"
+        ),
+        nw.when(late).then(0).otherwise(amount).alias("__first"),
+        nw.when(late).then(amount).otherwise(0).alias("__second"),
+        nw.when(version == 1).then(amount).otherwise(0).alias("__v1"),
+        nw.when(version == 2).then(amount).otherwise(0).alias("__v2"),
+    )
+    aggs = {
+        "transfers": nw.len(),
+        "routes": nw.col("__route").n_unique(),
+        "volume_raw": _exact_sum("amount_raw"),
+        "first_raw": _exact_sum("__first"),
+        "second_raw": _exact_sum("__second"),
+        "v1_raw": _exact_sum("__v1"),
+        "v2_raw": _exact_sum("__v2"),
+    }
+    if users:
+        # n_unique counts null as a value: take it off where a sender is unknown
+        aggs["__users"] = nw.col("burn_tx_from").n_unique()
+        aggs["__known"] = nw.col("burn_tx_from").count()
+    out = engines.collect(lf.group_by("integrator").agg(**aggs))
+    out["integrator"] = out["integrator"].astype(schema.STRING)
+    for col in columns[1:]:
+        out[col] = out[col].to_numpy(dtype=np.int64)
+    if users:
+        known = out["__known"].to_numpy(dtype=np.int64)
+        users_ = out["__users"].to_numpy(dtype=np.int64) - (known < out["transfers"].to_numpy())
+        out["end_users"] = pd.arrays.IntegerArray(users_, known == 0)
+    else:
+        out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
+    return out[[*columns, "end_users"]], (lo, hi)
