@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 detail += f"; the rule alone (movements.continuations) {rule:.2f} s"
             row = Row(
-                f"11 {name} vs group-by ({engine})",
+                f"12 {name} vs group-by ({engine})",
                 value,
                 baseline,
                 "s",
