@@ -8,9 +8,7 @@ named below).
 from __future__ import annotations
 
 import copy
-import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,23 +17,13 @@ from cctx_research.addressing import base58_encode
 from cctx_research.ingest import solana_read
 from cctx_research.ingest.solana_base58 import decode_many
 from cctx_research.ingest.solana_columns import Unexpected, read_block
-
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "solana"
+from tests.solana_node.standin import recorded
 
 
 def _replies() -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(FIX.glob("*.json*")):
-        if path.name.endswith(".message.json"):
-            continue
-        docs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if (
-            path.suffix == ".jsonl") else [json.loads(path.read_text())]  # fmt: skip
-        for doc in docs:
-            for item in doc if isinstance(doc, list) else [doc]:
-                result = item.get("result", item)
-                if "transaction" in result and "err" in result["meta"]:
-                    out.append(result)
-    return out
+    """Every recorded ``getTransaction`` result (those with only ``meta.status`` are altered
+    copies, left out)."""
+    return [r for r in recorded(synthetic=True) if "err" in r["meta"]]
 
 
 def _varied() -> list[dict[str, Any]]:

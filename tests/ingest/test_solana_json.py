@@ -23,25 +23,16 @@ import pytest
 
 from cctx_research.addressing import base58_encode
 from cctx_research.ingest import solana, solana_json, solana_read
+from tests.solana_node.standin import FIXTURES, recorded
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "solana"
 FIELDS = ("signature", "slot", "block_time", "entry", "ev_tx", "ev_position", "ev_code",
           "ev_data", "accounts", "skipped", "duplicates", "problems", "entries")  # fmt: skip
 
 
 def _results() -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(FIX.glob("*.json*")):
-        if path.name.endswith(".message.json"):
-            continue
-        docs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if (
-            path.suffix == ".jsonl") else [json.loads(path.read_text())]  # fmt: skip
-        for doc in docs:
-            for item in doc if isinstance(doc, list) else [doc]:
-                result = item.get("result", item)
-                if "transaction" in result and "err" in result["meta"]:
-                    out.append(result)  # (those with meta.status only are altered copies)
-    return out
+    """Every recorded ``getTransaction`` result (those with only ``meta.status`` are altered
+    copies, left out)."""
+    return [r for r in recorded(synthetic=True) if "err" in r["meta"]]
 
 
 def _same(path: Path) -> solana_read.Flat:
@@ -72,7 +63,7 @@ def _typed_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sizes
 
 
-@pytest.mark.parametrize("path", sorted(FIX.glob("*.json*")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json*")), ids=lambda p: p.name)
 def test_every_fixture_reads_the_same(path: Path) -> None:
     _same(path)
 
