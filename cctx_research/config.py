@@ -145,11 +145,9 @@ class Settings:
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read ``CCTX_*`` variables (empty values count as unset)."""
-        env = os.environ if environ is None else environ
 
         def get(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
+            return _named(name, environ)
 
         key = get("CCTX_API_KEY")
         cache_dir = get("CCTX_CACHE_DIR")
@@ -192,6 +190,12 @@ def config_dir(environ: dict[str, str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir("cctx-research"))
 
 
+def _named(name: str, environ: dict[str, str] | None) -> str | None:
+    """The variable's value, stripped; None when unset or blank."""
+    value = (os.environ if environ is None else environ).get(name, "").strip()
+    return value or None
+
+
 def rpc_url(chain: str, environ: dict[str, str] | None = None) -> str | None:
     """A chain's node URL from ``CCTX_RPC_<CHAIN>`` (upper case, ``-`` as ``_``), or ``None``.
 
@@ -202,8 +206,7 @@ def rpc_url(chain: str, environ: dict[str, str] | None = None) -> str | None:
     >>> rpc_url("arbitrum", {}) is None
     True
     """
-    value = (os.environ if environ is None else environ).get(rpc_variable(chain), "").strip()
-    return value or None
+    return _named(rpc_variable(chain), environ)
 
 
 def rpc_variable(chain: str) -> str:
@@ -221,8 +224,7 @@ def iris_url(environ: dict[str, str] | None = None) -> str | None:
     >>> iris_url({}) is None
     True
     """
-    value = (os.environ if environ is None else environ).get("CCTX_IRIS_URL", "").strip()
-    return value or None
+    return _named("CCTX_IRIS_URL", environ)
 
 
 def ledger_source(environ: dict[str, str] | None = None) -> str | None:
@@ -235,5 +237,4 @@ def ledger_source(environ: dict[str, str] | None = None) -> str | None:
     >>> ledger_source({}) is None
     True
     """
-    value = (os.environ if environ is None else environ).get("CCTX_LEDGER", "").strip()
-    return value or None
+    return _named("CCTX_LEDGER", environ)
