@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..analysis import actors, movements
 from ..views.markup import cards, html_table, note, usd
-from .ledger_sections import duration
+from .ledger_sections import duration, ledger_of
 from .registry import Context, Part, SectionSpec
 
 __all__ = ["SPECS"]
@@ -40,12 +40,6 @@ def _named(table: pd.DataFrame, label: str, address: str) -> pd.DataFrame:
     return out
 
 
-def _relayed(ctx: Context) -> pd.DataFrame:
-    ledger = ctx.ledger
-    assert ledger is not None  # the predicate keeps builders from getting here
-    return ledger
-
-
 def _has_actors(ctx: Context) -> bool:
     ledger = ctx.ledger
     if ledger is None or not len(ledger):
@@ -57,7 +51,7 @@ def _has_actors(ctx: Context) -> bool:
 
 
 def _actors(ctx: Context) -> Sequence[Part]:
-    ledger = _relayed(ctx)
+    ledger = ledger_of(ctx)
     relayed = actors.relayers(ledger)
     concentration = actors.hhi(relayed).iloc[0]
     integrated = actors.integrators(ledger)

@@ -25,7 +25,7 @@ from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
 from .registry import Context, Part, SectionSpec, figure
 
-__all__ = ["SPECS", "duration", "in_flight", "link_quality", "scope_ledger"]
+__all__ = ["SPECS", "duration", "in_flight", "ledger_of", "link_quality", "scope_ledger"]
 
 _WHERE = (
     "pass ledger= to report.build (cctx_research.load(...) of event logs or exports, "
@@ -167,7 +167,8 @@ def _links(ctx: Context) -> Sequence[Part]:
     ]
 
 
-def _ledger(ctx: Context) -> pd.DataFrame:
+def ledger_of(ctx: Context) -> pd.DataFrame:
+    """The report's ledger, for the sections whose predicate says it has one."""
     if ctx.ledger is None:  # the predicates keep builders from getting here
         raise ValueError("this section needs a ledger: pass ledger= to report.build")
     return ctx.ledger
@@ -184,7 +185,7 @@ def _has_burn_times(ctx: Context) -> bool:
 
 
 def _completed_by_end(ctx: Context) -> pd.DataFrame:
-    ledger = _ledger(ctx)
+    ledger = ledger_of(ctx)
     minted = (ledger["mint_timestamp"] < ctx.end).fillna(False).to_numpy(dtype=bool)
     out = ledger.loc[minted | ledger["mint_timestamp"].isna().to_numpy()]
     out.attrs = dict(ledger.attrs)
@@ -201,7 +202,7 @@ def _supports_latency(ctx: Context) -> bool:
 def _supports_v2(ctx: Context) -> bool:
     if not _has_burn_times(ctx):
         return False
-    return bool((_ledger(ctx)["cctp_version"] == 2).fillna(False).any())
+    return bool((ledger_of(ctx)["cctp_version"] == 2).fillna(False).any())
 
 
 def _latency(ctx: Context) -> Sequence[Part]:
@@ -238,7 +239,7 @@ def _latency(ctx: Context) -> Sequence[Part]:
 
 
 def _pending(ctx: Context) -> Sequence[Part]:
-    ledger = _ledger(ctx)
+    ledger = ledger_of(ctx)
     now = ctx.now
     total = pending.in_flight(ledger, as_of=now, by=None).iloc[0]
     routes = pending.in_flight(ledger, as_of=now)
@@ -344,7 +345,7 @@ def in_flight(ctx: Context) -> Sequence[Part]:
     """
     if _has_burn_times(ctx):
         step = "1D" if ctx.freq == "7D" else "1h"
-        series = pending.timeseries(_ledger(ctx), freq=step, as_of=ctx.now)
+        series = pending.timeseries(ledger_of(ctx), freq=step, as_of=ctx.now)
         ctx.data["in_flight_over_time"] = series
         factor = f"{result_info(series).factor:g}"
         every = "hour" if step == "1h" else "day"
@@ -383,10 +384,10 @@ def in_flight(ctx: Context) -> Sequence[Part]:
 
 def _v2_section(ctx: Context) -> Sequence[Part]:
     done = _completed_by_end(ctx)
-    share = v2.fast_share(_ledger(ctx))
+    share = v2.fast_share(ledger_of(ctx))
     fees = v2.fees(done)
     caps = v2.fee_caps(done)
-    hooked = v2.hooks(_ledger(ctx))
+    hooked = v2.hooks(ledger_of(ctx))
     ctx.data.update(fast_share=share, fees=fees, fee_caps=caps, hooks=hooked)
     parts: list[Part] = [
         figure(
