@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipywidgets as w
 import pandas as pd
 
@@ -53,7 +51,7 @@ class ActorsPanel(Panel):
         held: list[str] = []
         if ledger is not None:
             domains = set(ledger["source_domain"]) | set(ledger["destination_domain"])
-            held = sorted(_name(d) for d in domains)
+            held = sorted(chain_registry.chain_name(int(d)) for d in domains)
         self.role = w.ToggleButtons(options=list(ROLES), value="relayers")
         self.chains = w.SelectMultiple(
             options=chain_options(held), rows=min(max(len(held), 1), 8), description="Chains",
@@ -89,8 +87,9 @@ class ActorsPanel(Panel):
         data = self.ledger
         picked = list(self.chains.value)
         if picked:
-            names = (data["source_domain"].map(_name), data["destination_domain"].map(_name))
-            data = data[names[0].isin(picked) | names[1].isin(picked)]
+            wanted = chain_registry.domains(picked)
+            touching = data["source_domain"].isin(wanted) | data["destination_domain"].isin(wanted)
+            data = data[touching]
         role, n = self.role.value, self.top_n.value
         if role == "relayers":
             table = actors.relayers(data)
@@ -110,10 +109,6 @@ class ActorsPanel(Panel):
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
         self._say(f"{len(table):,} {role} over {len(data):,} transfers{scope}", style=OK_STYLE)
-
-
-def _name(domain: Any) -> str:
-    return chain_registry.chain_name(int(domain))
 
 
 def actors_panel(ledger: pd.DataFrame | None) -> ActorsPanel:
