@@ -37,6 +37,11 @@ NEEDED = ("tx_hash", "message_index", "status", "delay_reason", "amount_raw",
 
 
 def _latest(messages: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(messages, pd.DataFrame):
+        raise TypeError(
+            "attestations must be a DataFrame of Iris messages (IrisClient.messages), "
+            f"got {type(messages).__name__}"
+        )
     missing = [c for c in NEEDED if c not in messages.columns]
     if missing:
         raise ValueError(

@@ -198,11 +198,6 @@ def stuck(
     out["burn_timestamp"] = out["burn_timestamp"].astype(schema.TIMESTAMP)
     out.attrs.clear()
     if attestations is not None:
-        if not isinstance(attestations, pd.DataFrame):
-            raise TypeError(
-                "attestations must be a DataFrame of Iris messages (IrisClient.messages), "
-                f"got {type(attestations).__name__}"
-            )
         out = out.join(attestation_state.why(out, attestations, _last_blocks(frame)))
     return results.describe(
         out,
@@ -246,11 +241,6 @@ def waiting(
         ``amount_raw``, ``age_s``, and ``waiting_on``, ``delay_reason``,
         ``expiration_block`` (see :func:`stuck`).
     """
-    if not isinstance(attestations, pd.DataFrame):
-        raise TypeError(
-            "attestations must be a DataFrame of Iris messages (IrisClient.messages), "
-            f"got {type(attestations).__name__}"
-        )
     frame, pending, when = _pending(ledger, as_of, what="pending.waiting")
     rows = frame.loc[pending.to_numpy()]
     table = _ledger.table(rows, ["transfer_id", "burn_tx_hash", "amount_raw", "burn_timestamp"])
