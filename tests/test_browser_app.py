@@ -198,6 +198,7 @@ def test_every_widget_renders(page):
 def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
     """Nothing past the window's edge, every chain with data offered, the actors tab filled."""
     requests: list[str] = []
+    kernels = app.kernels()
     page = _open(browser, app.url, requests, viewport={"width": width, "height": 900})
     try:
         _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
@@ -226,6 +227,8 @@ def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
             page.screenshot(path=str(ROOT / "docs" / f"dashboard-actors-{width}.png"))
     finally:
         page.close()
+    # closed politely: its kernel goes at once (and the kernel count of the tests after is true)
+    _wait_for(lambda: app.kernels() <= kernels, "the closed page's kernel is still running")
 
 
 def test_bucket_metric_top_n_and_chains_redraw(page):
