@@ -248,13 +248,30 @@ def _throttled(t: Any, node: Anvil, root: Path, reference: list[Any],
 def _node_gone(t: Any, node: Anvil, root: Path, reference: list[Any],
                span: dict[str, Any]) -> None:  # fmt: skip
     out = root / "node-gone"
+    done = threading.Event()
     with RangeLimited(node.url, max_blocks=CAP) as proxy:
-        proxy.fail_after = 20  # past the first segments: then every connection is closed
+
+        def die_after_the_first_checkpoint() -> None:
+            # the node goes the moment a checkpoint is on disk: what it saved must hold
+            state = out / "sync.json"
+            while not done.is_set():
+                with contextlib.suppress(OSError, ValueError, KeyError):
+                    if json.loads(state.read_text())["chains"][CHAIN].get("safe") is not None:
+                        with proxy.lock:
+                            proxy.fail_after = proxy.logs_answered
+                        return
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=die_after_the_first_checkpoint, daemon=True)
+        watcher.start()
         try:
             sync(out, {CHAIN: proxy.url}, retries=2, range_blocks=CAP, **span)
             outcome = "no error"
         except errors.CctxError as exc:
             outcome = type(exc).__name__
+        finally:
+            done.set()
+            watcher.join()
     safe = json.loads((out / "sync.json").read_text())["chains"][CHAIN].get("safe")
     t.add("sync", "node gone mid-sync: error", outcome, "ServerError", outcome == "ServerError")
     resumed = sync(out, {CHAIN: node.url}, **span)  # the same command again
