@@ -330,8 +330,9 @@ def build_ledger(dataset: Dataset) -> int:
         return 0
     messages = attestations.messages_path(dataset.root)
     with tempfile.TemporaryDirectory(prefix=".ledger-", dir=dataset.root) as work:
-        # one file a chain: the decoder's cost is per file as much as per log (a year
-        # synced is hundreds of parts), so each chain's parts are read as one table
+        # one file a chain: the decoders' cost is per file as much as per log (a year
+        # synced is hundreds of parts; Solana's are a page of transactions each), so each
+        # chain's parts are read as one file
         joined = _one_file_a_chain(files, Path(work))
         ledger = load(joined, attested=messages if messages.is_file() else None)
     record = provenance.provenance(ledger)
@@ -344,7 +345,8 @@ def build_ledger(dataset: Dataset) -> int:
 
 
 def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
-    """The Parquet log parts of each chain folder joined into one file under ``work``."""
+    """The parts of each folder joined into one file under ``work``: Parquet log parts
+    into one table, Solana's JSON Lines parts (a page of transactions each) into one file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -353,8 +355,17 @@ def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
         by_folder.setdefault(path.parent, []).append(path)
     out: list[Path] = []
     for folder, parts in by_folder.items():
-        if len(parts) < 2 or any(p.suffix != ".parquet" for p in parts):
+        suffixes = {p.suffix for p in parts}
+        if len(parts) < 2 or len(suffixes) > 1 or suffixes - {".parquet", ".jsonl"}:
             out += parts
+            continue
+        if suffixes == {".jsonl"}:
+            joined = work / f"{folder.parent.name}-{folder.name}.jsonl"
+            with joined.open("wb") as sink:
+                for part in parts:  # a page of transactions each: a few MB
+                    data = part.read_bytes()
+                    sink.write(data if not data or data.endswith(b"\n") else data + b"\n")
+            out.append(joined)
             continue
         joined = work / f"{folder.parent.name}-logs.parquet"
         table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")

@@ -22,6 +22,7 @@ from cctx_research.cli import main
 from cctx_research.nodes.engine import contracts_of
 from cctx_research.nodes.rpc import RpcError
 from cctx_research.nodes.solana import PROGRAMS, sync_solana
+from cctx_research.provenance import provenance
 from tests.ingest import real
 from tests.solana_node import KEY, Node, SolanaStandin, receive_message, recorded
 
@@ -101,6 +102,16 @@ def test_pages_capped_by_the_provider_are_all_followed(tmp_path):
     # every listing asked the most, got one, and was followed to its empty end
     assert standin.calls["getSignaturesForAddress"] == 12 + 4
     assert set(standin.fetched.values()) == {1}
+    # the ledger is built from the parts joined into one file: the same as reading each
+    parts = sorted((tmp_path / "c" / "solana" / "transactions").glob("*.jsonl"))
+    built, direct = cctx.load(tmp_path / "c"), cctx.load(parts, format="solana")
+    assert len(built) == result.transfers == 7
+    order = ["source_domain", "nonce", "amount_raw"]
+    pd.testing.assert_frame_equal(built.sort_values(order).reset_index(drop=True),
+                                  direct.sort_values(order).reset_index(drop=True))
+    named = {Path(f).name for f in provenance(built).files} - {"ledger.parquet"}
+    assert named == {p.name for p in parts}  # the parts, not the joined copy
+    assert not list((tmp_path / "c").glob(".ledger-*"))  # which is gone
 
 
 def test_a_small_page_size_pages_and_the_node_checks_limits(tmp_path):
