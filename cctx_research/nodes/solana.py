@@ -11,6 +11,13 @@ under ``solana/transactions/`` (layout and crash rules in
 :mod:`cctx_research.nodes.store`), which ``load(format="solana")`` reads and
 the dataset's ledger links with the EVM chains.
 
+No ``MessageSent`` account is asked for (``getAccountInfo``): every field a
+ledger side needs is in the transaction's events (a V1 burn's nonce is in
+its ``DepositForBurn``; a V2 message's nonce is Circle's, which
+``sync --iris`` asks of Iris), and the sender may already have closed the
+account, so a request per burn would add nothing the link uses. Files that
+do hold the accounts (``getProgramAccounts`` entries) are read by ``load``.
+
 Each program keeps its own checkpoint in ``sync.json``
 (``chains.solana.programs.<program>``): ``newest`` (the newest signature of
 its last complete run: the next run lists back to it with ``until``),
