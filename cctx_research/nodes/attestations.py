@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import errors
+from .. import addressing, errors
 from ..ingest.output import write_atomically
 
 __all__ = ["UNRESOLVED", "IrisRun", "ask", "messages_path"]
@@ -82,7 +82,16 @@ def _answered(root: Path) -> set[tuple[int, str]]:
     done = seen.groupby(["source_domain", "tx_hash"])["status"].agg(
         lambda s: bool((s == "complete").all())
     )
-    return {(int(d), str(t).lower()) for (d, t), ok in done.items() if ok}
+    return {_burn(d, t) for (d, t), ok in done.items() if ok}
+
+
+def _burn(domain: Any, tx_hash: Any) -> tuple[int, str]:
+    """``(domain, hash)`` with the hash in its chain's spelling: EVM hex in lower case, a
+    Solana signature as it is (base58 is case-sensitive: Iris finds no lowered one)."""
+    try:
+        return int(domain), addressing.normalize_hash(str(tx_hash), int(domain))
+    except ValueError:
+        return int(domain), str(tx_hash)
 
 
 def ask(root: Path, client: Any, ledger: pd.DataFrame) -> IrisRun:
@@ -98,7 +107,7 @@ def ask(root: Path, client: Any, ledger: pd.DataFrame) -> IrisRun:
     open_ = v2[v2["pairing"].isin(UNRESOLVED)] if "pairing" in v2.columns else v2.iloc[:0]
     answered = _answered(root)
     pairs = zip(open_["source_domain"], open_["burn_tx_hash"], strict=True)
-    wanted = sorted({(int(d), str(t).lower()) for d, t in pairs} - answered)
+    wanted = sorted({_burn(d, t) for d, t in pairs} - answered)
 
     def one(key: tuple[int, str]) -> pd.DataFrame | None:
         try:

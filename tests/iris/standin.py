@@ -129,7 +129,7 @@ class IrisStandin:
         self.by_nonce: dict[tuple[int, str], dict[str, Any]] = {}
         for domain, tx_hash, reply in recorded_messages() if messages is None else messages:
             if tx_hash:
-                self.by_tx[(domain, tx_hash.lower())] = reply
+                self.by_tx[(domain, _spelled(tx_hash))] = reply
             for message in reply["messages"]:
                 if message.get("eventNonce"):
                     self.by_nonce[(domain, str(message["eventNonce"]).lower())] = reply
@@ -183,7 +183,7 @@ class IrisStandin:
                 return 400, {"error": "At least one of transactionHash or nonce is required"}
             reply = None
             if tx_hash is not None:
-                reply = self.by_tx.get((domain, tx_hash.lower()))
+                reply = self.by_tx.get((domain, _spelled(tx_hash)))
             if reply is None and nonce is not None:
                 reply = self.by_nonce.get((domain, nonce.lower()))
             if reply is None:
@@ -214,6 +214,11 @@ class IrisStandin:
         headers += list((extra or {}).items())
         start_response(f"{status} {reasons.get(status, 'Error')}", headers)
         return [content]
+
+
+def _spelled(tx_hash: str) -> str:
+    """A hash as Iris matches it: EVM hex in any case, a Solana signature (base58) exactly."""
+    return tx_hash.lower() if re.fullmatch(r"0[xX][0-9a-fA-F]+", tx_hash) else tx_hash
 
 
 def _domain(text: str) -> int | None:

@@ -324,3 +324,49 @@ def test_solana_legs_link_with_their_evm_sides(solana_node, tmp_path):
     assert row["burn_timestamp"] == pd.Timestamp(1752000000, unit="s", tz="UTC")
     assert row["mint_timestamp"] > row["burn_timestamp"]
     assert not pd.isna(row["mint_timestamp"])
+
+
+def test_iris_is_asked_for_solana_burns_by_their_signature(solana_node, tmp_path):
+    """`sync --iris` asks for an open Solana V2 burn with its signature as written (base58 is
+    case-sensitive) and the burn takes the nonce Circle attested.
+
+    Served: the real attested Solana -> Ethereum message (``v2_attested_solana_to_eth`` in
+    tests/fixtures/cctp_real, whose event the recorded burn carries) with its real nonce,
+    under the burn's signature, which tests/fixtures/solana filled in; the attestation's
+    signatures are filled in too (the recorded mint's test held placeholder bytes).
+    """
+    from urllib.parse import parse_qs
+
+    from cctx_research.iris import IrisClient
+    from cctx_research.service.server import start_in_background
+    from tests.iris.standin import IrisStandin, recorded_messages
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "solana" / "v2_burn_solana_to_ethereum.json"
+    doc = json.loads(fixture.read_text())
+    signature = doc.get("result", doc)["transaction"]["signatures"][0]
+    assert signature != signature.lower()
+    real = json.loads((Path(__file__).parents[1] / "fixtures" / "cctp_real"
+                       / "v2_messages.json").read_text())["entries"]  # fmt: skip
+    attested = next(e for e in real if e["id"] == "v2_attested_solana_to_eth")
+    reply = {"messages": [{  # Circle's reply shape (tests/fixtures/iris/README.md)
+        "message": attested["message_hex"],
+        "eventNonce": attested["decoded"]["nonce"],
+        "attestation": "0x" + "ab" * 130,  # filled in: no public source holds this one's
+        "cctpVersion": 2,
+        "status": "complete",
+    }]}
+    standin = IrisStandin([*recorded_messages(), (5, signature, reply)])
+    handle = start_in_background(standin)
+    try:
+        with IrisClient(handle.url, cache_dir=tmp_path / "iris-cache", backoff=0.01) as client:
+            result = cctx.sync(tmp_path / "c", {"solana": solana_node.url}, start=0,
+                               progress=False, iris=client)  # fmt: skip
+    finally:
+        handle.close()
+    # the two V2 burns are open (their EVM mints are not synced): both asked, one known
+    assert (result.iris.burns_asked, result.iris.messages, result.iris.not_found) == (2, 1, 1)
+    asked = [parse_qs(s.query)["transactionHash"][0] for s in standin.requests_to("/v2/messages/5")]
+    assert signature in asked
+    burn = cctx.load(tmp_path / "c").set_index("burn_tx_hash").loc[signature]
+    assert burn["nonce"] == attested["decoded"]["nonce"]
+    assert burn["amount_raw"] == 100_010_100_000
