@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -28,6 +29,24 @@ def transfers_frame(frame: Any, *, columns: Sequence[str] | None = None) -> pd.D
     lf = engines.lazy(frame, "transfers")
     wanted = list(columns) if columns is not None else schema.columns("transfers")
     return typed(engines.collect(lf.select(wanted)), "transfers")
+
+
+OWNER = "mint_recipient_owner"
+"""A token-account recipient's owner (Solana), where the frame carries it."""
+
+
+def recipients_as_owners(data: Any) -> Any:
+    """``data`` (pandas, or a narwhals LazyFrame) with each ``mint_recipient`` that is a
+    token account counted as its owner (``mint_recipient_owner``, where the frame has
+    it): who received the money, not the account that holds it for them."""
+    if isinstance(data, pd.DataFrame):
+        if OWNER not in data.columns or not data[OWNER].notna().any():
+            return data
+        owner, written = data[OWNER].astype(schema.STRING), data["mint_recipient"]
+        return data.assign(mint_recipient=owner.fillna(written.astype(schema.STRING)))
+    if OWNER not in data.collect_schema().names():
+        return data
+    return data.with_columns(nw.coalesce(OWNER, "mint_recipient").alias("mint_recipient"))
 
 
 def source(frame: Any) -> tuple[Any, tuple[Any, Any] | None]:

@@ -2,7 +2,11 @@
 
 A transfer has two addresses: the ``message_sender`` (who called the burn on
 the source chain, often a router contract) and the ``mint_recipient`` (who
-received the USDC on the destination chain). Addresses are lowercase ``0x``
+received the USDC on the destination chain). A recipient that is a Solana
+token account counts as its owner (``mint_recipient_owner``, which
+:func:`cctx_research.transfers_from_ledger` carries where the ledger knows
+it): the person or program the money reached, whichever of its token
+accounts it landed in. Addresses are lowercase ``0x``
 hex; functions that take one accept a 20-byte address or a bytes32-padded
 one, in any case.
 """
@@ -43,7 +47,8 @@ def top(
     transfers : pandas.DataFrame
         A canonical ``"transfers"`` frame.
     role : {"recipient", "sender"}, default "recipient"
-        Rank ``mint_recipient`` or ``message_sender`` addresses.
+        Rank ``mint_recipient`` (a token account as its owner) or
+        ``message_sender`` addresses.
     by : {"volume", "count"}, default "volume"
         Rank by USDC volume or by number of transfers (the other breaks ties,
         then the address).
@@ -74,6 +79,8 @@ def top(
     arguments.choice("by", by, ["volume", "count"])
     n = arguments.positive_int("n", n, allow_none=True)
     column = _ROLE_COLUMN[role]
+    if role == "recipient":
+        transfers = _common.recipients_as_owners(transfers)
     if engines.is_pandas(transfers):
         agg = transfers.groupby(column, sort=False)[["amount", "amount_raw"]].agg(
             {"amount": ["sum", "count"], "amount_raw": "sum"}
@@ -295,6 +302,7 @@ def counterparty_graph(transfers: pd.DataFrame, *, min_volume: float = 0) -> nx.
     >>> hubs(g, n=5)  # doctest: +SKIP
     """
     transfers, win = _common.source(transfers)
+    transfers = _common.recipients_as_owners(transfers)
     if isinstance(min_volume, bool) or not isinstance(min_volume, (int, float, np.number)):
         raise TypeError(f"min_volume must be a number of USDC, got {type(min_volume).__name__}")
     if not np.isfinite(min_volume) or min_volume < 0:

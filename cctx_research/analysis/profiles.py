@@ -188,7 +188,8 @@ def profile(
     """Profile what an address received: totals, chains, corridors, counterparties.
 
     Give either a ``transfers`` frame (the address is matched against
-    ``mint_recipient``) or a ``client``, in which case
+    ``mint_recipient``, and against ``mint_recipient_owner`` where the frame
+    has it: a Solana owner receives what lands in its token accounts) or a ``client``, in which case
     ``client.received(address, start=start, end=end)`` is called. The client's
     ``"received"`` frame has no ``message_sender``, so ``counterparties`` is
     empty then.
@@ -256,9 +257,17 @@ def profile(
             # only this address's rows leave the engine
             spellings = [addr, "0x" + "00" * 12 + addr[2:]] if len(addr) == 42 else [addr]
             lf = engines.lazy(transfers, "transfers")
-            lf = lf.filter(nw.col("mint_recipient").str.to_lowercase().is_in(spellings))
-            frame = _common.typed(engines.collect(lf), "transfers")
-        frame = frame[_common.canonical_addresses(frame["mint_recipient"]) == addr]
+            hit = nw.col("mint_recipient").str.to_lowercase().is_in(spellings)
+            if _common.OWNER in lf.collect_schema().names():
+                hit = hit | nw.col(_common.OWNER).str.to_lowercase().is_in(spellings).fill_null(
+                    False)
+            frame = _common.typed(engines.collect(lf.filter(hit)), "transfers")
+        # a token account's owner receives what lands in any of its accounts
+        hit = _common.canonical_addresses(frame["mint_recipient"]) == addr
+        if _common.OWNER in frame.columns:
+            owner = frame[_common.OWNER].astype(schema.STRING)
+            hit |= _common.canonical_addresses(owner) == addr
+        frame = frame[hit]
         source = "transfers"
     mask = pd.Series(True, index=frame.index)
     if start_ts is not None:

@@ -28,7 +28,9 @@ def transfers_from_ledger(ledger: pd.DataFrame) -> pd.DataFrame:
     :class:`~cctx_research.errors.OtherTokenWarning`
     (:mod:`cctx_research.tokens`). Rows with no
     time at all (event logs without block times) are left out, and counted
-    in a log line.
+    in a log line. Where the ledger knows the owner of a token-account
+    recipient (Solana), ``mint_recipient_owner`` is kept beside
+    ``mint_recipient``, and the address analyses count the owner.
 
     Parameters
     ----------
@@ -82,6 +84,9 @@ def transfers_from_ledger(ledger: pd.DataFrame) -> pd.DataFrame:
         },
         index=ledger.index,
     )[keep.to_numpy()]
+    owner = ledger.get("mint_recipient_owner")
+    if owner is not None and owner.notna().any():  # Solana token accounts' owners
+        out["mint_recipient_owner"] = owner.astype(schema.STRING)[keep.to_numpy()]
     order = np.lexsort((out["transfer_id"].to_numpy(dtype=object), out["timestamp"].to_numpy()))
     out = out.iloc[order].reset_index(drop=True)
     record = provenance(ledger)

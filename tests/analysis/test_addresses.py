@@ -413,3 +413,58 @@ def test_one_address_in_both_forms_and_cases_is_one_address(make):
     assert g.edges[("sender", addr(1)), ("recipient", short)]["volume"] == 90.0
     assert sum(1 for n in g if n[0] == "recipient") == 1
     assert addresses.profile(short, frame).transfers == 3
+
+
+# ------------------------------------------------------- Solana token accounts
+
+
+def _solana_mints() -> pd.DataFrame:
+    """Transfers of the real Arbitrum -> Solana mint (tests/fixtures/solana, README there):
+    USDC minted to the token account f4c8..., owned by 74e7... (the reply's token balances),
+    and a second mint of the same owner into another of its token accounts (filled in)."""
+    from pathlib import Path
+
+    import cctx_research as cctx
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "solana" / "v1_receive_from_arbitrum.json"
+    ledger = cctx.load(fixture, format="solana")
+    mint = ledger[ledger["destination_domain"] == 5]
+    assert len(mint) == 1
+    other = mint.assign(transfer_id="other-account", mint_recipient="0x" + "5a" * 32,
+                        amount_raw=mint["amount_raw"] * 2)  # fmt: skip
+    return cctx.transfers_from_ledger(pd.concat([mint, other], ignore_index=True))
+
+
+ACCOUNT = "0xf4c8473a0e8fb093ca12970ed615db09f7ebbbb3d00f40b3e285e12f40e5c9a6"
+OWNER = "0x74e70ed52464f997369bbefd141d8a2d9dd3cd15e1f21b37bce18f45e0e923b2"
+
+
+def test_a_token_account_recipient_counts_as_its_owner():
+    t = _solana_mints()
+    assert t["mint_recipient"].tolist().count(ACCOUNT) == 1  # as written, kept
+    assert set(t["mint_recipient_owner"]) == {OWNER}
+    top = addresses.top(t)
+    assert top["address"].tolist() == [OWNER]  # both accounts' mints, one owner
+    assert top["transaction_count"].tolist() == [2]
+    assert top["volume_raw"].tolist() == [int(t["amount_raw"].sum())]
+    graph = addresses.counterparty_graph(t)
+    assert {a for role, a in graph.nodes if role == "recipient"} == {OWNER}
+    # a profile finds the owner's transfers, and the account's own by the account
+    assert addresses.profile(OWNER, t).transfers == 2
+    assert addresses.profile(ACCOUNT, t).transfers == 1
+
+
+def test_owners_are_counted_alike_on_polars():
+    pl = pytest.importorskip("polars")
+    t = _solana_mints()
+    chains = {c: t[c].astype(str) for c in ("source_chain", "destination_chain")}
+    frame = pl.from_pandas(t.assign(**chains))
+    got = addresses.top(frame)
+    assert got["address"].tolist() == [OWNER]
+    assert got["volume_raw"].tolist() == addresses.top(t)["volume_raw"].tolist()
+    assert addresses.profile(OWNER, frame).transfers == 2
+
+
+def test_frames_without_owners_rank_recipients_as_written(small):
+    assert "mint_recipient_owner" not in small.columns
+    assert addresses.top(small)["address"].tolist() == [addr(4), addr(2), addr(1), addr(3)]
