@@ -101,9 +101,10 @@ def _group(text: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.nda
     sums = product.T.astype(np.int64, order="C")
     for b in range(len(sums) - 1):
         sums[b + 1] += sums[b] >> bits
-    sums &= (1 << bits) - 1
-    limbs = np.ascontiguousarray(sums[::-1].T).astype(">u2" if bits == 16 else np.uint8)
-    out = limbs.view(np.uint8).reshape(m, -1)
+    # each sum's low bits, as big-endian limbs (the cast drops the high bits), then one row
+    # per string: the transpose moves 2-byte limbs, not 8-byte sums
+    limbs = sums[::-1].astype(">u2" if bits == 16 else np.uint8)
+    out = np.ascontiguousarray(limbs.T).view(np.uint8).reshape(m, -1)
     return out, ones, ok
 
 
