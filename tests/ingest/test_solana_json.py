@@ -155,6 +155,23 @@ def _varied(rng: random.Random, n: int, changes: int = 17) -> list[str]:
     return lines
 
 
+@pytest.mark.parametrize("accounts", [[], [7], [7, 8], " [ 7 ] ", " [ ] ", ["7"], [7.0], [[7]],
+                                      "7", None, [-1], {"7": 7}])  # fmt: skip
+def test_accounts_spelled_otherwise_read_the_same(accounts, tmp_path) -> None:
+    # an event instruction's accounts: counted in their JSON text, or read as parsed
+    lines = []
+    for r in _results():
+        ix = r["meta"]["innerInstructions"][-1]["instructions"][-1]
+        ix["accounts"] = None
+        text = json.dumps(r)
+        spelled = accounts if isinstance(accounts, str) and "[" in accounts else json.dumps(
+            accounts)  # fmt: skip
+        lines.append(text.replace('"accounts": null', f'"accounts": {spelled}'))
+    path = tmp_path / "accounts.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    _same(path)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_altered_copies_read_the_same(seed, tmp_path) -> None:
     rng = random.Random(seed)
