@@ -47,15 +47,45 @@ The figure is CPU time (``time.process_time``: this process, all its
 threads, so BLAS threads count), which other jobs on a shared machine do not
 move; the wall clock of both is printed beside it.
 
-Last run (1M, 2026-11-26, benchmarks/README.md): from JSON text 36.9 us/tx
-against 83.5 (2.3x), from parsed replies 18.1 against 69.9 (3.9x); the
-target of 10x is missed. What bounds it, per transaction: about a hundred
-Python objects whichever parser makes them (msgspec's structs 10-12 us,
-skipping the unread text alone 4-5; orjson's dicts 18-21 streamed), the walk
-over them 8-10 us, freeing them 3-5; base58 3.5-4.5 us a string (numpy,
-quadratic in the length); frames and token owners 8-12 us. The parsed
-replies here share their inner lists (shallow copies), so that figure runs
-in cache and flatters both sides.
+Last run (1M, 2026-11-26, load average 1.1-1.9, benchmarks/README.md): from
+JSON text 31.1 us/tx against the solders loop's 90.3 (2.9x, the issue's
+baseline) and the orjson loop's 56.4 (1.8x); from parsed replies 14.6
+against 43.0 (2.9x). The target of 10x is missed. (The run before, 36.9
+against 83.5 and 18.1 against 69.9, had the loops decode base58 ten digits
+at a time in Python; based58 made them faster.)
+
+Tried in this round, each against the code before it on 50,000
+transactions, CPU time, best of 6-14 in turns (load 2-3, so less than about
+1 us/tx is noise):
+
+- kept: an instruction's accounts kept as their JSON text (``msgspec.Raw``)
+  and read only for Circle's programs, all in one decode: a tuple fewer per
+  instruction to make, track and free. ``decode_json`` 2-4 us/tx less.
+- kept: base58 with the limbs cast to 2 bytes before the transpose, then
+  digits, numbers and limbs laid a row per place (contiguous steps, no
+  transpose of the sums): 2.5 -> 2.1 us a string.
+- kept: token owners reading typed balances by attribute: 2.9 -> 2.4 us/tx.
+- dropped: gmpy2 (``mpz(s.translate(table), 58)``, then ``to_bytes``): 2.96
+  us a string against numpy's 2.43 (``mpz`` alone 1.6): no clear win, so not
+  added.
+- dropped: account keys as JSON text, Circle's programs found by counting
+  quotes and commas: parsing 0.85 us/tx less, the search 2.3-3.3 us/tx
+  against 0.85 for looking up the 19 strings.
+- dropped: counting the accounts in their text with numpy rather than
+  decoding them together: the same 1.1 us/tx.
+- dropped: pysimdjson: parsing alone 2.8-3.1 us/tx, but a walk over its lazy
+  objects in Python 34-38 us/tx, against 17-19 for msgspec and the columnar
+  walk (not added).
+- measured, left: the garbage collector 1.5-2 us/tx (young tuples; turning
+  it off is not a library's call), freeing 3.5-4.4 us/tx, blocks of 1, 4 and
+  16 MiB of JSON Lines (4, as it was, is best).
+
+What bounds it, per transaction: about ninety Python objects (msgspec's
+structs 9-11 us, skipping the unread text alone 3-4), the walk over them
+8-10 us, freeing them 3.5-4.5; base58 2.1 us a string (numpy, quadratic in
+the length); frames and token owners 6-8 us. The parsed replies here share
+their inner lists (shallow copies), so that figure runs in cache and
+flatters both sides.
 """
 
 from __future__ import annotations
