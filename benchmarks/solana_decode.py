@@ -9,43 +9,83 @@ The transactions: copies of the replies in tests/fixtures/solana (four real
 mainnet V1 transactions, two V2 burns and a V2 receive), each copy with its
 own signature and amount (the event bytes re-encoded).
 
-Two figures, each against the same loop, measured in the same run:
+Three figures, the loops measured in the same run:
 
-- **from JSON text** (what users hold: sync's files, RPC reply bodies): the
-  transactions as JSON Lines (one line a reply, as ``sync`` writes them), in
-  files of ``--file`` lines made before the clock starts. Ours:
+- **from JSON text, against solders** (the issue's baseline: its verdict).
+  The transactions as JSON Lines (one line a reply, as ``sync`` writes
+  them), in files of ``--file`` lines made before the clock starts. Ours:
   ``decode_json`` of each file (what ``load(format="solana")`` runs on each
-  file's bytes: msgspec reads only the fields decoded), then one frame of
-  each kind. The baseline: ``orjson.loads`` of each line (the fastest parser
-  a user would reach for; ``json`` is slower) and the loop below, a line at
-  a time (nothing held but the rows).
+  file's bytes), then one frame of each kind. The baseline: each line read
+  by ``solders`` (``EncodedConfirmedTransactionWithStatusMeta.from_json``,
+  the type of a ``getTransaction`` result; the files hold bare results, not
+  ``GetTransactionResp`` envelopes), then the loop below over its objects
+  (each of solders' getters copies, so each is called once a reply).
+- **from JSON text, against orjson** (the stricter figure, kept beside it):
+  the same files, each line by ``orjson.loads`` (the fastest parser a user
+  would reach for; ``json`` is slower) and the loop over the dicts, a line
+  at a time (nothing held but the rows).
 - **from parsed replies** (as an RPC client hands them over): ``decode_replies``
   of the 1M dicts against the loop on the same dicts; parsing is not timed.
 
 The loop is the one a researcher writes with the usual tools: for each
-transaction, skip it if it failed, resolve each instruction's program, and
-for an event instruction of Circle's programs base58-decode its data (ten
-digits at a time into a Python int, the fast pure-Python way; ``solders``
-leaves instruction data as base58 text too, and the ``base58`` package is
-slower), match tag and discriminator, ``struct.unpack`` the Borsh fields
-and make a row dict; then one DataFrame. It does less than the decoder (no
-message body decoding, no token-account owners, no typed frames). It is
-timed on every ``--sample``-th transaction and scaled; the figures run in
-turn ``--repeat`` times, best of each.
+transaction, skip it if it failed, resolve each instruction's program via
+the account keys (static, then loaded writable and readonly), and for an
+event instruction of Circle's programs base58-decode its data, match tag
+and discriminator, ``struct.unpack`` the Borsh fields and make a row dict;
+then one DataFrame. Both loops share the per-event part. solders leaves
+instruction data as base58 text; it is decoded by ``based58`` (Rust, by
+solders' own author: 2.8 us for a 115-character event against 23 us with
+the ``base58`` package, 12 us with the ten-digits-a-step pure-Python decode
+this loop used before), the fastest a user finds. The loops do less than
+the decoder (no message body decoding, no token-account owners, no typed
+frames). They are timed on every ``--sample``-th transaction and scaled;
+before any timing the run asserts that all three loops make the same rows
+and that ours gives their amounts. The figures run in turn ``--repeat``
+times, best of each.
 
 The figure is CPU time (``time.process_time``: this process, all its
 threads, so BLAS threads count), which other jobs on a shared machine do not
 move; the wall clock of both is printed beside it.
 
-Last run (1M, 2026-11-26, benchmarks/README.md): from JSON text 36.9 us/tx
-against 83.5 (2.3x), from parsed replies 18.1 against 69.9 (3.9x); the
-target of 10x is missed. What bounds it, per transaction: about a hundred
-Python objects whichever parser makes them (msgspec's structs 10-12 us,
-skipping the unread text alone 4-5; orjson's dicts 18-21 streamed), the walk
-over them 8-10 us, freeing them 3-5; base58 3.5-4.5 us a string (numpy,
-quadratic in the length); frames and token owners 8-12 us. The parsed
-replies here share their inner lists (shallow copies), so that figure runs
-in cache and flatters both sides.
+Last run (1M, 2026-11-26, load average 1.1-1.9, benchmarks/README.md): from
+JSON text 31.1 us/tx against the solders loop's 90.3 (2.9x, the issue's
+baseline) and the orjson loop's 56.4 (1.8x); from parsed replies 14.6
+against 43.0 (2.9x). The target of 10x is missed. (The run before, 36.9
+against 83.5 and 18.1 against 69.9, had the loops decode base58 ten digits
+at a time in Python; based58 made them faster.)
+
+Tried in this round, each against the code before it on 50,000
+transactions, CPU time, best of 6-14 in turns (load 2-3, so less than about
+1 us/tx is noise):
+
+- kept: an instruction's accounts kept as their JSON text (``msgspec.Raw``)
+  and read only for Circle's programs, all in one decode: a tuple fewer per
+  instruction to make, track and free. ``decode_json`` 2-4 us/tx less.
+- kept: base58 with the limbs cast to 2 bytes before the transpose, then
+  digits, numbers and limbs laid a row per place (contiguous steps, no
+  transpose of the sums): 2.5 -> 2.1 us a string.
+- kept: token owners reading typed balances by attribute: 2.9 -> 2.4 us/tx.
+- dropped: gmpy2 (``mpz(s.translate(table), 58)``, then ``to_bytes``): 2.96
+  us a string against numpy's 2.43 (``mpz`` alone 1.6): no clear win, so not
+  added.
+- dropped: account keys as JSON text, Circle's programs found by counting
+  quotes and commas: parsing 0.85 us/tx less, the search 2.3-3.3 us/tx
+  against 0.85 for looking up the 19 strings.
+- dropped: counting the accounts in their text with numpy rather than
+  decoding them together: the same 1.1 us/tx.
+- dropped: pysimdjson: parsing alone 2.8-3.1 us/tx, but a walk over its lazy
+  objects in Python 34-38 us/tx, against 17-19 for msgspec and the columnar
+  walk (not added).
+- measured, left: the garbage collector 1.5-2 us/tx (young tuples; turning
+  it off is not a library's call), freeing 3.5-4.4 us/tx, blocks of 1, 4 and
+  16 MiB of JSON Lines (4, as it was, is best).
+
+What bounds it, per transaction: about ninety Python objects (msgspec's
+structs 9-11 us, skipping the unread text alone 3-4), the walk over them
+8-10 us, freeing them 3.5-4.5; base58 2.1 us a string (numpy, quadratic in
+the length); frames and token owners 6-8 us. The parsed replies here share
+their inner lists (shallow copies), so that figure runs in cache and
+flatters both sides.
 """
 
 from __future__ import annotations
@@ -63,6 +103,9 @@ from typing import Any
 
 import orjson
 import pandas as pd
+from based58 import b58decode
+from solders.pubkey import Pubkey
+from solders.transaction_status import EncodedConfirmedTransactionWithStatusMeta as SoldersReply
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -71,7 +114,6 @@ from suite import Row, machine, table  # noqa: E402
 
 from cctx_research.addressing import base58_encode  # noqa: E402
 from cctx_research.ingest.solana import decode_json, decode_replies  # noqa: E402
-from cctx_research.ingest.solana_base58 import ALPHABET  # noqa: E402
 from cctx_research.ingest.solana_layouts import (  # noqa: E402
     EMITTERS,
     EVENT_TAG,
@@ -82,8 +124,8 @@ from cctx_research.ingest.solana_layouts import (  # noqa: E402
 
 TARGET = 0.10
 FIX = HERE.parent / "tests" / "fixtures" / "solana"
-_INDEX = {c: i for i, c in enumerate(ALPHABET)}
 _NAMES = {discriminator(n): n for n in EMITTERS}
+_PUBKEYS = {Pubkey.from_string(p): v for p, v in PROGRAMS.items()}
 
 
 def _templates() -> list[dict[str, Any]]:
@@ -102,19 +144,6 @@ def _templates() -> list[dict[str, Any]]:
     return out
 
 
-def _b58(text: str) -> bytes:
-    """The fast pure-Python base58 decode: ten digits per big-int step."""
-    digits = [_INDEX[c] for c in text]
-    number = 0
-    for i in range(0, len(digits), 10):
-        value = 0
-        for d in digits[i : i + 10]:
-            value = value * 58 + d
-        number = number * 58 ** len(digits[i : i + 10]) + value
-    body = number.to_bytes((number.bit_length() + 7) // 8, "big") if number else b""
-    return b"\x00" * (len(text) - len(text.lstrip("1"))) + body
-
-
 def _variants(templates: list[dict[str, Any]], per: int) -> list[list[dict[str, Any]]]:
     """``per`` copies of each template whose events carry other amounts (re-encoded)."""
     out = []
@@ -131,7 +160,7 @@ def _variants(templates: list[dict[str, Any]], per: int) -> list[list[dict[str, 
                     program = keys[ix["programIdIndex"]]
                     if program not in PROGRAMS or len(ix["accounts"]) != 1:
                         continue
-                    raw = bytearray(_b58(ix["data"]))
+                    raw = bytearray(b58decode(ix["data"].encode()))
                     name = _NAMES.get(bytes(raw[8:16]))
                     if raw[:8] == EVENT_TAG and name in ("DepositForBurn", "MintAndWithdraw"):
                         at = 16 + LAYOUTS[(name, PROGRAMS[program])].field("amount").offset
@@ -154,8 +183,30 @@ def _transactions(n: int, per: int = 50) -> list[dict[str, Any]]:
     return out
 
 
+def _row(data: bytes, version: int, signature: str, slot: int, block_time: int | None,
+         position: int) -> dict[str, Any] | None:
+    """The row of one event instruction's data, or None where it is no Circle event."""
+    name = _NAMES.get(data[8:16]) if data[:8] == EVENT_TAG else None
+    if name is None:
+        return None
+    row = {"tx_hash": signature, "slot": slot, "block_time": block_time,
+           "log_index": position, "event": name}
+    for f in LAYOUTS[(name, version)].fields:
+        at = 16 + f.offset
+        if f.type in ("pubkey", "bytes32"):
+            row[f.name] = "0x" + data[at:at + 32].hex()
+        elif f.type == "u64":
+            row[f.name] = struct.unpack_from("<Q", data, at)[0]
+        elif f.type == "u32":
+            row[f.name] = struct.unpack_from("<I", data, at)[0]
+        else:
+            (size,) = struct.unpack_from("<I", data, at)
+            row[f.name] = "0x" + data[at + 4:at + 4 + size].hex()
+    return row
+
+
 def baseline(replies: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """The per-transaction loop (see the module note)."""
+    """The per-transaction loop over parsed replies (dicts; see the module note)."""
     rows = []
     for r in replies:
         meta = r["meta"]
@@ -164,30 +215,16 @@ def baseline(replies: Iterable[dict[str, Any]]) -> pd.DataFrame:
         msg = r["transaction"]["message"]
         loaded = meta.get("loadedAddresses") or {}
         keys = msg["accountKeys"] + loaded.get("writable", []) + loaded.get("readonly", [])
-        inner = {g["index"]: g["instructions"] for g in meta["innerInstructions"]}
+        inner = {g["index"]: g["instructions"] for g in meta.get("innerInstructions") or ()}
         position = 0
         for i, top in enumerate(msg["instructions"]):
             for ix in (top, *inner.get(i, ())):
-                program = keys[ix["programIdIndex"]]
-                if program in PROGRAMS and len(ix["accounts"]) == 1:
-                    data = _b58(ix["data"])
-                    name = _NAMES.get(data[8:16]) if data[:8] == EVENT_TAG else None
-                    if name is not None:
-                        layout = LAYOUTS[(name, PROGRAMS[program])]
-                        row = {"tx_hash": r["transaction"]["signatures"][0], "slot": r["slot"],
-                               "block_time": r.get("blockTime"), "log_index": position,
-                               "event": name}
-                        for f in layout.fields:
-                            at = 16 + f.offset
-                            if f.type in ("pubkey", "bytes32"):
-                                row[f.name] = "0x" + data[at:at + 32].hex()
-                            elif f.type == "u64":
-                                row[f.name] = struct.unpack_from("<Q", data, at)[0]
-                            elif f.type == "u32":
-                                row[f.name] = struct.unpack_from("<I", data, at)[0]
-                            else:
-                                (size,) = struct.unpack_from("<I", data, at)
-                                row[f.name] = "0x" + data[at + 4:at + 4 + size].hex()
+                version = PROGRAMS.get(keys[ix["programIdIndex"]])
+                if version is not None and len(ix["accounts"]) == 1:
+                    row = _row(b58decode(ix["data"].encode()), version,
+                               r["transaction"]["signatures"][0], r["slot"], r.get("blockTime"),
+                               position)
+                    if row is not None:
                         rows.append(row)
                 position += 1
     return pd.DataFrame(rows)
@@ -196,6 +233,37 @@ def baseline(replies: Iterable[dict[str, Any]]) -> pd.DataFrame:
 def baseline_text(files: Iterable[bytes]) -> pd.DataFrame:
     """The loop from JSON text: each line parsed by orjson, then read, a line at a time."""
     return baseline(orjson.loads(line) for text in files for line in text.splitlines())
+
+
+def baseline_solders(files: Iterable[bytes]) -> pd.DataFrame:
+    """The loop from JSON text with solders: each line read into solders' types, then walked."""
+    rows = []
+    for text in files:
+        for line in text.decode().splitlines():
+            reply = SoldersReply.from_json(line)
+            tx = reply.transaction
+            meta = tx.meta
+            if meta.err is not None:
+                continue
+            ui = tx.transaction  # each solders getter copies: every one is read once
+            msg = ui.message
+            keys = msg.account_keys
+            loaded = meta.loaded_addresses
+            if loaded is not None:
+                keys += loaded.writable + loaded.readonly
+            inner = {g.index: g.instructions for g in meta.inner_instructions or ()}
+            position = 0
+            for i, top in enumerate(msg.instructions):
+                for ix in (top, *inner.get(i, ())):
+                    version = _PUBKEYS.get(keys[ix.program_id_index])
+                    if version is not None and len(ix.accounts) == 1:
+                        row = _row(b58decode(ix.data.encode()), version,
+                                   str(ui.signatures[0]), reply.slot,
+                                   reply.block_time, position)
+                        if row is not None:
+                            rows.append(row)
+                    position += 1
+    return pd.DataFrame(rows)
 
 
 def _files(replies: list[dict[str, Any]], size: int, every: int = 1) -> Iterator[bytes]:
@@ -236,12 +304,24 @@ def _amounts(frames: Any) -> list[int]:
     return sorted(get("burns")["amount_raw"].tolist() + get("mints")["amount_raw"].tolist())
 
 
+def _same_rows(loops: dict[str, pd.DataFrame], ours: Any) -> None:
+    """The loops make the same rows, and their amounts are ours (asserted before any figure)."""
+    first, *others = loops.items()
+    for name, frame in others:
+        assert frame.equals(first[1]), f"the {name} loop's rows differ from the {first[0]} loop's"
+    amounts = sorted(first[1]["amount"].dropna().astype(int).tolist())
+    assert _amounts(ours) == amounts, "the vectorised decoder disagrees with the loops"
+
+
 def run(n: int, repeat: int, sample: int, size: int) -> list[Row]:
     replies = _transactions(n)
     subset = replies[::sample]
     scale = len(replies) / len(subset)
+    texts = list(_files(replies, size, sample))
+    _same_rows({"orjson": baseline_text(texts), "solders": baseline_solders(texts),
+                "parsed": baseline(subset)}, decode_replies(subset))
     inf = [float("inf")] * 2
-    text_ours, text_loop, ours, loop = list(inf), list(inf), list(inf), list(inf)
+    text_ours, text_loop, text_solders, ours, loop = (list(inf) for _ in range(5))
     events = 0
     for _ in range(repeat):  # in turns, so that all meet the same load
         gc.collect()
@@ -249,30 +329,31 @@ def run(n: int, repeat: int, sample: int, size: int) -> list[Row]:
         text_ours = _best(text_ours, cpu, wall)
         from_text = _amounts(frames)
         del frames
-        texts = list(_files(replies, size, sample))
-        frame, cpu, wall = _timed(lambda texts=texts: baseline_text(texts))
+        gc.collect()
+        _, cpu, wall = _timed(lambda: baseline_solders(texts))
+        text_solders = _best(text_solders, cpu * scale, wall * scale)
+        gc.collect()
+        _, cpu, wall = _timed(lambda: baseline_text(texts))
         text_loop = _best(text_loop, cpu * scale, wall * scale)
-        del texts
         gc.collect()
         decoded, cpu, wall = _timed(lambda: decode_replies(replies))
         ours = _best(ours, cpu, wall)
         events = len(decoded.burns) + len(decoded.mints) + len(decoded.received)
         assert _amounts(decoded) == from_text, "the readings of text and of dicts disagree"
         del decoded
-        frame, cpu, wall = _timed(lambda: baseline(subset))
+        _, cpu, wall = _timed(lambda: baseline(subset))
         loop = _best(loop, cpu * scale, wall * scale)
-    check = decode_replies(subset)
-    assert _amounts(check) == sorted(frame["amount"].dropna().astype(int).tolist()), (
-        "decoders disagree")
     rows = []
-    for what, vec, base, figure in (
-        ("from JSON text", text_ours, text_loop,
+    for what, vec, base, label, figure in (
+        ("from JSON text", text_ours, text_solders, "solders + per-transaction loop",
+         "solana decode_json vs solders + per-transaction loop, from JSON text (CPU)"),
+        ("from JSON text", text_ours, text_loop, "orjson + per-transaction loop",
          "solana decode_json vs orjson + per-transaction loop, from JSON text (CPU)"),
-        ("from parsed replies", ours, loop,
+        ("from parsed replies", ours, loop, "per-transaction loop",
          "solana decode_replies vs per-transaction loop, from parsed replies (CPU)"),
     ):  # fmt: skip
         ratio, wall_ratio = base[0] / vec[0], base[1] / vec[1]
-        print(f"{what}: {n:,} transactions, {events:,} events; per-transaction loop "
+        print(f"{what}: {n:,} transactions, {events:,} events; {label} "
               f"{base[0]:.1f} s CPU ({base[1]:.1f} s wall, scaled from {len(subset):,}), "
               f"vectorised {vec[0]:.1f} s CPU ({vec[1]:.1f} s wall): {ratio:.1f}x by CPU time, "
               f"{wall_ratio:.1f}x by wall clock (target >= {1 / TARGET:.0f}x)")

@@ -46,7 +46,7 @@ _POWERS: dict[tuple[int, int], np.ndarray] = {}
 
 
 def _powers(groups: int, bits: int) -> np.ndarray:
-    """``(groups, limbs)`` float64: row ``g`` holds the little-endian limbs of
+    """``(limbs, groups)`` float64: column ``g`` holds the little-endian limbs of
     ``58 ** (5 * (groups - 1 - g))``."""
     found = _POWERS.get((groups, bits))
     if found is None:
@@ -56,7 +56,7 @@ def _powers(groups: int, bits: int) -> np.ndarray:
                 for g in range(groups)]  # fmt: skip
         dtype = np.dtype("<u2") if bits == 16 else np.uint8
         table = np.frombuffer(b"".join(rows), dtype=dtype).reshape(groups, limbs)
-        found = _POWERS[(groups, bits)] = table.astype(np.float64)
+        found = _POWERS[(groups, bits)] = np.ascontiguousarray(table.T, dtype=np.float64)
     return found
 
 
@@ -75,35 +75,38 @@ def _group(text: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.nda
         found = np.argmax(nonzero, axis=1)
         found[~nonzero[np.arange(len(lead)), found]] = width  # no nonzero digit: all are ones
         ones[lead] = found
-    # five digits (from the last) as one number below 2**30; the first group may be shorter
+    # five digits (from the last) as one number below 2**30; the first group may be shorter.
+    # Digits, numbers and limbs are laid out a row per place and a column per string, so
+    # that every step below reads and writes whole contiguous rows
+    columns = np.ascontiguousarray(digits.T)
     head = width % _GROUP
     groups = width // _GROUP + (head > 0)
-    values = np.zeros((m, groups), dtype=np.int32)
+    values = np.zeros((groups, m), dtype=np.int32)
     for i in range(head):
-        values[:, 0] *= 58
-        values[:, 0] += digits[:, i]
-    tail = values[:, groups - width // _GROUP :]
+        values[0] *= 58
+        values[0] += columns[i]
+    tail = values[groups - width // _GROUP :]
     for i in range(_GROUP):
         if i:
             tail *= 58
-        tail += digits[:, head + i :: _GROUP]
+        tail += columns[head + i :: _GROUP]
     # 16-bit limbs while every sum stays below 2**53, else 8-bit ones
     bits = 16 if groups * (58**_GROUP) * 2**16 < _EXACT else 8
     powers = _powers(groups, bits)
-    product = np.empty((m, powers.shape[1]), dtype=np.float64)
+    product = np.empty((powers.shape[0], m), dtype=np.float64)
     floats = values.astype(np.float64)
     # products small enough for one thread: a larger one wakes BLAS's threads, whose
     # spinning costs several times the product's CPU time on a busy machine
     step = max(1, _SINGLE_THREADED // powers.size)
     for lo in range(0, m, step):
-        np.matmul(floats[lo : lo + step], powers, out=product[lo : lo + step])
-    # (limbs, rows) in C order: each carry step reads and writes contiguous rows
-    sums = product.T.astype(np.int64, order="C")
+        np.matmul(powers, floats[:, lo : lo + step], out=product[:, lo : lo + step])
+    sums = product.astype(np.int64)  # (limbs, strings), little-endian limbs first
     for b in range(len(sums) - 1):
         sums[b + 1] += sums[b] >> bits
-    sums &= (1 << bits) - 1
-    limbs = np.ascontiguousarray(sums[::-1].T).astype(">u2" if bits == 16 else np.uint8)
-    out = limbs.view(np.uint8).reshape(m, -1)
+    # each sum's low bits, as big-endian limbs (the cast drops the high bits), then one row
+    # per string: the transpose moves 2-byte limbs, not 8-byte sums
+    limbs = sums[::-1].astype(">u2" if bits == 16 else np.uint8)
+    out = np.ascontiguousarray(limbs.T).view(np.uint8).reshape(m, -1)
     return out, ones, ok
 
 

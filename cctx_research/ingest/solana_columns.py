@@ -34,6 +34,7 @@ from itertools import chain, compress, repeat
 from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
+import msgspec
 import numpy as np
 from msgspec import UNSET
 
@@ -43,6 +44,10 @@ __all__ = ["Unexpected", "read_block"]
 
 _MISSING = UNSET
 """A field a reply lacks (the typed structs' default too)."""
+
+
+_ACCOUNT_LISTS = msgspec.json.Decoder(tuple[tuple[int, ...], ...])
+"""The accounts of several typed instructions, from their JSON texts joined into one array."""
 
 
 class Unexpected(Exception):
@@ -217,7 +222,12 @@ def _read(results: list[Any], entries: list[int], flat: Any, seen: set[str],
     # events: an instruction of a CCTP program with one account and data
     members = np.flatnonzero(code > 0)
     objects = list(map((top + inner).__getitem__, members.tolist()))
-    accounts = _lengths(a.optional("accounts", objects, ()))
+    if a.typed:  # their JSON texts, read as one array (a list that is not of ints raises)
+        texts = a.get("accounts_json", objects)
+        accounts = _lengths(_ACCOUNT_LISTS.decode(b"[%b]" % b",".join(texts))) if texts else (
+            np.zeros(0, dtype=np.int64))  # fmt: skip
+    else:
+        accounts = _lengths(a.optional("accounts", objects, ()))
     maybe = members[accounts == 1]
     data = a.optional("data", compress(objects, accounts == 1), _MISSING)
     has_data = np.fromiter((d is not _MISSING for d in data), dtype=bool, count=len(data))

@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, Raw, Struct, UnsetType
 
 from .solana_read import Flat, Reader, line_documents, text_documents
 
@@ -64,11 +64,25 @@ class _Object(Struct, gc=False):
 
 
 class Instruction(_Object, gc=False):
-    """A compiled instruction (encoding ``json``); fields keep the reply's own names."""
+    """A compiled instruction (encoding ``json``); fields keep the reply's own names.
+
+    Its accounts are kept as their JSON text: a tuple for each of the ten or
+    more instructions of a reply would be made, tracked by the garbage
+    collector and freed, while only those of Circle's programs are read
+    (:func:`~cctx_research.ingest.solana_columns.read_block` reads them all
+    at once; ``ix["accounts"]`` reads one).
+    """
 
     programIdIndex: int
-    accounts: tuple[int, ...] = ()
+    accounts_json: Raw = msgspec.field(default=Raw(b"[]"), name="accounts")
     data: str | UnsetType = UNSET
+
+    @property
+    def accounts(self) -> tuple[int, ...]:
+        return _ACCOUNTS.decode(self.accounts_json)
+
+
+_ACCOUNTS = msgspec.json.Decoder(tuple[int, ...])
 
 
 class InnerInstructions(_Object, gc=False):

@@ -263,11 +263,18 @@ def balances(flat: Flat, rows: Iterable[int]) -> tuple[list[int], list[str], lis
     typed = dict not in set(map(type, sources))
     get = attrgetter if typed else itemgetter
     metas = list(map(get("meta"), sources))
-    messages = map(get("transaction.message") if typed else _message, sources)
-    keys = list(map(_keys, messages, metas))
-    lists = list(chain.from_iterable(zip(
-        [m.get("preTokenBalances") or () for m in metas],
-        [m.get("postTokenBalances") or () for m in metas], strict=True)))  # fmt: skip
+    if typed:  # keys are strings, fields are attributes (None where missing)
+        statics = map(get("transaction.message.accountKeys"), sources)
+        loaded = map(get("loadedAddresses"), metas)
+        keys = [k if a is None or not (a.writable or a.readonly) else (*k, *a.writable, *a.readonly)
+                for k, a in zip(statics, loaded, strict=True)]  # fmt: skip
+        pairs = zip(map(get("preTokenBalances"), metas), map(get("postTokenBalances"), metas),
+                    strict=True)  # fmt: skip
+    else:
+        keys = list(map(_keys, map(_message, sources), metas))
+        pairs = zip([m.get("preTokenBalances") for m in metas],
+                    [m.get("postTokenBalances") for m in metas], strict=True)  # fmt: skip
+    lists = [found or () for found in chain.from_iterable(pairs)]
     sizes = list(map(len, lists))
     per_row = list(map(add, sizes[::2], sizes[1::2]))
     entries = list(chain.from_iterable(lists))

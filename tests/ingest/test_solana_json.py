@@ -95,7 +95,7 @@ def test_other_shapes_of_replies_are_read_typed(shape, tmp_path, monkeypatch) ->
     assert sum(typed) == 2 * (1 if shape == "one reply" else len(results))
 
 
-def _varied(rng: random.Random, n: int, changes: int = 16) -> list[str]:
+def _varied(rng: random.Random, n: int, changes: int = 17) -> list[str]:
     """``n`` lines of replies as sync writes them, most changed in one of the ways files vary."""
     base = _results()
     lines = []
@@ -144,12 +144,32 @@ def _varied(rng: random.Random, n: int, changes: int = 16) -> list[str]:
                 balances[0].pop("owner", None)
             if rng.random() < 0.3:
                 r["meta"]["preTokenBalances"] = [7]
+        elif change == 16:  # an event's accounts spelled otherwise: not numbers, or none
+            ix = r["meta"]["innerInstructions"][-1]["instructions"][-1]
+            ix["accounts"] = rng.choice([["7"], [7.0], [], [[7]], "7", None, [-1]])
         elif change == 13:  # loaded addresses of a v0 transaction, and a blank line
             r["meta"]["loadedAddresses"] = {"writable": [base58_encode(bytes(32))],
                                             "readonly": []}
             lines.append("")
         lines.append(json.dumps(r, ensure_ascii=rng.random() < 0.5))
     return lines
+
+
+@pytest.mark.parametrize("accounts", [[], [7], [7, 8], " [ 7 ] ", " [ ] ", ["7"], [7.0], [[7]],
+                                      "7", None, [-1], {"7": 7}])  # fmt: skip
+def test_accounts_spelled_otherwise_read_the_same(accounts, tmp_path) -> None:
+    # an event instruction's accounts: counted in their JSON text, or read as parsed
+    lines = []
+    for r in _results():
+        ix = r["meta"]["innerInstructions"][-1]["instructions"][-1]
+        ix["accounts"] = None
+        text = json.dumps(r)
+        spelled = accounts if isinstance(accounts, str) and "[" in accounts else json.dumps(
+            accounts)  # fmt: skip
+        lines.append(text.replace('"accounts": null', f'"accounts": {spelled}'))
+    path = tmp_path / "accounts.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    _same(path)
 
 
 @pytest.mark.parametrize("seed", range(8))
