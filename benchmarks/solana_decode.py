@@ -11,7 +11,7 @@ own signature and amount (the event bytes re-encoded).
 
 Three figures, the loops measured in the same run:
 
-- **from JSON text, against solders** (the issue's baseline: its verdict).
+- **from JSON text, against solders** (the baseline the target names: its verdict).
   The transactions as JSON Lines (one line a reply, as ``sync`` writes
   them), in files of ``--file`` lines made before the clock starts. Ours:
   ``decode_json`` of each file (what ``load(format="solana")`` runs on each
@@ -48,7 +48,7 @@ threads, so BLAS threads count), which other jobs on a shared machine do not
 move; the wall clock of both is printed beside it.
 
 Last run (1M, 2026-11-26, load average 1.1-1.9, benchmarks/README.md): from
-JSON text 31.1 us/tx against the solders loop's 90.3 (2.9x, the issue's
+JSON text 31.1 us/tx against the solders loop's 90.3 (2.9x, the target's
 baseline) and the orjson loop's 56.4 (1.8x); from parsed replies 14.6
 against 43.0 (2.9x). The target of 10x is missed. (The run before, 36.9
 against 83.5 and 18.1 against 69.9, had the loops decode base58 ten digits
