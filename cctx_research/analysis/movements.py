@@ -22,7 +22,11 @@ flagged transfer carries the first rule, in this order, that caught it:
     transaction (``burn_tx_from``, where the source gives it: receipts,
     Dune's decoded tables), else the depositor (:func:`.actors.end_user`):
     two users of one integrator's contract going opposite ways are not a
-    round trip of that contract.
+    round trip of that contract. Where the depositor stands in and is a
+    labelled integrator (kind ``integrator`` on the burn's chain), the row
+    has no end user and is never a leg: the contract burns its users'
+    transfers both ways, and without the signer nothing says whose
+    (``labels=False``: every depositor stands in).
 ``self_transfer`` (opt-in)
     Depositor is the recipient, unlabelled: most such transfers are users
     bridging to their own address, which is why this rule is not in the
@@ -153,21 +157,22 @@ def _codes(values: pd.Series) -> np.ndarray:
 
 
 def _round_trips(
-    frame: pd.DataFrame, window: int, burned: np.ndarray
+    frame: pd.DataFrame, window: int, legs: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions of outbound legs and of the return legs that close them.
 
-    For each return leg (in burn order), the nearest outbound leg strictly
-    before it on the reverse route, if within ``window``; an outbound leg
-    is closed by the first return leg that finds it. Done on one sort by
-    (sender, pair of chains), with running maxima: what an as-of join would
-    do with a sort and a hash join per key.
+    Of the rows ``legs`` marks (burned, with an end user): for each return
+    leg (in burn order), the nearest outbound leg strictly before it on the
+    reverse route, if within ``window``; an outbound leg is closed by the
+    first return leg that finds it. Done on one sort by (sender, pair of
+    chains), with running maxima: what an as-of join would do with a sort
+    and a hash join per key.
     """
     sender = _codes(actor_inputs.end_user(frame))
     src, dst, domains = actor_inputs.route_codes(frame)
     d = len(domains)
     stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")
-    pos = np.flatnonzero((sender >= 0) & (src != dst) & burned)
+    pos = np.flatnonzero((sender >= 0) & (src != dst) & legs)
     if len(pos) > 1 and (np.diff(stamps[pos]) < 0).any():  # a ledger is mostly in burn order
         pos = pos[np.argsort(stamps[pos], kind="stable")]
     # 32-bit positions where they fit: at ten million rows, memory is most of the time
@@ -258,11 +263,12 @@ def _flags(
     same = _true(pc.equal(_arrow(frame, "message_sender"), _arrow(frame, "mint_recipient")))
     plain = ~(_wrapped(frame) if wrapped is None else wrapped)
     s_label = r_label = np.full(n, None, dtype=object)
-    operator = r_operator = np.zeros(n, dtype=bool)
-    if table is not None and ({"same_address", "same_entity"} & set(rules)):
+    operator = r_operator = integrator = np.zeros(n, dtype=bool)
+    if table is not None and ({"same_address", "same_entity", "round_trip"} & set(rules)):
         sender = frame["message_sender"].astype(schema.STRING)
         s_label, s_kind = table.resolve(sender, labels_.chains_of(frame, "message_sender"))
         operator = _operators(s_kind)
+        integrator = np.equal(s_kind, "integrator")
         # both address rules need a labelled operator as depositor: only those rows'
         # recipients are looked up
         rows = np.flatnonzero(operator)
@@ -286,7 +292,9 @@ def _flags(
         elif name == "self_transfer":
             hit = same & plain
         else:
-            out_i, back_j = _round_trips(frame, window, burned)
+            # an integrator's contract standing in for its unknown signers is no end user
+            stand_in = integrator & frame["burn_tx_from"].isna().to_numpy()
+            out_i, back_j = _round_trips(frame, window, burned & ~stand_in)
             hit = np.zeros(n, dtype=bool)
             hit[out_i] = hit[back_j] = True
             take_i, take_j = todo[out_i], todo[back_j]
@@ -310,8 +318,10 @@ def rebalancing(
     rules : sequence of str, default :data:`RULES`
         Which rules to apply (see the module notes); ``"self_transfer"`` is opt-in.
     labels : bool, path or DataFrame, default True
-        The labels the address rules read (``False``: none, so only
-        round trips and self transfers can match).
+        The labels the address rules read, and which depositors are
+        integrators' contracts, no end user of a round trip (``False``:
+        none, so only round trips and self transfers can match, and every
+        depositor standing in is an end user).
 
     Returns
     -------

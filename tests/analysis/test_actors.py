@@ -219,13 +219,30 @@ def test_relayer_shares_match_plain_pandas(sample):
     np.testing.assert_allclose(got["volume_share"], want["volume_share"], rtol=1e-12)
 
 
-def plain_round_trips(ledger: pd.DataFrame, window: pd.Timedelta) -> set[str]:
-    """The round-trip rule, written as a loop over each sender's burns."""
+def plain_round_trips(
+    ledger: pd.DataFrame, window: pd.Timedelta, *, labels: bool = False
+) -> set[str]:
+    """The round-trip rule, written as a loop over each end user's burns.
+
+    The end user is the signer, else the depositor; with ``labels``, a depositor
+    standing in that is a labelled integrator on the burn's chain is no end user.
+    """
     flagged: set[str] = set()
-    rows = ledger[ledger["message_sender"].notna() & ledger["burn_timestamp"].notna()]
+    signer = ledger.get("burn_tx_from", pd.Series(pd.NA, index=ledger.index, dtype="string"))
+    rows = ledger.assign(user=signer.fillna(ledger["message_sender"]), signer=signer)
+    if labels:
+
+        def stands_in(r) -> bool:
+            if pd.notna(r.signer) or pd.isna(r.message_sender):
+                return False
+            found = cctx.labels.lookup(r.message_sender, int(r.source_domain))
+            return found is not None and found.kind == "integrator"
+
+        rows = rows[[not stands_in(r) for r in rows.itertuples()]]
+    rows = rows[rows["user"].notna() & rows["burn_timestamp"].notna()]
     rows = rows[rows["source_domain"] != rows["destination_domain"]]
     rows = rows.sort_values("burn_timestamp", kind="stable")
-    for _, mine in rows.groupby("message_sender"):
+    for _, mine in rows.groupby("user"):
         used: set[str] = set()
         seen: list[tuple] = []
         for r in mine.itertuples():
@@ -246,11 +263,14 @@ def plain_round_trips(ledger: pd.DataFrame, window: pd.Timedelta) -> set[str]:
     return flagged
 
 
-def test_round_trips_match_a_plain_loop(sample):
-    got = movements.rebalancing(sample, window="6h", rules=["round_trip"], labels=False)
-    want = plain_round_trips(sample, pd.Timedelta("6h"))
+@pytest.mark.parametrize("labels", [False, True])
+def test_round_trips_match_a_plain_loop(sample, labels):
+    got = movements.rebalancing(sample, window="6h", rules=["round_trip"], labels=labels)
+    want = plain_round_trips(sample, pd.Timedelta("6h"), labels=labels)
     assert want  # the sample's address pools make round trips common
     assert set(got["transfer_id"]) == want
+    if labels:  # the sample's integrator contracts burn both ways: none of that is a trip
+        assert len(want) < len(plain_round_trips(sample, pd.Timedelta("6h")))
     # each leg points at a leg of the same sender on the reverse route (a leg that both
     # closes one trip and opens the next points at one of the two)
     legs = got.set_index("transfer_id")
@@ -386,9 +406,13 @@ def _via_contract(users: list[str | None]) -> pd.DataFrame:
 
 
 def test_round_trips_are_by_the_end_user_where_the_source_gives_it():
-    # without senders the depositor stands in: the contract seems to go there and back
+    # without signers the depositor stands in; a labelled integrator's contract burning
+    # both ways is its users' transfers, not a trip
     unknown = movements.rebalancing(_via_contract([None, None]), rules=["round_trip"])
-    assert unknown["transfer_id"].tolist() == ["t0", "t1"]
+    assert unknown.empty
+    # without labels nothing says it is a contract: the depositor goes there and back
+    blind = movements.rebalancing(_via_contract([None, None]), rules=["round_trip"], labels=False)
+    assert blind["transfer_id"].tolist() == ["t0", "t1"]
     # two users of one contract going opposite ways are not a round trip
     two = movements.rebalancing(_via_contract([POOL[1], POOL[2]]), rules=["round_trip"])
     assert two.empty
@@ -396,6 +420,34 @@ def test_round_trips_are_by_the_end_user_where_the_source_gives_it():
     assert one["transfer_id"].tolist() == ["t0", "t1"]
     assert set(one["end_user"]) == {POOL[3]}
     assert set(one["message_sender"]) == {FAST_MCTP}
+
+
+def test_an_integrators_contract_is_no_round_trip_but_a_plain_address_is():
+    # the same two burns, A -> B then B -> A within the window, with no signer known
+    contract = _via_contract([None, None])
+    plain = contract.assign(message_sender=pd.array([POOL[3]] * 2, dtype=schema.STRING))
+    for rules in (["round_trip"], movements.RULES):
+        assert movements.rebalancing(contract, rules=rules).empty
+        caught = movements.rebalancing(plain, rules=rules)
+        assert caught["rule"].tolist() == ["round_trip", "round_trip"]
+        assert caught["counterpart"].tolist() == ["t1", "t0"]
+    assert movements.rebalancing_share(contract)["rebalancing_volume"].sum() == 0.0
+    assert movements.rebalancing_share(plain)["round_trip_volume"].sum() == pytest.approx(2e-3)
+
+
+def test_a_signers_round_trip_through_an_integrators_contract_is_caught():
+    # the signer is known: the round trip is theirs, wherever the contract deposits for them
+    both = _via_contract([POOL[3], POOL[3]])
+    caught = movements.rebalancing(both)
+    assert caught["rule"].tolist() == ["round_trip", "round_trip"]
+    assert set(caught["end_user"]) == {POOL[3]}
+    assert set(caught["message_sender"]) == {FAST_MCTP}
+    # one leg through the contract, the other signed and deposited by the user: one trip
+    mixed = both.assign(message_sender=pd.array([FAST_MCTP, POOL[3]], dtype=schema.STRING))
+    assert movements.rebalancing(mixed)["counterpart"].tolist() == ["t1", "t0"]
+    # the return leg's signer unknown: the contract stands in for it, and is no end user
+    half = _via_contract([POOL[3], None])
+    assert movements.rebalancing(half).empty
 
 
 def test_integrators_count_the_end_users_behind_a_contract():
