@@ -420,12 +420,16 @@ def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> p
     -------
     pandas.DataFrame
         A subset of ``ledger``'s rows, in order (never more rows, never more volume).
+        When no transfer continues another, a shallow copy of ``ledger``: no
+        column is copied (pandas' copy-on-write keeps ``ledger`` as it is).
     """
     if not isinstance(ledger, pd.DataFrame):
         raise TypeError(f"dedupe() takes a pandas ledger, got {type(ledger).__name__}")
     window_ns = _window_ns(window)
     frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.dedupe")
     later, _ = _continued(frame, window_ns, actor_inputs.labels_of(labels))
+    if not len(later):
+        return ledger.copy(deep=False)
     keep = np.ones(len(ledger), dtype=bool)
     keep[later] = False
     return ledger.iloc[np.flatnonzero(keep)]

@@ -153,8 +153,13 @@ def test_forwarded_leg_is_counted_once():
     assert len(movements.dedupe(build([rows[0], {**rows[1], "amount": 1_001}]))) == 2
     assert len(movements.dedupe(ledger, window="4min")) == 2
     # an unlabelled plain address re-bridging its own money: two movements
-    plain = [{**rows[0], "recipient": POOL[3]}, {**rows[1], "sender": POOL[3]}]
-    assert len(movements.dedupe(build(plain))) == 2
+    plain = build([{**rows[0], "recipient": POOL[3]}, {**rows[1], "sender": POOL[3]}])
+    kept = movements.dedupe(plain)
+    # nothing dropped: the ledger's rows, as a frame of their own
+    pd.testing.assert_frame_equal(kept, plain)
+    assert kept is not plain
+    kept.loc[kept.index[0], "amount_raw"] = 0
+    assert plain["amount_raw"].iloc[0] == 1_000
 
 
 def test_bad_arguments_say_what_to_pass():
