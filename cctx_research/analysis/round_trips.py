@@ -15,6 +15,8 @@ Examples
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import narwhals.stable.v2 as nw
@@ -73,13 +75,35 @@ class Rows(NamedTuple):
     stamps: np.ndarray  # the burn's time, ns since the epoch (meaningless where not burned)
 
 
+_PART = 1 << 21  # rows below which one thread encodes
+
+
 def _encoded(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """Per value its code into the distinct values (-1: null), and those values: one hash
-    of the column."""
+    """Per value its code into the distinct values (-1: null), and those values, in order
+    of first appearance (as one ``dictionary_encode``).
+
+    A long column is encoded in parts on threads (Arrow's hashing releases the
+    GIL; a hash of ten million addresses is the longest step of the round
+    trips), then the parts' dictionaries are merged: the same codes as one pass.
+    """
     whole = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
-    encoded = whole.dictionary_encode()
-    codes = np.asarray(pc.fill_null(encoded.indices, -1))
-    return codes, encoded.dictionary
+    k = min(os.cpu_count() or 1, 4, len(whole) // _PART)
+    if k < 2:
+        encoded = whole.dictionary_encode()
+        return np.asarray(pc.fill_null(encoded.indices, -1)), encoded.dictionary
+    step = -(-len(whole) // k)
+    starts = range(0, len(whole), step)
+    with ThreadPoolExecutor(k) as pool:
+        parts = list(pool.map(lambda at: whole.slice(at, step).dictionary_encode(), starts))
+    distinct = pc.unique(pa.concat_arrays([part.dictionary for part in parts]))
+    codes = np.empty(len(whole), dtype=np.int32)
+    at = 0
+    for part in parts:
+        lookup = np.asarray(pc.index_in(part.dictionary, value_set=distinct), dtype=np.int32)
+        local = np.asarray(pc.fill_null(part.indices, -1))
+        codes[at : at + len(local)] = np.append(lookup, np.int32(-1))[local]
+        at += len(local)
+    return codes, distinct
 
 
 def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]:
@@ -194,8 +218,8 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     return low[high]
 
 
-def _duckdbrows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
-    """:func:`_facts` of a DuckDB ledger with no string per row crossing: the addresses
+def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
+    """:func:`engine_rows` of a DuckDB ledger with no string per row crossing: the addresses
     come as their hashes (exact: None if two share one), the depositors' strings once
     each, and the recipients only where the depositor may be labelled."""
     senders = actors_lazy.hashed_values(lf, "message_sender")
@@ -233,11 +257,13 @@ def _duckdbrows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
 
 
 def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows]:
-    """What :func:`rebalancing_share` reads of a Polars or DuckDB ledger, with ``burned``
-    and ``wrapped`` worked out in the engine: three string columns cross, not six
-    (none on DuckDB: see :func:`.actors_lazy.round_trip_rows`)."""
+    """The frame and :class:`Rows` that :func:`.movements.rebalancing_share` reads of a
+    Polars or DuckDB ledger, with ``burned`` and ``wrapped`` worked out in the engine:
+    three string columns cross, not six (none on DuckDB: see
+    :func:`.actors_lazy.round_trip_rows`). ``table``: the labels (None: none), whose
+    depositors' recipients DuckDB returns."""
     if lf.implementation is nw.Implementation.DUCKDB:
-        found = _duckdbrows(lf, table)
+        found = _duckdb_rows(lf, table)
         if found is not None:
             return found
     hook = nw.col("hook_data").str.len_chars() > 2

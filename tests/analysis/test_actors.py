@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import cctx_research as cctx
 from cctx_research import schema
-from cctx_research.analysis import actors, actors_lazy, movements, volumes
+from cctx_research.analysis import actors, actors_lazy, movements, round_trips, volumes
 from cctx_research.errors import DataError
 
 FAST_MCTP = "0xc1062b7c5dc8e4b1df9f200fe360cdc0ed6e7741"  # a labelled integrator on base/eth/arb
@@ -496,6 +496,23 @@ def test_engines_find_round_trips_by_signer_as_pandas_does(sample, engine):
     )["round_trip_volume"].sum()
     for col in want.columns:
         assert got[col].astype(str).tolist() == want[col].astype(str).tolist(), col
+
+
+def test_addresses_encoded_in_parts_give_the_numbers_of_one_pass(sample, monkeypatch):
+    # a long column is encoded on threads, a part each, and the parts' codes merged
+    rng = np.random.default_rng(3)
+    people = np.array([f"0x{k:040x}" for k in range(100, 120)], dtype=object)
+    signer = people[rng.integers(0, len(people), len(sample))]
+    signer[rng.random(len(sample)) < 0.5] = None
+    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    want = [movements.rebalancing(ledger), movements.rebalancing_share(ledger)]
+    monkeypatch.setattr(round_trips, "_PART", 1_000)
+    monkeypatch.setattr(round_trips.os, "cpu_count", lambda: 4)
+    got = [movements.rebalancing(ledger), movements.rebalancing_share(ledger)]
+    for a, b in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert len(want[0])
+    assert len(sample) > 4 * 1_000  # four parts
 
 
 def test_duckdb_without_exact_codes_collects_the_addresses(sample, monkeypatch):
