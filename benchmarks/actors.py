@@ -1,4 +1,4 @@
-"""Figure 11: the actor analyses on a large ledger, against a group-by in the same run.
+"""Figure 12: the actor analyses on a large ledger, against a group-by in the same run.
 
 Run::
 
@@ -26,7 +26,14 @@ interleaved):
   (the question asks "volume, transfers and routes per integrator");
 - ``movements.rebalancing_share()``: per (depositor, route), count and sum;
 - ``movements.dedupe()`` (pandas only: it returns the ledger's rows): per
-  recipient, count and sum.
+  recipient, count and sum, *plus* the ledger filtered to the rows dedupe
+  keeps (a boolean mask made before the timing), the two timed apart and
+  added (a copy run right after a group-by also pays for the group-by's
+  memory, up to twice the copy alone). Any answer that is the ledger without
+  some rows copies every column of the rows it keeps; the group-by alone
+  makes no such copy. The detail column gives the ratio against the
+  group-by alone too, and the time of the rule alone
+  (``movements.continuations``).
 
 The detail column also gives the ratio against a bare count-and-sum over the
 same keys where the question's group-by does more. The analyses do more than
@@ -214,6 +221,12 @@ CASES: list[Case] = [
 ]
 
 
+def _kept(ledger: pd.DataFrame) -> np.ndarray:
+    """A mask of as many rows as :func:`movements.dedupe` keeps (the same rows)."""
+    legs = movements.continuations(ledger)
+    return ~ledger["transfer_id"].isin(legs["transfer_id"]).to_numpy()
+
+
 def in_engine(con: Any, ledger: pd.DataFrame, pandas_fn: Any, sql: Any) -> Callable[[], Any]:
     """The group-by in the engine being measured: pandas, or DuckDB's SQL to a frame."""
     if con is None:
@@ -266,18 +279,29 @@ def main(argv: list[str] | None = None) -> int:
                 continue  # dedupe returns the pandas ledger's rows: pandas only
             base = in_engine(con, ledger, pandas_base, sql_base)
             value, baseline = best_pair(lambda fn=fn, data=data: fn(data), base, args.repeat)
-            ratio = value / baseline
             detail = f"{n:,} transfers; best of {args.repeat}, interleaved"
+            if name == "movements.dedupe":
+                # the baseline also filters the ledger to the rows dedupe keeps, timed apart:
+                # a copy run right after a group-by pays for the group-by's memory too
+                alone, kept = baseline, _kept(ledger)
+                _, copy = best_pair(lambda: None, lambda kept=kept: ledger[kept], args.repeat)
+                baseline = alone + copy
+            ratio = value / baseline
             if pandas_bare is not None:
                 bare_fn = in_engine(con, ledger, pandas_bare, sql_bare)
                 _, bare = best_pair(lambda: None, bare_fn, args.repeat)
                 detail += f"; {value / bare:.2f}x a bare count and sum ({bare:.2f} s)"
             if name == "movements.dedupe":
-                # what dedupe costs beyond the rule: a copy of the ledger's kept rows
+                # the group-by alone (no copy of the kept rows), and the rule alone
                 rule, _ = best_pair(
                     lambda: movements.continuations(ledger), lambda: None, args.repeat
                 )
-                detail += f"; the rule alone (movements.continuations) {rule:.2f} s"
+                detail += (
+                    f"; baseline: group-by {alone:.2f} s + the ledger filtered to the"
+                    f" {int(kept.sum()):,} rows kept {copy:.2f} s, timed apart;"
+                    f" {value / alone:.2f}x the group-by alone; the rule alone"
+                    f" (movements.continuations) {rule:.2f} s ({rule / alone:.2f}x)"
+                )
             row = Row(
                 f"12 {name} vs group-by ({engine})",
                 value,

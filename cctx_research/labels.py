@@ -469,16 +469,20 @@ def lookup(
     return labels(user).lookup(address, chain)
 
 
-def chains_of(frame: pd.DataFrame, column: str) -> np.ndarray | None:
+def chains_of(
+    frame: pd.DataFrame, column: str, rows: np.ndarray | None = None
+) -> np.ndarray | None:
     """The chain each row's address in ``column`` is on, or None if the frame does not say.
 
     ``message_sender`` (and ``burn_token``) live on the source chain, other
     address columns on the destination; read from ``source_chain`` /
-    ``destination_chain``, else the domain columns.
+    ``destination_chain``, else the domain columns. ``rows``: only those
+    positions' chains.
     """
     side = "source" if column in _SOURCE_SIDE else "destination"
     if f"{side}_chain" in frame.columns:
         names = frame[f"{side}_chain"]
+        names = names if rows is None else names.iloc[rows]
         if isinstance(names.dtype, pd.CategoricalDtype):
             # by code: one object per category, not one per row
             categories = np.append(np.asarray(names.cat.categories, dtype=object), None)
@@ -486,7 +490,8 @@ def chains_of(frame: pd.DataFrame, column: str) -> np.ndarray | None:
         names = names.astype(object)
         return names.where(names.notna(), None).to_numpy(dtype=object)
     if f"{side}_domain" in frame.columns:
-        uniq, inverse = unique_ints(frame[f"{side}_domain"].to_numpy())
+        domains = frame[f"{side}_domain"].to_numpy()
+        uniq, inverse = unique_ints(domains if rows is None else domains[rows])
         names = np.array([chains.chain_name(int(d)) for d in uniq], dtype=object)
         return names[inverse.ravel()]
     return None

@@ -24,11 +24,22 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import schema
 from . import engines
 
-__all__ = ["integrator_groups", "reduces", "relayer_groups", "with_nulls"]
+__all__ = [
+    "END_USER",
+    "hashed_values",
+    "integrator_groups",
+    "reduces",
+    "relayer_groups",
+    "round_trip_rows",
+    "signers",
+    "with_nulls",
+]
 
 _NW_TYPES = {"string": nw.String(), "Int64": nw.Int64()}
 
@@ -191,3 +202,74 @@ def integrator_groups(
     else:
         out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
     return out[[*columns, "end_users"]], (lo, hi)
+
+
+# --- round trips on DuckDB: integer codes of the addresses, not their strings ----------------
+#
+# The round-trip rule needs every row (a sort of each end user's burns), so its inputs cross
+# into Python per row; on DuckDB they cross as integers. DuckDB's ``hash`` of an address is
+# its code, made exact by a check that no two distinct values share one (then the caller
+# collects the strings instead). narwhals has no hash: this is the relation's own SQL, on
+# the ledger's fixed column names.
+
+_BURNED = (
+    "coalesce(burn_timestamp IS NOT NULL"
+    " AND NOT (burn_tx_hash IS NULL AND burn_block = -1), false)"
+)
+_WRAPPED = (
+    "(coalesce(length(hook_data) > 2, false)"
+    " OR coalesce(destination_caller = mint_recipient, false))"
+)
+END_USER = "coalesce(burn_tx_from, message_sender)"
+"""The end user of a transfer in SQL: who signed the burn, else the depositor."""
+
+
+def hashed_values(lf: nw.LazyFrame, expr: str) -> pa.Table | None:
+    """The distinct non-null values of the SQL ``expr`` (a DuckDB ledger's address column)
+    as ``h`` (their hash) and ``value``; None when two values share a hash."""
+    rel = lf.to_native()
+    # grouped by the value itself (the engine's own hash table), the hash read per group
+    found = (
+        rel.filter(f"({expr}) IS NOT NULL")
+        .aggregate(f"{expr} AS value, hash({expr}) AS h", expr)
+        .to_arrow_table()
+    )
+    if pc.count_distinct(found["h"]).as_py() < found.num_rows:
+        return None
+    return found
+
+
+def signers(lf: nw.LazyFrame) -> int:
+    """How many rows of a DuckDB ledger name the burn's signer (``burn_tx_from``)."""
+    return int(lf.to_native().aggregate("count(burn_tx_from) AS n").fetchall()[0][0])
+
+
+def round_trip_rows(lf: nw.LazyFrame, recipients_of: Sequence[int], *, users: bool) -> pa.Table:
+    """Per row of a DuckDB ledger, in its order, what the rebalancing rules read: the route,
+    ``amount_raw``, the burn's time (``stamp``, ns), ``burned``, ``wrapped``, ``same``
+    (depositor is recipient), ``signed`` (a signer is known), the depositor's hash
+    (``sender``), the end user's (``user``, only with ``users``) and ``mint_recipient``
+    where the depositor's hash is one of ``recipients_of`` (null elsewhere)."""
+    rel = lf.to_native()
+    sender = "CASE WHEN message_sender IS NULL THEN NULL ELSE hash(message_sender) END"
+    wanted = ", ".join(f"{int(h)}::UBIGINT" for h in recipients_of)
+    recipient = (
+        f"CASE WHEN hash(message_sender) IN ({wanted}) THEN mint_recipient END"
+        if wanted
+        else "CAST(NULL AS VARCHAR)"
+    )
+    columns = [
+        "source_domain",
+        "destination_domain",
+        "amount_raw",
+        "epoch_ns(burn_timestamp) AS stamp",
+        f"{_BURNED} AS burned",
+        f"{_WRAPPED} AS wrapped",
+        "coalesce(message_sender = mint_recipient, false) AS same",
+        "burn_tx_from IS NOT NULL AS signed",
+        f"{sender} AS sender",
+        f"{recipient} AS mint_recipient",
+    ]
+    if users:
+        columns.append(f"CASE WHEN {END_USER} IS NULL THEN NULL ELSE hash({END_USER}) END AS user")
+    return rel.project(", ".join(columns)).to_arrow_table()

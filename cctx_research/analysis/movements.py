@@ -22,7 +22,11 @@ flagged transfer carries the first rule, in this order, that caught it:
     transaction (``burn_tx_from``, where the source gives it: receipts,
     Dune's decoded tables), else the depositor (:func:`.actors.end_user`):
     two users of one integrator's contract going opposite ways are not a
-    round trip of that contract.
+    round trip of that contract. Where the depositor stands in and is a
+    labelled integrator (kind ``integrator`` on the burn's chain), the row
+    has no end user and is never a leg: the contract burns its users'
+    transfers both ways, and without the signer nothing says whose
+    (``labels=False``: every depositor stands in).
 ``self_transfer`` (opt-in)
     Depositor is the recipient, unlabelled: most such transfers are users
     bridging to their own address, which is why this rule is not in the
@@ -65,7 +69,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -73,7 +76,7 @@ import pyarrow.compute as pc
 
 from .. import labels as labels_
 from .. import schema
-from . import _common, _ledger, actor_inputs, actors, actors_lazy, engines, results
+from . import _ledger, actor_inputs, actors, actors_lazy, results, round_trips
 
 __all__ = [
     "ALL_RULES",
@@ -130,163 +133,70 @@ def _rules(rules: Any) -> tuple[str, ...]:
     return tuple(r for r in ALL_RULES if r in items)
 
 
-def _arrow(frame: pd.DataFrame, column: str) -> pa.ChunkedArray:
-    """A string column as Arrow (no copy for the ledger's own Arrow-backed strings)."""
-    return pa.chunked_array(pa.array(frame[column].astype(schema.STRING).array))
-
-
-def _true(values: Any) -> np.ndarray:
-    """An Arrow boolean result as numpy, null as False."""
-    return np.asarray(pc.fill_null(values, False), dtype=bool)
-
-
-def _wrapped(frame: pd.DataFrame) -> np.ndarray:
-    # ledger addresses are canonical (lowercase, 20-byte EVM): compared as they are
-    has_hook = _true(pc.greater(pc.utf8_length(_arrow(frame, "hook_data")), 2))
-    recipient = _arrow(frame, "mint_recipient")
-    self_relay = _true(pc.equal(_arrow(frame, "destination_caller"), recipient))
-    return has_hook | self_relay
-
-
-def _codes(values: pd.Series) -> np.ndarray:
-    return pd.factorize(values, use_na_sentinel=True)[0]
-
-
-def _round_trips(
-    frame: pd.DataFrame, window: int, burned: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of outbound legs and of the return legs that close them.
-
-    For each return leg (in burn order), the nearest outbound leg strictly
-    before it on the reverse route, if within ``window``; an outbound leg
-    is closed by the first return leg that finds it. Done on one sort by
-    (sender, pair of chains), with running maxima: what an as-of join would
-    do with a sort and a hash join per key.
-    """
-    sender = _codes(actor_inputs.end_user(frame))
-    src, dst, domains = actor_inputs.route_codes(frame)
-    d = len(domains)
-    stamps = frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")
-    pos = np.flatnonzero((sender >= 0) & (src != dst) & burned)
-    if len(pos) > 1 and (np.diff(stamps[pos]) < 0).any():  # a ledger is mostly in burn order
-        pos = pos[np.argsort(stamps[pos], kind="stable")]
-    # 32-bit positions where they fit: at ten million rows, memory is most of the time
-    index = np.int32 if len(frame) < 2**31 else np.int64
-    pos = pos.astype(index)
-    a, b = src[pos], dst[pos]
-    forward = a < b  # which way along its pair of chains
-    group = sender[pos] * (d * d) + np.minimum(a, b) * d + np.maximum(a, b)
-    del a, b
-    # by (sender, pair of chains), then time, then position: a stable sort of time order
-    order = _stable_order(group)
-    rows, group, forward = pos[order], group[order], forward[order]
-    del order, pos
-    t = stamps[rows]
-    n = len(rows)
-    if not n:
-        return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
-    k = np.arange(n, dtype=index)
-    new_group = np.ones(n, dtype=bool)
-    np.not_equal(group[1:], group[:-1], out=new_group[1:])
-    del group
-    new_time = new_group.copy()
-    new_time[1:] |= t[1:] != t[:-1]
-    group_start = np.maximum.accumulate(np.where(new_group, k, 0))
-    del new_group
-    before = np.maximum.accumulate(np.where(new_time, k, 0)) - 1  # the row before its time
-    del new_time
-    # the latest leg each way up to each row, read just before the row's own time
-    at = np.maximum(before, 0)
-    last = np.maximum.accumulate(np.where(forward, -1, k))
-    other = last[at]  # for a forward leg: the latest leg back
-    last = np.maximum.accumulate(np.where(forward, k, -1))
-    np.copyto(other, last[at], where=~forward)
-    del last, at
-    found = (before >= 0) & (other >= group_start)
-    del before, group_start
-    found[found] &= t[found] - t[other[found]] <= window
-    j, i = rows[found].astype("int64"), rows[other[found]].astype("int64")
-    # in burn order of the return legs; an outbound leg is closed by the first of them
-    by_return = np.lexsort((j, stamps[j]))
-    i, j = i[by_return], j[by_return]
-    _, first = np.unique(i, return_index=True)
-    first.sort()
-    return i[first], j[first]
-
-
-def _stable_order(keys: np.ndarray) -> np.ndarray:
-    """A stable argsort of non-negative integer ``keys``.
-
-    Keys under 2**32 take two 16-bit passes, each a radix sort (numpy's
-    stable sort of 16-bit integers): linear, where a stable sort of wider
-    integers merges (n log n, several times slower at ten million rows).
-    """
-    if not len(keys) or keys.min() < 0 or keys.max() >= 1 << 32:
-        return np.argsort(keys, kind="stable")
-    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    high = np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")
-    return low[high]
-
-
 def _operators(kinds: np.ndarray) -> np.ndarray:
-    """Which rows' label kind is an operator's (kinds: object, None where unlabelled)."""
-    out = np.zeros(len(kinds), dtype=bool)
-    labelled = np.flatnonzero(np.not_equal(kinds, None))
-    out[labelled] = [k in OPERATOR_KINDS for k in kinds[labelled]]
-    return out
+    """Which label kinds are an operator's (kinds: object, None where unlabelled)."""
+    return np.isin(kinds, list(OPERATOR_KINDS))
+
+
+def _sender_labels(table: Any, frame: pd.DataFrame, facts: round_trips.Rows) -> tuple:
+    """The rows whose depositor is labelled, with its ``label`` and ``kind`` there.
+
+    Only the rows whose depositor is a labelled address on some chain are
+    resolved, on their own chain: the distinct depositors are looked at, not
+    every row's.
+    """
+    distinct = pd.Series(pd.array(facts.senders, dtype=schema.STRING))
+    known = np.not_equal(table.resolve(distinct, None)[1], None)
+    rows = np.flatnonzero(np.append(known, False)[facts.sender])
+    if not len(rows):
+        return rows, np.zeros(0, dtype=object), np.zeros(0, dtype=object)
+    chains_ = labels_.chains_of(frame, "message_sender", rows)
+    addresses = pd.Series(pd.array(facts.senders.take(facts.sender[rows]), dtype=schema.STRING))
+    label, kind = table.resolve(addresses, chains_)
+    found = np.not_equal(kind, None)
+    return rows[found], label[found], kind[found]
 
 
 def _flags(
-    frame: pd.DataFrame,
-    window: int,
-    rules: tuple[str, ...],
-    table: Any,
-    *,
-    burned: np.ndarray | None = None,
-    wrapped: np.ndarray | None = None,
+    frame: pd.DataFrame, facts: round_trips.Rows, window: int, rules: tuple[str, ...], table: Any
 ) -> tuple:
     """Per row: the index in ``rules`` of the first rule that caught it (-1: none), and the
     position of the round trip's other leg (-1: none).
 
-    ``burned`` and ``wrapped`` (per row) are computed from ``frame`` unless an
-    engine has already computed them (its frame then lacks the columns they read).
+    ``frame`` gives the domains and, where the depositor is a labelled
+    operator, the recipient (an engine may leave the other rows' null).
     """
-    n = len(frame)
+    n = len(facts.sender)
     rule = np.full(n, -1, dtype="int8")
     counterpart = np.full(n, -1, dtype="int64")
-    burned = _ledger.burn_known(frame) if burned is None else burned
-    same = _true(pc.equal(_arrow(frame, "message_sender"), _arrow(frame, "mint_recipient")))
-    plain = ~(_wrapped(frame) if wrapped is None else wrapped)
-    s_label = r_label = np.full(n, None, dtype=object)
-    operator = r_operator = np.zeros(n, dtype=bool)
-    if table is not None and ({"same_address", "same_entity"} & set(rules)):
-        sender = frame["message_sender"].astype(schema.STRING)
-        s_label, s_kind = table.resolve(sender, labels_.chains_of(frame, "message_sender"))
-        operator = _operators(s_kind)
-        # both address rules need a labelled operator as depositor: only those rows'
-        # recipients are looked up
-        rows = np.flatnonzero(operator)
-        if len(rows):
+    burned, same, plain = facts.burned, facts.same, ~facts.wrapped
+    operator, integrator, entity = (np.zeros(n, dtype=bool) for _ in range(3))
+    if table is not None and ({"same_address", "same_entity", "round_trip"} & set(rules)):
+        rows, s_label, s_kind = _sender_labels(table, frame, facts)
+        is_operator = _operators(s_kind)
+        operator[rows[is_operator]] = True
+        integrator[rows[s_kind == "integrator"]] = True
+        # same_entity needs a labelled operator on both sides: only the recipients of
+        # rows with an operator as depositor are looked up
+        rows, s_label = rows[is_operator], s_label[is_operator]
+        if len(rows) and "same_entity" in rules:
             recipient = frame["mint_recipient"].astype(schema.STRING).iloc[rows]
-            chains_ = labels_.chains_of(frame, "mint_recipient")
-            label, kind = table.resolve(recipient, None if chains_ is None else chains_[rows])
-            r_label = np.full(n, None, dtype=object)
-            r_label[rows] = label
-            r_operator = np.zeros(n, dtype=bool)
-            r_operator[rows] = _operators(kind)
+            chains_ = labels_.chains_of(frame, "mint_recipient", rows)
+            r_label, r_kind = table.resolve(recipient, chains_)
+            both = _operators(r_kind)
+            entity[rows[both]] = s_label[both] == r_label[both]
     for k, name in enumerate(rules):
         todo = rule < 0
         if name == "same_address":
             hit = same & operator & plain
         elif name == "same_entity":
-            both = operator & r_operator
-            labelled = np.zeros(n, dtype=bool)
-            labelled[both] = s_label[both] == r_label[both]
-            hit = ~same & labelled & plain
+            hit = ~same & entity & plain
         elif name == "self_transfer":
             hit = same & plain
         else:
-            out_i, back_j = _round_trips(frame, window, burned)
+            # an integrator's contract standing in for its unknown signers is no end user
+            legs = burned & ~(integrator & ~facts.signed)
+            out_i, back_j = round_trips.round_trips(facts, window, legs)
             hit = np.zeros(n, dtype=bool)
             hit[out_i] = hit[back_j] = True
             take_i, take_j = todo[out_i], todo[back_j]
@@ -310,8 +220,10 @@ def rebalancing(
     rules : sequence of str, default :data:`RULES`
         Which rules to apply (see the module notes); ``"self_transfer"`` is opt-in.
     labels : bool, path or DataFrame, default True
-        The labels the address rules read (``False``: none, so only
-        round trips and self transfers can match).
+        The labels the address rules read, and which depositors are
+        integrators' contracts, no end user of a round trip (``False``:
+        none, so only round trips and self transfers can match, and every
+        depositor standing in is an end user).
 
     Returns
     -------
@@ -330,7 +242,8 @@ def rebalancing(
     """
     window_ns, chosen = _window_ns(window), _rules(rules)
     frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.rebalancing")
-    rule, counterpart = _flags(frame, window_ns, chosen, actor_inputs.labels_of(labels))
+    table = actor_inputs.labels_of(labels)
+    rule, counterpart = _flags(frame, round_trips.rows(frame), window_ns, chosen, table)
     keep = np.flatnonzero(rule >= 0)
     rows = frame.iloc[keep]
     out = pd.DataFrame(_ledger.routes(rows)).assign(transfer_id=rows["transfer_id"].to_numpy())
@@ -352,35 +265,6 @@ def rebalancing(
     return results.describe(out, span=_ledger.span(frame))
 
 
-def _facts(lf: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """What :func:`rebalancing_share` reads of a Polars or DuckDB ledger, with ``burned``
-    and ``wrapped`` worked out in the engine: two string columns cross, not six."""
-    hook = nw.col("hook_data").str.len_chars() > 2
-    self_relay = nw.col("destination_caller") == nw.col("mint_recipient")
-    burned = ~nw.col("burn_timestamp").is_null() & ~(
-        nw.col("burn_tx_hash").is_null() & (nw.col("burn_block") == -1)
-    )
-    frame = engines.collect(
-        lf.select(
-            "source_domain",
-            "destination_domain",
-            "amount_raw",
-            "burn_timestamp",
-            "message_sender",
-            "mint_recipient",
-            "burn_tx_from",
-            burned.fill_null(False).alias("__burned"),
-            (hook.fill_null(False) | self_relay.fill_null(False)).alias("__wrapped"),
-        )
-    )
-    frame = _common.typed(frame, "ledger")
-    return (
-        frame,
-        frame.pop("__burned").to_numpy(dtype=bool),
-        frame.pop("__wrapped").to_numpy(dtype=bool),
-    )
-
-
 def rebalancing_share(
     ledger: Any, *, window: Any = "1D", rules: Sequence[str] = RULES, labels: Any = True
 ) -> pd.DataFrame:
@@ -398,29 +282,27 @@ def rebalancing_share(
     """
     window_ns, chosen = _window_ns(window), _rules(rules)
     what = "movements.rebalancing_share"
+    table = actor_inputs.labels_of(labels)
     if actors_lazy.reduces(ledger):
-        frame, burned, wrapped = _facts(actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what))
+        lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
+        frame, facts = round_trips.engine_rows(lazy, table)
     else:
         frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
-        burned, wrapped = _ledger.burn_known(frame), None
+        facts = round_trips.rows(frame)
     # flags on every row (the rules only ever pair burned rows); burned rows counted below:
     # filtering the frame first would copy every string column
-    table = actor_inputs.labels_of(labels)
-    rule, _ = _flags(frame, window_ns, chosen, table, burned=burned, wrapped=wrapped)
-    src, dst, domains = actor_inputs.route_codes(frame)
-    d = len(domains)
-    route = (src * d + dst)[burned]
+    rule, _ = _flags(frame, facts, window_ns, chosen, table)
+    burned, domains = facts.burned, facts.domains
+    d, r = len(domains), len(chosen) + 1
+    route = (facts.src.astype(np.int64) * d + facts.dst)[burned]
     raw = frame["amount_raw"].to_numpy(dtype="int64")[burned]
-    rule = rule[burned]
-
-    def total(values: np.ndarray) -> np.ndarray:
-        out = np.zeros(d * d, dtype="int64")
-        np.add.at(out, route, values)
-        return out
-
-    zero = np.zeros_like(raw)
-    flagged = rule >= 0
-    count = np.bincount(route, minlength=d * d)
+    # one pass of exact sums per (route, rule or none): every total below is a sum of them
+    cell = route * r + (rule[burned].astype(np.int64) + 1)
+    sums = np.zeros(d * d * r, dtype="int64")
+    np.add.at(sums, cell, raw)
+    sums = sums.reshape(d * d, r)
+    counts = np.bincount(cell, minlength=d * d * r).reshape(d * d, r)
+    count = counts.sum(axis=1)
     present = np.flatnonzero(count)
     names = np.asarray(domains, dtype="int64")
     out = pd.DataFrame(
@@ -428,14 +310,12 @@ def rebalancing_share(
             "source_chain": actors._chain_categorical(names[present // d]),
             "destination_chain": actors._chain_categorical(names[present % d]),
             "count": count[present].astype("int64"),
-            "volume": _ledger.amount(total(raw)[present]),
-            "rebalancing_count": np.bincount(route[flagged], minlength=d * d)[present].astype(
-                "int64"
-            ),
-            "rebalancing_volume": _ledger.amount(total(np.where(flagged, raw, zero))[present]),
+            "volume": _ledger.amount(sums.sum(axis=1)[present]),
+            "rebalancing_count": counts[:, 1:].sum(axis=1)[present].astype("int64"),
+            "rebalancing_volume": _ledger.amount(sums[:, 1:].sum(axis=1)[present]),
             **{
-                f"{r}_volume": _ledger.amount(total(np.where(rule == k, raw, zero))[present])
-                for k, r in enumerate(chosen)
+                f"{name}_volume": _ledger.amount(sums[present, k + 1])
+                for k, name in enumerate(chosen)
             },
         }
     )
@@ -443,7 +323,10 @@ def rebalancing_share(
     out.insert(
         7, "volume_share", out["rebalancing_volume"] / out["volume"].where(out["volume"] > 0)
     )
-    span = results.span_of(frame["burn_timestamp"][burned].dropna())
+    stamps = facts.stamps[burned]
+    span = (None, None)
+    if len(stamps):
+        span = tuple(pd.Timestamp(int(f(stamps)), unit="ns", tz="UTC") for f in (np.min, np.max))
     return results.describe(
         _ledger.sort_groups(out, list(_ledger.ROUTE)), span=span, by=_ledger.ROUTE
     )
@@ -452,16 +335,17 @@ def rebalancing_share(
 def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray, np.ndarray]:
     """Positions of continuing legs and of the legs they continue."""
     minted = frame["mint_timestamp"].notna().to_numpy()
-    eligible = minted & _wrapped(frame)
+    eligible = minted & round_trips.wrapped_of(frame)
     if table is not None:
         _, kind = table.resolve(frame["mint_recipient"], labels_.chains_of(frame, "mint_recipient"))
         eligible |= minted & (kind == "integrator")
     if not eligible.any():
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
     # Arrow all the way: no Python string per row
-    recipient, sender = _arrow(frame, "mint_recipient"), _arrow(frame, "message_sender")
+    recipient = round_trips.arrow(frame, "mint_recipient")
+    sender = round_trips.arrow(frame, "message_sender")
     forwarders = pc.unique(recipient.filter(pa.array(eligible)))
-    candidate = _true(pc.is_in(sender, forwarders)) & _ledger.burn_known(frame)
+    candidate = round_trips.true(pc.is_in(sender, forwarders)) & _ledger.burn_known(frame)
     if not candidate.any():
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
     first, then = np.flatnonzero(eligible), np.flatnonzero(candidate)
@@ -536,12 +420,16 @@ def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> p
     -------
     pandas.DataFrame
         A subset of ``ledger``'s rows, in order (never more rows, never more volume).
+        When no transfer continues another, a shallow copy of ``ledger``: no
+        column is copied (pandas' copy-on-write keeps ``ledger`` as it is).
     """
     if not isinstance(ledger, pd.DataFrame):
         raise TypeError(f"dedupe() takes a pandas ledger, got {type(ledger).__name__}")
     window_ns = _window_ns(window)
     frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.dedupe")
     later, _ = _continued(frame, window_ns, actor_inputs.labels_of(labels))
+    if not len(later):
+        return ledger.copy(deep=False)
     keep = np.ones(len(ledger), dtype=bool)
     keep[later] = False
     return ledger.iloc[np.flatnonzero(keep)]

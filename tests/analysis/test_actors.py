@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import cctx_research as cctx
 from cctx_research import schema
-from cctx_research.analysis import actors, movements, volumes
+from cctx_research.analysis import actors, actors_lazy, movements, round_trips, volumes
 from cctx_research.errors import DataError
 
 FAST_MCTP = "0xc1062b7c5dc8e4b1df9f200fe360cdc0ed6e7741"  # a labelled integrator on base/eth/arb
@@ -153,8 +153,13 @@ def test_forwarded_leg_is_counted_once():
     assert len(movements.dedupe(build([rows[0], {**rows[1], "amount": 1_001}]))) == 2
     assert len(movements.dedupe(ledger, window="4min")) == 2
     # an unlabelled plain address re-bridging its own money: two movements
-    plain = [{**rows[0], "recipient": POOL[3]}, {**rows[1], "sender": POOL[3]}]
-    assert len(movements.dedupe(build(plain))) == 2
+    plain = build([{**rows[0], "recipient": POOL[3]}, {**rows[1], "sender": POOL[3]}])
+    kept = movements.dedupe(plain)
+    # nothing dropped: the ledger's rows, as a frame of their own
+    pd.testing.assert_frame_equal(kept, plain)
+    assert kept is not plain
+    kept.loc[kept.index[0], "amount_raw"] = 0
+    assert plain["amount_raw"].iloc[0] == 1_000
 
 
 def test_bad_arguments_say_what_to_pass():
@@ -219,13 +224,30 @@ def test_relayer_shares_match_plain_pandas(sample):
     np.testing.assert_allclose(got["volume_share"], want["volume_share"], rtol=1e-12)
 
 
-def plain_round_trips(ledger: pd.DataFrame, window: pd.Timedelta) -> set[str]:
-    """The round-trip rule, written as a loop over each sender's burns."""
+def plain_round_trips(
+    ledger: pd.DataFrame, window: pd.Timedelta, *, labels: bool = False
+) -> set[str]:
+    """The round-trip rule, written as a loop over each end user's burns.
+
+    The end user is the signer, else the depositor; with ``labels``, a depositor
+    standing in that is a labelled integrator on the burn's chain is no end user.
+    """
     flagged: set[str] = set()
-    rows = ledger[ledger["message_sender"].notna() & ledger["burn_timestamp"].notna()]
+    signer = ledger.get("burn_tx_from", pd.Series(pd.NA, index=ledger.index, dtype="string"))
+    rows = ledger.assign(user=signer.fillna(ledger["message_sender"]), signer=signer)
+    if labels:
+
+        def stands_in(r) -> bool:
+            if pd.notna(r.signer) or pd.isna(r.message_sender):
+                return False
+            found = cctx.labels.lookup(r.message_sender, int(r.source_domain))
+            return found is not None and found.kind == "integrator"
+
+        rows = rows[[not stands_in(r) for r in rows.itertuples()]]
+    rows = rows[rows["user"].notna() & rows["burn_timestamp"].notna()]
     rows = rows[rows["source_domain"] != rows["destination_domain"]]
     rows = rows.sort_values("burn_timestamp", kind="stable")
-    for _, mine in rows.groupby("message_sender"):
+    for _, mine in rows.groupby("user"):
         used: set[str] = set()
         seen: list[tuple] = []
         for r in mine.itertuples():
@@ -246,11 +268,14 @@ def plain_round_trips(ledger: pd.DataFrame, window: pd.Timedelta) -> set[str]:
     return flagged
 
 
-def test_round_trips_match_a_plain_loop(sample):
-    got = movements.rebalancing(sample, window="6h", rules=["round_trip"], labels=False)
-    want = plain_round_trips(sample, pd.Timedelta("6h"))
+@pytest.mark.parametrize("labels", [False, True])
+def test_round_trips_match_a_plain_loop(sample, labels):
+    got = movements.rebalancing(sample, window="6h", rules=["round_trip"], labels=labels)
+    want = plain_round_trips(sample, pd.Timedelta("6h"), labels=labels)
     assert want  # the sample's address pools make round trips common
     assert set(got["transfer_id"]) == want
+    if labels:  # the sample's integrator contracts burn both ways: none of that is a trip
+        assert len(want) < len(plain_round_trips(sample, pd.Timedelta("6h")))
     # each leg points at a leg of the same sender on the reverse route (a leg that both
     # closes one trip and opens the next points at one of the two)
     legs = got.set_index("transfer_id")
@@ -386,9 +411,13 @@ def _via_contract(users: list[str | None]) -> pd.DataFrame:
 
 
 def test_round_trips_are_by_the_end_user_where_the_source_gives_it():
-    # without senders the depositor stands in: the contract seems to go there and back
+    # without signers the depositor stands in; a labelled integrator's contract burning
+    # both ways is its users' transfers, not a trip
     unknown = movements.rebalancing(_via_contract([None, None]), rules=["round_trip"])
-    assert unknown["transfer_id"].tolist() == ["t0", "t1"]
+    assert unknown.empty
+    # without labels nothing says it is a contract: the depositor goes there and back
+    blind = movements.rebalancing(_via_contract([None, None]), rules=["round_trip"], labels=False)
+    assert blind["transfer_id"].tolist() == ["t0", "t1"]
     # two users of one contract going opposite ways are not a round trip
     two = movements.rebalancing(_via_contract([POOL[1], POOL[2]]), rules=["round_trip"])
     assert two.empty
@@ -396,6 +425,34 @@ def test_round_trips_are_by_the_end_user_where_the_source_gives_it():
     assert one["transfer_id"].tolist() == ["t0", "t1"]
     assert set(one["end_user"]) == {POOL[3]}
     assert set(one["message_sender"]) == {FAST_MCTP}
+
+
+def test_an_integrators_contract_is_no_round_trip_but_a_plain_address_is():
+    # the same two burns, A -> B then B -> A within the window, with no signer known
+    contract = _via_contract([None, None])
+    plain = contract.assign(message_sender=pd.array([POOL[3]] * 2, dtype=schema.STRING))
+    for rules in (["round_trip"], movements.RULES):
+        assert movements.rebalancing(contract, rules=rules).empty
+        caught = movements.rebalancing(plain, rules=rules)
+        assert caught["rule"].tolist() == ["round_trip", "round_trip"]
+        assert caught["counterpart"].tolist() == ["t1", "t0"]
+    assert movements.rebalancing_share(contract)["rebalancing_volume"].sum() == 0.0
+    assert movements.rebalancing_share(plain)["round_trip_volume"].sum() == pytest.approx(2e-3)
+
+
+def test_a_signers_round_trip_through_an_integrators_contract_is_caught():
+    # the signer is known: the round trip is theirs, wherever the contract deposits for them
+    both = _via_contract([POOL[3], POOL[3]])
+    caught = movements.rebalancing(both)
+    assert caught["rule"].tolist() == ["round_trip", "round_trip"]
+    assert set(caught["end_user"]) == {POOL[3]}
+    assert set(caught["message_sender"]) == {FAST_MCTP}
+    # one leg through the contract, the other signed and deposited by the user: one trip
+    mixed = both.assign(message_sender=pd.array([FAST_MCTP, POOL[3]], dtype=schema.STRING))
+    assert movements.rebalancing(mixed)["counterpart"].tolist() == ["t1", "t0"]
+    # the return leg's signer unknown: the contract stands in for it, and is no end user
+    half = _via_contract([POOL[3], None])
+    assert movements.rebalancing(half).empty
 
 
 def test_integrators_count_the_end_users_behind_a_contract():
@@ -420,6 +477,51 @@ def test_engines_count_end_users_as_pandas_does(sample, engine):
     assert got["integrator"].tolist() == want["integrator"].tolist()
     assert got["end_users"].tolist() == want["end_users"].tolist()
     assert want["end_users"].notna().any()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_find_round_trips_by_signer_as_pandas_does(sample, engine):
+    # a few signers behind many burns, some unnamed: round trips by signer, the depositor
+    # standing in (integrators' contracts excepted) where the source does not say
+    rng = np.random.default_rng(9)
+    people = np.array([f"0x{k:040x}" for k in range(100, 110)], dtype=object)
+    signer = people[rng.integers(0, len(people), len(sample))]
+    signer[rng.random(len(sample)) < 0.3] = None
+    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    want = movements.rebalancing_share(ledger, window="6h")
+    got = movements.rebalancing_share(as_engine(ledger, engine), window="6h")
+    assert want["round_trip_volume"].sum() > 0
+    assert want["round_trip_volume"].sum() != movements.rebalancing_share(
+        sample, window="6h"
+    )["round_trip_volume"].sum()
+    for col in want.columns:
+        assert got[col].astype(str).tolist() == want[col].astype(str).tolist(), col
+
+
+def test_addresses_encoded_in_parts_give_the_numbers_of_one_pass(sample, monkeypatch):
+    # a long column is encoded on threads, a part each, and the parts' codes merged
+    rng = np.random.default_rng(3)
+    people = np.array([f"0x{k:040x}" for k in range(100, 120)], dtype=object)
+    signer = people[rng.integers(0, len(people), len(sample))]
+    signer[rng.random(len(sample)) < 0.5] = None
+    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    want = [movements.rebalancing(ledger), movements.rebalancing_share(ledger)]
+    monkeypatch.setattr(round_trips, "_PART", 1_000)
+    monkeypatch.setattr(round_trips.os, "cpu_count", lambda: 4)
+    got = [movements.rebalancing(ledger), movements.rebalancing_share(ledger)]
+    for a, b in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert len(want[0])
+    assert len(sample) > 4 * 1_000  # four parts
+
+
+def test_duckdb_without_exact_codes_collects_the_addresses(sample, monkeypatch):
+    # two addresses sharing a hash: the codes would not be exact, so the strings cross
+    duckdb = pytest.importorskip("duckdb")
+    want = movements.rebalancing_share(sample)
+    monkeypatch.setattr(actors_lazy, "hashed_values", lambda lf, expr: None)
+    got = movements.rebalancing_share(duckdb.from_df(sample))
+    pd.testing.assert_frame_equal(got, want)
 
 
 # --- volume counted once (volumes' dedupe=) ---------------------------------------------------

@@ -1,0 +1,289 @@
+"""What the rebalancing rules read of each row, and the round-trip rule's matching.
+
+:func:`rows` gives the per-row facts of a pandas ledger; :func:`engine_rows`
+those of a Polars or DuckDB ledger, worked out in the engine where it can
+(on DuckDB no string per row crosses: the addresses come as exact integer
+codes, see :func:`.actors_lazy.round_trip_rows`). :func:`round_trips`
+pairs the legs (the rule is in :mod:`.movements`' notes).
+
+Examples
+--------
+>>> import numpy as np
+>>> stable_order(np.array([3, 1, 3, 0])).tolist()
+[3, 1, 0, 2]
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple
+
+import narwhals.stable.v2 as nw
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import schema
+from . import _common, _ledger, actor_inputs, actors_lazy, engines
+
+__all__ = [
+    "Rows",
+    "arrow",
+    "engine_rows",
+    "round_trips",
+    "rows",
+    "stable_order",
+    "true",
+    "wrapped_of",
+]
+
+
+def arrow(frame: pd.DataFrame, column: str) -> pa.ChunkedArray:
+    """A string column as Arrow (no copy for the ledger's own Arrow-backed strings)."""
+    return pa.chunked_array(pa.array(frame[column].astype(schema.STRING).array))
+
+
+def true(values: Any) -> np.ndarray:
+    """An Arrow boolean result as numpy, null as False."""
+    return np.asarray(pc.fill_null(values, False), dtype=bool)
+
+
+def wrapped_of(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose receiver acts on the mint: a hook, or the recipient relaying itself."""
+    # ledger addresses are canonical (lowercase, 20-byte EVM): compared as they are
+    has_hook = true(pc.greater(pc.utf8_length(arrow(frame, "hook_data")), 2))
+    recipient = arrow(frame, "mint_recipient")
+    self_relay = true(pc.equal(arrow(frame, "destination_caller"), recipient))
+    return has_hook | self_relay
+
+
+class Rows(NamedTuple):
+    """Per row, what the rules read besides the recipients' labels."""
+
+    burned: np.ndarray  # the burn's time is known
+    wrapped: np.ndarray  # the receiver acts on the mint (:func:`wrapped_of`)
+    same: np.ndarray  # the depositor is the recipient
+    sender: np.ndarray  # the depositor's code into ``senders`` (-1: none)
+    senders: pa.Array  # the distinct depositors
+    user: np.ndarray  # the end user's code (-1: none); ``sender`` where no signer is known
+    signed: np.ndarray  # the burn's signer is known (the depositor does not stand in)
+    src: np.ndarray  # source and destination codes into ``domains``
+    dst: np.ndarray
+    domains: list[int]
+    stamps: np.ndarray  # the burn's time, ns since the epoch (meaningless where not burned)
+
+
+_PART = 1 << 21  # rows below which one thread encodes
+
+
+def _encoded(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """Per value its code into the distinct values (-1: null), and those values, in order
+    of first appearance (as one ``dictionary_encode``).
+
+    A long column is encoded in parts on threads (Arrow's hashing releases the
+    GIL; a hash of ten million addresses is the longest step of the round
+    trips), then the parts' dictionaries are merged: the same codes as one pass.
+    """
+    whole = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
+    k = min(os.cpu_count() or 1, 4, len(whole) // _PART)
+    if k < 2:
+        encoded = whole.dictionary_encode()
+        return np.asarray(pc.fill_null(encoded.indices, -1)), encoded.dictionary
+    step = -(-len(whole) // k)
+    starts = range(0, len(whole), step)
+    with ThreadPoolExecutor(k) as pool:
+        parts = list(pool.map(lambda at: whole.slice(at, step).dictionary_encode(), starts))
+    distinct = pc.unique(pa.concat_arrays([part.dictionary for part in parts]))
+    codes = np.empty(len(whole), dtype=np.int32)
+    at = 0
+    for part in parts:
+        lookup = np.asarray(pc.index_in(part.dictionary, value_set=distinct), dtype=np.int32)
+        local = np.asarray(pc.fill_null(part.indices, -1))
+        codes[at : at + len(local)] = np.append(lookup, np.int32(-1))[local]
+        at += len(local)
+    return codes, distinct
+
+
+def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """:func:`.actor_inputs.route_codes`, as the smallest integers that hold them: the
+    round trips gather them per row, twice."""
+    src, dst, domains = actor_inputs.route_codes(frame)
+    small = np.min_scalar_type(max(len(domains) - 1, 0))
+    return src.astype(small), dst.astype(small), domains
+
+
+def rows(
+    frame: pd.DataFrame, *, burned: np.ndarray | None = None, wrapped: np.ndarray | None = None
+) -> Rows:
+    """The rows' facts of a pandas ``frame``; ``burned`` and ``wrapped`` unless an engine has
+    computed them (its frame then lacks the columns they read)."""
+    senders = arrow(frame, "message_sender")
+    sender, distinct = _encoded(senders)
+    same = true(pc.equal(senders, arrow(frame, "mint_recipient")))
+    signed = frame["burn_tx_from"].notna().to_numpy()
+    # the end user is the depositor unless a signer is known: one hash of the strings
+    user = _encoded(arrow(frame, "burn_tx_from").fill_null(senders))[0] if signed.any() else sender
+    src, dst, domains = _route_codes(frame)
+    return Rows(
+        burned=_ledger.burn_known(frame) if burned is None else burned,
+        wrapped=wrapped_of(frame) if wrapped is None else wrapped,
+        same=same,
+        sender=sender,
+        senders=distinct,
+        user=user,
+        signed=signed,
+        src=src,
+        dst=dst,
+        domains=domains,
+        stamps=frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64"),
+    )
+
+
+def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of outbound legs and of the return legs that close them.
+
+    Of the rows ``legs`` marks (burned, with an end user): for each return
+    leg (in burn order), the nearest outbound leg strictly before it on the
+    reverse route, if within ``window``; an outbound leg is closed by the
+    first return leg that finds it. Done on one sort by (end user, pair of
+    chains), with running maxima: what an as-of join would do with a sort
+    and a hash join per key.
+    """
+    sender, src, dst, stamps = facts.user, facts.src, facts.dst, facts.stamps
+    d = len(facts.domains)
+    pos = np.flatnonzero((sender >= 0) & (src != dst) & legs)
+    if len(pos) > 1 and (np.diff(stamps[pos]) < 0).any():  # a ledger is mostly in burn order
+        pos = pos[np.argsort(stamps[pos], kind="stable")]
+    # 32-bit positions where they fit: at ten million rows, memory is most of the time
+    index = np.int32 if len(sender) < 2**31 else np.int64
+    pos = pos.astype(index)
+    a, b = src[pos], dst[pos]
+    forward = a < b  # which way along its pair of chains
+    # (end user, pair of chains) as one key, 32-bit where it fits
+    wide = np.int32 if (int(sender.max(initial=0)) + 1) * d * d < 2**31 else np.int64
+    group = sender[pos].astype(wide)
+    group *= d * d
+    group += np.minimum(a, b).astype(wide) * d + np.maximum(a, b).astype(wide)
+    del a, b
+    # by (sender, pair of chains), then time, then position: a stable sort of time order
+    order = stable_order(group)
+    rows, group, forward = pos[order], group[order], forward[order]
+    del order, pos
+    t = stamps[rows]
+    n = len(rows)
+    if not n:
+        return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
+    k = np.arange(n, dtype=index)
+    new_group = np.ones(n, dtype=bool)
+    np.not_equal(group[1:], group[:-1], out=new_group[1:])
+    del group
+    new_time = new_group.copy()
+    new_time[1:] |= t[1:] != t[:-1]
+    group_start = np.maximum.accumulate(np.where(new_group, k, 0))
+    del new_group
+    before = np.maximum.accumulate(np.where(new_time, k, 0)) - 1  # the row before its time
+    del new_time
+    # the latest leg each way up to each row, read just before the row's own time
+    at = np.maximum(before, 0)
+    last = np.maximum.accumulate(np.where(forward, -1, k))
+    other = last[at]  # for a forward leg: the latest leg back
+    last = np.maximum.accumulate(np.where(forward, k, -1))
+    np.copyto(other, last[at], where=~forward)
+    del last, at
+    found = (before >= 0) & (other >= group_start)
+    del before, group_start
+    found[found] &= t[found] - t[other[found]] <= window
+    j, i = rows[found].astype("int64"), rows[other[found]].astype("int64")
+    # in burn order of the return legs; an outbound leg is closed by the first of them
+    by_return = np.lexsort((j, stamps[j]))
+    i, j = i[by_return], j[by_return]
+    _, first = np.unique(i, return_index=True)
+    first.sort()
+    return i[first], j[first]
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """A stable argsort of non-negative integer ``keys``.
+
+    Keys under 2**32 take two 16-bit passes, each a radix sort (numpy's
+    stable sort of 16-bit integers): linear, where a stable sort of wider
+    integers merges (n log n, several times slower at ten million rows).
+    """
+    if not len(keys) or keys.min() < 0 or keys.max() >= 1 << 32:
+        return np.argsort(keys, kind="stable")
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    high = np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")
+    return low[high]
+
+
+def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
+    """:func:`engine_rows` of a DuckDB ledger with no string per row crossing: the addresses
+    come as their hashes (exact: None if two share one), the depositors' strings once
+    each, and the recipients only where the depositor may be labelled."""
+    senders = actors_lazy.hashed_values(lf, "message_sender")
+    if senders is None:
+        return None
+    users = actors_lazy.signers(lf) > 0
+    if users and actors_lazy.hashed_values(lf, actors_lazy.END_USER) is None:
+        return None
+    recipients_of: list[int] = []
+    if table is not None:
+        values = pd.Series(pd.array(senders["value"].combine_chunks(), dtype=schema.STRING))
+        known = np.not_equal(table.resolve(values, None)[1], None)
+        recipients_of = senders["h"].to_numpy()[known].tolist()
+    got = actors_lazy.round_trip_rows(lf, recipients_of, users=users)
+    sender, hashes = _encoded(got["sender"])
+    distinct = senders["value"].combine_chunks().take(pc.index_in(hashes, value_set=senders["h"]))
+    frame = pd.DataFrame(index=pd.RangeIndex(got.num_rows))
+    for col in ("source_domain", "destination_domain", "amount_raw"):
+        frame[col] = got[col].to_numpy().astype(np.int64, copy=False)  # a block each, no copy
+    frame["mint_recipient"] = pd.array(got["mint_recipient"].combine_chunks(), dtype=schema.STRING)
+    src, dst, domains = _route_codes(frame)
+    return frame, Rows(
+        burned=true(got["burned"]),
+        wrapped=true(got["wrapped"]),
+        same=true(got["same"]),
+        sender=sender,
+        senders=distinct,
+        user=_encoded(got["user"])[0] if users else sender,
+        signed=true(got["signed"]),
+        src=src,
+        dst=dst,
+        domains=domains,
+        stamps=np.asarray(pc.fill_null(got["stamp"], 0), dtype=np.int64),
+    )
+
+
+def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows]:
+    """The frame and :class:`Rows` that :func:`.movements.rebalancing_share` reads of a
+    Polars or DuckDB ledger, with ``burned`` and ``wrapped`` worked out in the engine:
+    three string columns cross, not six (none on DuckDB: see
+    :func:`.actors_lazy.round_trip_rows`). ``table``: the labels (None: none), whose
+    depositors' recipients DuckDB returns."""
+    if lf.implementation is nw.Implementation.DUCKDB:
+        found = _duckdb_rows(lf, table)
+        if found is not None:
+            return found
+    hook = nw.col("hook_data").str.len_chars() > 2
+    self_relay = nw.col("destination_caller") == nw.col("mint_recipient")
+    burned = ~nw.col("burn_timestamp").is_null() & ~(
+        nw.col("burn_tx_hash").is_null() & (nw.col("burn_block") == -1)
+    )
+    frame = engines.collect(
+        lf.select(
+            "source_domain",
+            "destination_domain",
+            "amount_raw",
+            "burn_timestamp",
+            "message_sender",
+            "mint_recipient",
+            "burn_tx_from",
+            burned.fill_null(False).alias("__burned"),
+            (hook.fill_null(False) | self_relay.fill_null(False)).alias("__wrapped"),
+        )
+    )
+    frame = _common.typed(frame, "ledger")
+    burned_, wrapped = (frame.pop(c).to_numpy(dtype=bool) for c in ("__burned", "__wrapped"))
+    return frame, rows(frame, burned=burned_, wrapped=wrapped)
