@@ -61,6 +61,7 @@ def _actors(ctx: Context) -> Sequence[Part]:
     once = movements.dedupe(ledger)
     net = float(once["amount_raw"].sum()) / 1e6
     labelled = integrated["integrator_label"].notna()
+    signers = "burn_tx_from" in ledger.columns and bool(ledger["burn_tx_from"].notna().any())
     ctx.data.update(relayers=relayed, integrators=integrated, rebalancing=flagged)
     top = relayed[relayed["relayer"].notna()].head(1)
     parts: list[Part] = [
@@ -106,8 +107,14 @@ def _actors(ctx: Context) -> Sequence[Part]:
             "recipient. Depositor: the burn's message sender, an application's contract when "
             "it burns for its users; labels from the bundled table (Circle's contracts and "
             "integrators' published addresses) or your own. Rebalancing: an operator moving "
-            "its own money (the same labelled address or entity on both sides) or one address "
-            "burning A to B and back within a day. Counted once: a leg that continues an "
+            "its own money (the same labelled address or entity on both sides) or one end "
+            "user burning A to B and back within a day (the end user: who signed the burn, "
+            "else the depositor unless it is a labelled integrator's contract)."
+            + ("" if signers else " This data names no burn's signer (burn_tx_from: receipts "
+               "and cryo give it, eth_getLogs does not), so an unlabelled contract burning for "
+               "many users is one end user here, and its users' opposite transfers read as "
+               "its round trips.")
+            + " Counted once: a leg that continues an "
             "earlier one (burned by the contract the earlier leg minted to) is left out, so a "
             "movement wrapped by an integrator is counted once."
             + (" The sample's relayers, integrator shares and rebalancing are synthetic."
