@@ -21,7 +21,12 @@ not change):
   caller): the ``destination_caller`` when one is set (only it may relay),
   else the recipient relaying itself for a share, else one of a few
   relayers with Zipf-like shares (a handful of operators relay most
-  messages).
+  messages);
+- *end users*: every burn gets its signer, ``burn_tx_from`` (what receipts
+  and cryo give): the depositor when it sends for itself; behind a router or
+  an integrator's contract, the user it burns for (one of the sample's
+  senders, drawn evenly); the rebalancer's operator account for its
+  own moves. So the actor analyses can follow the user behind a contract.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import pandas as pd
 
 from .. import chains
 from .. import labels as labels_
-from .sample_tables import calibration, hex_strings, spell_addresses
+from .sample_tables import address_pools, calibration, hex_strings, spell_addresses
 
 __all__ = ["assign"]
 
@@ -62,6 +67,7 @@ def _cast(seed: int) -> Mapping[str, Any]:
         "evm_relayers": hex_strings(rng.integers(0, 256, (n, 20), dtype=np.uint8), 20),
         "raw_relayers": {w: rng.integers(0, 256, (n, w), dtype=np.uint8) for w in (20, 32)},
         "relayer_cdf": np.cumsum(weights) / weights.sum(),
+        "operator": str(hex_strings(rng.integers(0, 256, (1, 20), dtype=np.uint8), 20)[0]),
     }
 
 
@@ -116,11 +122,35 @@ def assign(frame: pd.DataFrame, *, routers: np.ndarray, seed: int, day: int) -> 
         relayer[rows] = spell_addresses(cast["raw_relayers"][width][which[rows]], names[d])
     relayer[~minted] = None
 
+    signer = _signers(sender, src, routed | take | moving, rng, seed)
+    signer[moving] = cast["operator"]
+
     out = frame.copy()
+    out["burn_tx_from"] = pd.array(signer, dtype=frame["message_sender"].dtype)
     out["message_sender"] = pd.array(sender, dtype=frame["message_sender"].dtype)
     out["mint_recipient"] = pd.array(recipient, dtype=frame["mint_recipient"].dtype)
     out["relayer"] = pd.array(relayer, dtype=frame["relayer"].dtype)
     return out
+
+
+def _signers(sender: np.ndarray, src: np.ndarray, contract: np.ndarray,
+             rng: np.random.Generator, seed: int) -> np.ndarray:  # fmt: skip
+    """Who signed each burn: the depositor, or for a ``contract`` depositor one of the
+    sample's senders on the source chain, drawn evenly (a contract's users are many and
+    small, not the heavy senders who send for themselves)."""
+    pools = address_pools(seed)
+    signer = sender.copy()
+    u = rng.random(len(sender))
+    for d in np.unique(src[contract]):
+        rows = np.flatnonzero(contract & (src == d))
+        name = chains.chain_name(int(d))
+        if chains.address_format(int(d)) == "evm":
+            signer[rows] = pools["senders"][(u[rows] * len(pools["senders"])).astype(int)]
+        elif name in pools:
+            pool = pools[name]
+            raw = pool["senders"][(u[rows] * len(pool["senders"])).astype(int)]
+            signer[rows] = spell_addresses(raw, name)
+    return signer
 
 
 def _zero(chain: str) -> str:

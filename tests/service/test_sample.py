@@ -347,3 +347,26 @@ def test_the_samples_actors_are_the_labelled_cast_with_its_own_shares():
     assert len(own) > 0
     caught = movements.rebalancing(ledger, rules=["same_address"])
     assert set(own["transfer_id"]) <= set(caught["transfer_id"])
+
+
+def test_the_samples_burns_name_their_signers():
+    """burn_tx_from: the depositor sending for itself, a user behind a contract."""
+    from cctx_research import labels
+    from cctx_research.analysis import actors
+
+    ledger = cctx.load_sample(as_of="2024-07-01", days=3)
+    assert ledger["burn_tx_from"].notna().all()
+    named = labels.attach(ledger[["message_sender", "source_domain", "destination_domain"]])
+    contract = (named["message_sender_kind"] == "integrator").fillna(False).to_numpy()
+    signed = ledger["burn_tx_from"].to_numpy()
+    sender = ledger["message_sender"].to_numpy()
+    assert (signed[contract] != sender[contract]).all()  # never the contract itself
+    own = ~contract & (signed == sender)
+    assert own.mean() > 0.3  # most direct senders sign for themselves
+    # the integrators' end users are many: the analysis counts them
+    table = actors.integrators(ledger)
+    mayan = table[table["integrator_label"].fillna("").str.startswith("Mayan")]
+    assert (mayan["end_users"] > 100).all()
+    # drawn from the seed: the same sample twice, the same signers
+    again = cctx.load_sample(as_of="2024-07-01", days=3)
+    pd.testing.assert_series_equal(ledger["burn_tx_from"], again["burn_tx_from"])
