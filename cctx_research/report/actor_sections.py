@@ -27,8 +27,8 @@ _RELAYER_HEADERS = {
 }  # fmt: skip
 _INTEGRATOR_HEADERS = {
     "integrator_label": "integrator", "integrator": "depositor", "transfers": "transfers",
-    "volume": "volume (USDC)", "volume_share": "share of volume", "routes": "routes",
-    "v2_share": "share on V2",
+    "end_users": "end users", "volume": "volume (USDC)",
+    "volume_share": "share of volume", "routes": "routes", "v2_share": "share on V2",
 }  # fmt: skip
 
 
@@ -105,7 +105,8 @@ def _actors(ctx: Context) -> Sequence[Part]:
             "Relayer: who called receiveMessage on the destination (MessageReceived's caller), "
             "who paid to mint; a transfer whose recipient relays itself counts under the "
             "recipient. Depositor: the burn's message sender, an application's contract when "
-            "it burns for its users; labels from the bundled table (Circle's contracts and "
+            "it burns for its users (end users: the distinct signers of its burns, where the "
+            "data names them); labels from the bundled table (Circle's contracts and "
             "integrators' published addresses) or your own. Rebalancing: an operator moving "
             "its own money (the same labelled address or entity on both sides) or one end "
             "user burning A to B and back within a day (the end user: who signed the burn, "

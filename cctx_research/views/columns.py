@@ -50,6 +50,7 @@ HEADERS: Mapping[str, str] = {
     # how many
     "count": "transfers",
     "transaction_count": "transfers",
+    "end_users": "end users",
     "count_in": "transfers in",
     "count_out": "transfers out",
     "count_share": "share of transfers",

@@ -20,8 +20,8 @@ ROLES: tuple[str, ...] = ("relayers", "depositors", "rebalancing")
 _SHOWN = {
     "relayers": ["relayer_label", "relayer", "mints", "volume", "mint_share", "volume_share",
                  "median_relay_s"],
-    "depositors": ["integrator_label", "integrator", "transfers", "volume", "volume_share",
-                   "routes", "v2_share"],
+    "depositors": ["integrator_label", "integrator", "transfers", "end_users", "volume",
+                   "volume_share", "routes", "v2_share"],
     "rebalancing": ["source_chain", "destination_chain", "count", "volume", "rebalancing_volume",
                     "volume_share"],
 }  # fmt: skip
