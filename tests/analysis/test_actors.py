@@ -467,13 +467,18 @@ def test_integrators_count_the_end_users_behind_a_contract():
     assert none["end_users"].isna().all()
 
 
+def _with_signers(ledger: pd.DataFrame, *, seed: int, people: int, unnamed: float) -> pd.DataFrame:
+    """``ledger`` whose burns are signed by a few ``people``, a share ``unnamed`` unsaid."""
+    rng = np.random.default_rng(seed)
+    who = np.array([f"0x{k:040x}" for k in range(100, 100 + people)], dtype=object)
+    signer = who[rng.integers(0, len(who), len(ledger))]
+    signer[rng.random(len(ledger)) < unnamed] = None
+    return ledger.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_engines_count_end_users_as_pandas_does(sample, engine):
-    rng = np.random.default_rng(8)
-    people = np.array([f"0x{k:040x}" for k in range(100, 140)], dtype=object)
-    signer = people[rng.integers(0, len(people), len(sample))]
-    signer[rng.random(len(sample)) < 0.2] = None  # some sources do not say
-    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    ledger = _with_signers(sample, seed=8, people=40, unnamed=0.2)  # some sources do not say
     want = actors.integrators(ledger, labels=False)
     got = actors.integrators(as_engine(ledger, engine), labels=False)
     assert got["integrator"].tolist() == want["integrator"].tolist()
@@ -485,11 +490,7 @@ def test_engines_count_end_users_as_pandas_does(sample, engine):
 def test_engines_find_round_trips_by_signer_as_pandas_does(sample, engine):
     # a few signers behind many burns, some unnamed: round trips by signer, the depositor
     # standing in (integrators' contracts excepted) where the source does not say
-    rng = np.random.default_rng(9)
-    people = np.array([f"0x{k:040x}" for k in range(100, 110)], dtype=object)
-    signer = people[rng.integers(0, len(people), len(sample))]
-    signer[rng.random(len(sample)) < 0.3] = None
-    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    ledger = _with_signers(sample, seed=9, people=10, unnamed=0.3)
     want = movements.rebalancing_share(ledger, window="6h")
     got = movements.rebalancing_share(as_engine(ledger, engine), window="6h")
     assert want["round_trip_volume"].sum() > 0
@@ -502,11 +503,7 @@ def test_engines_find_round_trips_by_signer_as_pandas_does(sample, engine):
 
 def test_addresses_encoded_in_parts_give_the_numbers_of_one_pass(sample, monkeypatch):
     # a long column is encoded on threads, a part each, and the parts' codes merged
-    rng = np.random.default_rng(3)
-    people = np.array([f"0x{k:040x}" for k in range(100, 120)], dtype=object)
-    signer = people[rng.integers(0, len(people), len(sample))]
-    signer[rng.random(len(sample)) < 0.5] = None
-    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    ledger = _with_signers(sample, seed=3, people=20, unnamed=0.5)
     want = [movements.rebalancing(ledger), movements.rebalancing_share(ledger)]
     monkeypatch.setattr(round_trips, "_PART", 1_000)
     monkeypatch.setattr(round_trips.os, "cpu_count", lambda: 4)
