@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -84,7 +85,10 @@ def _bytes32_canonical(raw: pa.Array) -> pa.Array | None:
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def _respell(value: str, fmt: str) -> str:
+    # cached: a pull's pages name the same addresses again and again (a Solana or Noble
+    # address is a big-number base change or a checksum in Python, 20-60 us each)
     raw = _hex_bytes(value, fmt)
     return value if raw is None else _encode(raw, fmt)
 
@@ -127,12 +131,9 @@ def canonical_addresses(values: Sequence[Any], chains: Any = None) -> pd.Series:
     other &= pc.fill_null(pc.starts_with(out, "0x"), False).to_numpy(zero_copy_only=False)
     if other.any():
         rows = np.flatnonzero(other)
-        pairs = pd.DataFrame({"v": series.iloc[rows].to_numpy(), "f": codes[rows]})
-        uniques = pairs.drop_duplicates()
-        spelled = {
-            (v, f): _respell(v, formats[f]) for v, f in zip(uniques["v"], uniques["f"], strict=True)
-        }
-        series.iloc[rows] = [spelled[(v, f)] for v, f in zip(pairs["v"], pairs["f"], strict=True)]
+        values_ = series.iloc[rows].to_numpy(dtype=object)
+        series.iloc[rows] = [_respell(v, formats[f]) for v, f in zip(values_, codes[rows].tolist(),
+                                                                        strict=True)]  # fmt: skip
     return series
 
 
