@@ -463,8 +463,3 @@ def test_owners_are_counted_alike_on_polars():
     assert got["address"].tolist() == [OWNER]
     assert got["volume_raw"].tolist() == addresses.top(t)["volume_raw"].tolist()
     assert addresses.profile(OWNER, frame).transfers == 2
-
-
-def test_frames_without_owners_rank_recipients_as_written(small):
-    assert "mint_recipient_owner" not in small.columns
-    assert addresses.top(small)["address"].tolist() == [addr(4), addr(2), addr(1), addr(3)]

@@ -370,3 +370,35 @@ def test_iris_is_asked_for_solana_burns_by_their_signature(solana_node, tmp_path
     burn = cctx.load(tmp_path / "c").set_index("burn_tx_hash").loc[signature]
     assert burn["nonce"] == attested["decoded"]["nonce"]
     assert burn["amount_raw"] == 100_010_100_000
+
+
+def test_ctrl_c_stops_a_solana_sync_and_the_next_run_goes_on(tmp_path):
+    """SIGINT to `cctx-research sync --chain solana=...` mid-run: exit 130 with one line, the
+    parts written kept; the same command again completes the dataset, each transaction once."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    standin = SolanaStandin(max_limit=1)  # a page a signature: a part after each
+    standin.delay = 0.25  # a distant node, so the signal lands mid-run
+    out = tmp_path / "cctp"
+    with Node(standin) as node:
+        cmd = [sys.executable, "-m", "cctx_research.cli", "sync", "--chain",
+               f"solana={node.url}", "--from", "0", "--out", str(out), "--no-progress"]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        parts = out / "solana" / "transactions"
+        deadline = time.monotonic() + 120
+        while not list(parts.glob("*.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines()[-1] == "cctx-research: interrupted"
+        assert "Traceback" not in err
+        kept = _stored(out)
+        assert 1 <= len(kept) < len(CCTP)  # stopped in the middle, what was written kept
+        standin.delay = 0
+        cctx.sync(out, {"solana": node.url}, progress=False)  # the same sync again
+    assert sorted(_stored(out)) == sorted(CCTP)  # complete, each transaction once
+    assert len(cctx.load(out)) == 7

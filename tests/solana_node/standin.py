@@ -53,6 +53,8 @@ Rate limits and failures, as public nodes give them:
 - :attr:`~SolanaStandin.fail_after`: after N requests answered, every
   request fails: ``"unhealthy"`` answers Agave's ``-32005 "Node is behind by
   {n} slots"`` (with ``data.numSlotsBehind``), ``"unavailable"`` HTTP 503.
+- :attr:`~SolanaStandin.delay`: seconds each request waits before its
+  answer (a distant node; the Ctrl-C test stops a sync in the middle).
 - :attr:`~SolanaStandin.batches` ``False``: a JSON-RPC batch (a top-level
   array) is answered with one JSON-RPC 2.0 ``-32600 "Invalid Request"``
   object, as nodes with batching off answer (many do: solana-developers/
@@ -69,6 +71,7 @@ import collections
 import copy
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -135,6 +138,7 @@ class SolanaStandin:
         self.max_limit = max_limit
         self.genesis = MAINNET_GENESIS
         self.batches = True
+        self.delay = 0.0
         self.throttle = 0
         self.throttle_method: str | None = None
         self.retry_after: str | None = None
@@ -277,6 +281,8 @@ class SolanaStandin:
         head_call = call[0] if isinstance(call, list) and call else call
         first_id = head_call.get("id") if isinstance(head_call, dict) else None
         method = head_call.get("method") if isinstance(head_call, dict) else None
+        if self.delay:
+            time.sleep(self.delay)
         with self._lock:
             self.requests += 1
             failing = self.fail_after is not None and self.answered >= self.fail_after
