@@ -318,7 +318,7 @@ def _solana(dataset: Dataset, state: dict[str, Any], url: str, start: Any, end: 
 def build_ledger(dataset: Dataset) -> int:
     """Load every chain's logs as one ledger into ``ledger.parquet``; returns its transfers."""
     from ..ingest import load
-    from ..ingest.output import write_atomically
+    from ..storage import write_atomically
 
     files = dataset.log_files()
     solana = dataset.root / "solana" / "transactions"

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from .. import addressing, errors
-from ..ingest.output import write_atomically
+from ..storage import write_atomically
 
 __all__ = ["UNRESOLVED", "IrisRun", "ask", "messages_path"]
 

@@ -50,7 +50,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import DataError
-from ..ingest.output import replace_atomically
+from ..storage import replace_atomically
 
 __all__ = ["FORMAT", "LOG_SCHEMA", "Dataset"]
 
