@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -404,7 +405,8 @@ def replace_atomically(path: str | os.PathLike[str], write: Callable[[Path], obj
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # the first error is the one to tell
+            Path(tmp).unlink(missing_ok=True)
         raise
     return path
 
