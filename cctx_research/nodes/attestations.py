@@ -16,7 +16,8 @@ The ledger is then built with the attested nonces
 (:func:`cctx_research.ingest.load`'s ``attested=``), and
 :func:`cctx_research.analysis.pending.stuck` reads the messages to say why
 a transfer waits. Each file is replaced atomically: a crash keeps the last
-complete one.
+complete one (``docs/datasets.md``: these are whole tables of the sync
+dataset, not parts).
 """
 
 from __future__ import annotations
