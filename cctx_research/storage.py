@@ -58,6 +58,7 @@ __all__ = [
     "Manifest",
     "Part",
     "dataset_kind",
+    "manifest_path",
     "parse_part",
     "read_manifest",
     "replace_atomically",
@@ -249,6 +250,17 @@ class Manifest:
         return {"format": self.format, "kind": self.kind,
                 "library_version": self.library_version, "synthetic": self.synthetic,
                 "state": self.state}  # fmt: skip
+
+
+def manifest_path(directory: str | os.PathLike[str]) -> Path:
+    """The file that holds the dataset's manifest: ``_cctx.json``, or the old layout's
+    file while a format-1 dataset is not upgraded yet."""
+    root = Path(directory)
+    if not (root / MANIFEST).is_file():
+        for name in _LEGACY_MANIFESTS:
+            if (root / name).is_file():
+                return root / name
+    return root / MANIFEST
 
 
 def dataset_kind(directory: str | os.PathLike[str]) -> str | None:

@@ -77,12 +77,15 @@ def test_a_part_that_cannot_be_named_is_refused():
 
 def test_the_manifest_round_trips_and_replaces_the_old_state_file(tmp_path):
     assert storage.read_manifest(tmp_path, kinds=("sync",), instead="x") is None
+    assert storage.dataset_kind(tmp_path) is None
     (tmp_path / "sync.json").write_text(json.dumps({"format": 1, "chains": {"base": {}}}))
     old = storage.read_manifest(tmp_path, kinds=("sync",), instead="x")
     assert old == Manifest("sync", {"chains": {"base": {}}}, format=1, library_version=None)
     assert storage.dataset_kind(tmp_path) == "sync"
+    assert storage.manifest_path(tmp_path) == tmp_path / "sync.json"
     path = storage.write_manifest(tmp_path, Manifest("sync", old.state))
     assert not (tmp_path / "sync.json").exists()
+    assert storage.manifest_path(tmp_path) == path == tmp_path / storage.MANIFEST
     raw = json.loads(path.read_text())
     assert raw == {"format": storage.FORMAT, "kind": "sync",
                    "library_version": cctx_research.__version__, "synthetic": False,

@@ -186,7 +186,7 @@ def sync_solana(
     transport : BaseTransport, optional
         The wire (tests).
     state : dict
-        ``sync.json``'s entry for Solana (updated in place).
+        The checkpoint entry for Solana in the manifest's state (updated in place).
     save : callable, optional
         Writes the whole state file; called after every part.
     timeout, retries, max_workers : float, int, int

@@ -121,9 +121,7 @@ class Dataset:
     @property
     def state_path(self) -> Path:
         """The manifest, or the state file of a dataset still in the old layout."""
-        manifest = self.root / storage.MANIFEST
-        legacy = self.root / "sync.json"
-        return legacy if not manifest.is_file() and legacy.is_file() else manifest
+        return storage.manifest_path(self.root)
 
     def state(self) -> dict[str, Any]:
         """The checkpoints, to sync on: a fresh state, or the manifest's (upgraded in place).

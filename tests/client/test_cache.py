@@ -254,8 +254,7 @@ def test_two_processes_share_a_cache(service, tmp_path):
     script = textwrap.dedent(
         f"""
         import pandas as pd
-        from cctx_research import storage
-from cctx_research.client import Client
+        from cctx_research.client import Client
         c = Client({service.url!r}, {PROJECT_ID!r}, {API_KEY!r}, cache_dir={str(tmp_path)!r},
                    page_size=10, max_workers=4, chunk="2h", progress=False,
                    clock=lambda: pd.Timestamp({AS_OF.isoformat()!r}))
