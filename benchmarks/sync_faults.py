@@ -22,8 +22,8 @@ the fault or after the run that resumed it:
   as on a full disk with ``ENOSPC``) lets the first parts through and stops a
   later one: a ``DataError`` naming the dataset and what to do, the
   checkpointed parts kept, the rerun exact;
-* a dataset of an older and of a newer format (``sync.json``): one line
-  saying what to do, the dataset untouched.
+* a dataset of an older and of a newer format (its manifest ``_cctx.json``):
+  one line saying what to do, the dataset untouched.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Any
 
 import pandas as pd
 
-from cctx_research import errors
+from cctx_research import errors, storage
 from cctx_research.cli import main as cli_main
 from cctx_research.nodes import status, sync
 from cctx_research.nodes.engine import contracts_of
@@ -158,10 +158,15 @@ def _when(ready: Any, action: Any, timeout: float = 120) -> threading.Thread:
     return thread
 
 
+def _chain_state(out: Path) -> dict[str, Any]:
+    """The chain's checkpoint entry, as the dataset's manifest keeps it."""
+    return json.loads((out / storage.MANIFEST).read_text())["state"]["chains"][CHAIN]
+
+
 def _checkpoint(out: Path) -> int | None:
     """The chain's checkpoint (its last final block) in ``out``, if any."""
     try:
-        return json.loads((out / "sync.json").read_text())["chains"][CHAIN].get("safe")
+        return _chain_state(out).get("safe")
     except (OSError, ValueError, KeyError):
         return None
 
@@ -253,10 +258,9 @@ def _node_gone(t: Any, node: Anvil, root: Path, reference: list[Any],
 
         def die_after_the_first_checkpoint() -> None:
             # the node goes the moment a checkpoint is on disk: what it saved must hold
-            state = out / "sync.json"
             while not done.is_set():
                 with contextlib.suppress(OSError, ValueError, KeyError):
-                    if json.loads(state.read_text())["chains"][CHAIN].get("safe") is not None:
+                    if _chain_state(out).get("safe") is not None:
                         with proxy.lock:
                             proxy.fail_after = proxy.logs_answered
                         return
@@ -273,7 +277,7 @@ def _node_gone(t: Any, node: Anvil, root: Path, reference: list[Any],
         finally:
             done.set()
             watcher.join()
-    safe = json.loads((out / "sync.json").read_text())["chains"][CHAIN].get("safe")
+    safe = _chain_state(out).get("safe")
     t.add("sync", "node gone mid-sync: error", outcome, "ServerError", outcome == "ServerError")
     resumed = sync(out, {CHAIN: node.url}, **span)  # the same command again
     ok, detail = _verdict(out, reference)
@@ -349,7 +353,7 @@ def _disk_full(t: Any, node: Anvil, root: Path, reference: list[Any], first: int
     sizer = root / "sizes"
     sync(sizer, {CHAIN: node.url}, start=first, end=last, progress=False, range_blocks=CAP)
     parts = sorted((sizer / CHAIN / "logs").glob("*.parquet"),
-                   key=lambda p: int(p.name.split("-")[-2]))  # fmt: skip
+                   key=lambda p: storage.parse_part(p.name).chunk.first)  # fmt: skip
     sizes = [p.stat().st_size for p in parts]
     limit = (sizes[0] + max(sizes)) // 2
     out = root / "disk-full"
@@ -361,8 +365,7 @@ def _disk_full(t: Any, node: Anvil, root: Path, reference: list[Any], first: int
             and "run the same sync again" in done.stdout)  # fmt: skip
     t.add("sync", "disk full (RLIMIT_FSIZE): DataError naming the dataset and what to do",
           f"{said} (limit {limit:,} B)", "True", said)  # fmt: skip
-    state = json.loads((out / "sync.json").read_text())["chains"][CHAIN]
-    safe = state.get("safe")
+    safe = _chain_state(out).get("safe")
     kept = _dataset(out) if safe is not None else pd.DataFrame()
     prefix = [k for k in reference if safe is not None and k[0] <= safe]
     exact = safe is not None and first <= safe < last and _keys(kept) == prefix
@@ -378,11 +381,12 @@ def _disk_full(t: Any, node: Anvil, root: Path, reference: list[Any], first: int
 
 
 def _formats(t: Any, node: Anvil, root: Path) -> None:
-    for found, says in ((0, "older"), (2, "newer")):
+    for found, says in ((0, "older"), (storage.FORMAT + 1, "newer")):
         out = root / f"format-{found}"
         out.mkdir()
-        text = json.dumps({"format": found, "chains": {CHAIN: {"first": 0, "safe": 10}}})
-        (out / "sync.json").write_text(text)
+        text = json.dumps({"format": found, "kind": "sync",
+                           "state": {"chains": {CHAIN: {"first": 0, "safe": 10}}}})  # fmt: skip
+        (out / storage.MANIFEST).write_text(text)
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             code = cli_main(["sync", "--chain", f"{CHAIN}={node.url}", "--out", str(out),
@@ -390,7 +394,7 @@ def _formats(t: Any, node: Anvil, root: Path) -> None:
         line = err.getvalue().strip()
         todo = "new directory" if found < 1 else "pip install -U cctx-research"
         ok = (code == 1 and "\n" not in line and says in line and todo in line
-              and (out / "sync.json").read_text() == text and len(list(out.iterdir())) == 1)
+              and (out / storage.MANIFEST).read_text() == text and len(list(out.iterdir())) == 1)
         t.add("sync", f"dataset of a{'n' if says == 'older' else ''} {says} format ({found}): "
               "one line saying what to do, untouched", ok, "True", ok)  # fmt: skip
 

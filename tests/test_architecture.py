@@ -30,7 +30,7 @@ MAX_LINES = 560  # "about 500": a module may run a little over while it reads as
 
 CONTRACT = (
     "config", "errors", "chains", "schema", "times", "arguments", "provenance", "addressing",
-    "tokens", "labels", "_version", "_codes", "_textarrays",
+    "tokens", "labels", "storage", "_version", "_codes", "_textarrays",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
 DATA_ACCESS = ("client", "service", "ingest", "connection", "nodes", "iris")
@@ -189,11 +189,11 @@ def _is_init(module: str) -> bool:
 
 TOP_LEVEL = {
     "__init__", "_version", "_codes", "_textarrays", "config", "errors", "schema", "times",
-    "arguments", "provenance", "tokens", "labels", "connection", "cli",
+    "arguments", "provenance", "tokens", "labels", "storage", "connection", "cli",
 }
 """The face, the contract modules (settings, errors, the schema, times, argument checks,
-provenance, tokens, address labels; the registry and addresses are the contract packages
-``chains/`` and ``addressing/``), ``connect`` and the command line."""
+provenance, tokens, address labels, the dataset convention; the registry and addresses are
+the contract packages ``chains/`` and ``addressing/``), ``connect`` and the command line."""
 
 
 def test_the_top_level_holds_the_face_the_contract_and_the_packages():

@@ -25,6 +25,7 @@ MODULES = [
     "cctx_research.export.frames",
     "cctx_research.export.notebook",
     "cctx_research.schema",
+    "cctx_research.storage",
     "cctx_research.times",
     "cctx_research.arguments",
     "cctx_research.analysis",

@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..ingest import bad_rows, load
-    from ..ingest.output import summary, write_atomically
+    from ..ingest.output import summary
+    from ..storage import write_atomically
 
     out = Path(args.out)
     to_dataset = args.out.endswith(("/", os.sep)) or out.is_dir()

@@ -1,7 +1,13 @@
 """Level 2 of the cache: parsed, settled chunks as sealed Arrow IPC files.
 
-See :mod:`.cache` for both levels, how damage is told apart from faults of
-the directory, and read-only directories.
+The files follow the dataset convention of :mod:`cctx_research.storage`
+(``docs/datasets.md``): each is a part named by its key,
+``interface__<kind>__key_<hash>.arrow``, written to a temporary file beside
+it and renamed. They are a cache, not a dataset: they have no manifest, and
+a change of their format changes every key, so old files are never read
+again (``clear_cache`` removes them). See :mod:`.cache` for both levels, how
+damage is told apart from faults of the directory, and read-only
+directories.
 """
 
 from __future__ import annotations
@@ -11,7 +17,6 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -20,14 +25,18 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from .. import storage
 from .._version import __version__
 from ..errors import CacheError
+from ..storage import Chunk, Part
 from .cache import CHUNK_DIR, fault, move_aside
 
 __all__ = ["ChunkStore", "directory_bytes"]
 
-# part of every chunk key; 2: Arrow IPC + checksum trailer, 3: the synthetic mark
-_CHUNK_FORMAT = 3
+# part of every chunk key; 2: Arrow IPC + checksum trailer, 3: the synthetic mark,
+# 4: named by the dataset convention
+_CHUNK_FORMAT = 4
+_NETWORK = "interface"  # the chunks hold the interface's replies, every chain's
 _SYNTHETIC = b"cctx.synthetic"
 
 
@@ -44,14 +53,20 @@ class ChunkStore:
                 raise fault(self.directory.parent, exc, "creating chunks/") from exc
 
     @staticmethod
-    def key(**parts: Any) -> str:
-        """A file name from everything that shapes a chunk (plus the library version)."""
-        parts = {**parts, "library_version": __version__, "chunk_format": _CHUNK_FORMAT}
+    def key(*, kind: str, **parts: Any) -> str:
+        """A file name from everything that shapes a chunk (plus the library version).
+
+        The name is a part of the dataset convention: the ``kind`` of frame it
+        holds, and a hash of everything else as its key.
+        """
+        parts = {**parts, "kind": kind, "library_version": __version__,
+                 "chunk_format": _CHUNK_FORMAT}  # fmt: skip
         text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        return Part(_NETWORK, storage.slug(kind), Chunk.key(digest), suffix="arrow").name
 
     def _path(self, key: str) -> Path:
-        return self.directory / f"{key}.arrow"
+        return self.directory / key
 
     def get(self, key: str, *, max_age: float | None = None) -> pa.Table | None:
         """The stored table, or ``None``.
@@ -98,19 +113,11 @@ class ChunkStore:
                 {**(table.schema.metadata or {}), _SYNTHETIC: b"true"}
             )
         path = self._path(key)
-        tmp: str | None = None
+        data = _seal(table)
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_seal(table))
-            os.replace(tmp, path)
-        except BaseException as exc:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise fault(self.directory.parent, exc, f"storing {path.name}") from exc
-            raise
+            storage.replace_atomically(path, lambda tmp: tmp.write_bytes(data))
+        except OSError as exc:
+            raise fault(self.directory.parent, exc, f"storing {path.name}") from exc
 
     def files(self) -> list[Path]:
         return sorted(self.directory.glob("*.arrow"))

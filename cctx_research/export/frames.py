@@ -14,7 +14,7 @@ CSV, JSON  a sidecar ``<file>.meta.json`` beside the file, holding
 Synthetic data is marked in both (``"synthetic": true``). JSON times are
 written to the nanosecond, so nothing is rounded away. Each file is
 written to a temporary name and renamed into place
-(:func:`~cctx_research.ingest.output.replace_atomically`, as ``import``
+(:func:`~cctx_research.storage.replace_atomically`, as ``import``
 writes its ledger): a full disk or a killed process leaves the previous
 file (or none), never a partial one, and the file gets the permissions
 of any new file under the umask (0644 under the usual 022).
@@ -39,8 +39,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import DataError
-from ..ingest.output import replace_atomically
 from ..provenance import Provenance, provenance
+from ..storage import replace_atomically
 
 __all__ = ["FORMATS", "read_sidecar", "sidecar_path", "write"]
 

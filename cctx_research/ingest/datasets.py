@@ -1,12 +1,12 @@
 """Partitioned Parquet datasets on disk: the shape data takes past one machine's memory.
 
 A dataset is a directory of Parquet files partitioned hive-style by UTC day
-and source chain::
+and source chain, on the convention of :mod:`cctx_research.storage` (part
+names, the ``_cctx.json`` manifest, atomic writes: see ``docs/datasets.md``)::
 
     transfers/
-      _cctx.json                      what was written, and whether it is synthetic
-      day=2026-11-20/source_chain=base/part-....parquet
-      day=2026-11-20/source_chain=ethereum/part-....parquet
+      _cctx.json
+      day=2026-11-20/source_chain=base/base__transfers__day_2026-11-20.parquet
       ...
 
 Every engine reads it as it is: ``pandas.read_parquet(dir)``,
@@ -20,7 +20,8 @@ window touches, the rows already stored inside the window are dropped, the
 rows outside it (the rest of a partly covered day) are kept, and the new
 rows are added; the day is rewritten in a temporary directory and swapped
 in, so a failed write leaves the old day in place. A rerun never duplicates
-rows.
+rows. A dataset written before the convention is read as it is and upgraded
+(manifest and part names) by the next write.
 
 Examples
 --------
@@ -34,23 +35,24 @@ Examples
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import shutil
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
-from .. import chains, schema
+from .. import chains, schema, storage
 from ..errors import DataError
 from ..provenance import Provenance, attach, provenance
+from ..storage import Chunk, Manifest, Part
 
 __all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "write"]
 
@@ -58,8 +60,6 @@ logger = logging.getLogger(__name__)
 
 TIME_COLUMNS: dict[str, str] = {"transfers": "timestamp", "ledger": "burn_timestamp"}
 """The kinds a dataset holds, and the time column each is partitioned by."""
-
-_META = "_cctx.json"
 
 ENGINES = ("polars", "duckdb", "dask")
 """The engines :func:`scan` points at a dataset."""
@@ -194,13 +194,7 @@ def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrit
     frame = _keyed(frame, kind)
     column = _WHEN
     root = _directory(directory, create=True)
-    meta_path = root / _META
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {"kind": kind}
-    if meta.get("kind") != kind:
-        raise DataError(
-            f"{str(root)!r} holds {meta.get('kind')!r} frames, not {kind!r}; "
-            "write this one to another directory"
-        )
+    manifest = _opened(root, kind)
     win = _window(frame, column)
     if win is None:
         days: list[pd.Timestamp] = []
@@ -222,13 +216,12 @@ def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrit
             keep = old.loc[~inside.to_numpy()]
             keep = keep[~keep["transfer_id"].isin(fresh["transfer_id"])]
             fresh = pd.concat([_typed(keep, kind), fresh], ignore_index=True)
-        _swap_day(root, part, fresh, kind, column)
-    meta.setdefault("writes", []).append(
-        (provenance(frame) or Provenance(source="unknown")).to_dict()
-    )
-    tmp = meta_path.with_name(f".{_META}.{uuid.uuid4().hex}")
-    tmp.write_text(json.dumps(meta, indent=1, default=str))
-    os.replace(tmp, meta_path)
+        _swap_day(part, fresh, kind, column, label)
+    writes = [*manifest.state.get("writes", []),
+              (provenance(frame) or Provenance(source="unknown")).to_dict()]  # fmt: skip
+    synthetic = any(bool(w.get("synthetic")) for w in writes if isinstance(w, dict))
+    state = {**manifest.state, "writes": writes}
+    storage.write_manifest(root, Manifest(kind, state, synthetic=synthetic))
     summary = DatasetWrite(
         str(root), kind, len(frame), tuple(d.strftime("%Y-%m-%d") for d in days), replaced
     )
@@ -238,27 +231,70 @@ def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrit
     return summary
 
 
-def _swap_day(root: Path, part: Path, rows: pd.DataFrame, kind: str, column: str) -> None:
-    staging = root / f".staging-{uuid.uuid4().hex}"
-    try:
-        if len(rows):
-            ds.write_dataset(
-                _to_table(rows, kind, column).drop_columns(["day"]),
-                staging,
-                format="parquet",
-                partitioning=ds.partitioning(
-                    pa.schema([("source_chain", pa.string())]), flavor="hive"
-                ),
-                basename_template=f"part-{uuid.uuid4().hex[:8]}-{{i}}.parquet",
-            )
-        retired = root / f".retired-{uuid.uuid4().hex}"
-        if part.exists():
-            os.replace(part, retired)
-        if len(rows):
-            os.replace(staging, part)
-        shutil.rmtree(retired, ignore_errors=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+_INSTEAD = "write into a new directory"
+
+
+def _manifest(root: Path) -> Manifest | None:
+    """The dataset's manifest (refusing another format or kind), or ``None`` without one."""
+    return storage.read_manifest(root, kinds=tuple(TIME_COLUMNS), instead=_INSTEAD)
+
+
+def _required(root: Path) -> Manifest:
+    manifest = _manifest(root)
+    if manifest is None:
+        raise DataError(f"{str(root)!r} is not a cctx_research dataset (no {storage.MANIFEST})")
+    return manifest
+
+
+def _opened(root: Path, kind: str) -> Manifest:
+    """The manifest to write ``kind`` frames under; a dataset of the old layout is upgraded."""
+    manifest = _manifest(root) or Manifest(kind, {"writes": []})
+    if manifest.kind != kind:
+        raise DataError(
+            f"{str(root)!r} holds {manifest.kind!r} frames, not {kind!r}; "
+            "write this one to another directory"
+        )
+    if manifest.format < storage.FORMAT:
+        renamed = _rename_old_parts(root, kind)
+        storage.write_manifest(root, Manifest(kind, manifest.state, synthetic=manifest.synthetic))
+        logger.info("upgraded the dataset %s to the dataset format %d (%d parts renamed)",
+                    root, storage.FORMAT, renamed)  # fmt: skip
+    return manifest
+
+
+def _rename_old_parts(root: Path, kind: str) -> int:
+    """Name each partition's one part of the old layout (``part-<id>-0.parquet``) by what it
+    covers; a partition holding several files keeps them as they are (any name reads)."""
+    renamed = 0
+    for folder in sorted(root.glob("day=*/source_chain=*")):
+        files = sorted(folder.glob("*.parquet"))
+        if len(files) != 1 or storage.parse_part(files[0].name) is not None:
+            continue
+        day = folder.parent.name.removeprefix("day=")
+        chain = unquote(folder.name.removeprefix("source_chain="))
+        part = Part(storage.slug(chain), kind, Chunk.day(day))
+        os.replace(files[0], folder / part.name)
+        renamed += 1
+    return renamed
+
+
+def _swap_day(part: Path, rows: pd.DataFrame, kind: str, column: str, day: str) -> None:
+    """Rewrite one day's partition: its chains' parts in a temporary directory, swapped in."""
+
+    def fill(tmp: Path) -> None:
+        if not len(rows):
+            return  # an empty day: the partition goes
+        table = _to_table(rows, kind, column).drop_columns(["day"])
+        chain_column = table.column("source_chain")
+        for chain in pc.unique(chain_column).to_pylist():
+            rows_of_chain = table.filter(pc.equal(chain_column, chain))
+            # the value spelt as pyarrow's hive partitioning spells it (percent-encoded)
+            folder = tmp / f"source_chain={quote(chain, safe='')}"
+            folder.mkdir()
+            name = Part(storage.slug(chain), kind, Chunk.day(day)).name
+            pq.write_table(rows_of_chain.drop_columns(["source_chain"]), folder / name)
+
+    storage.replace_directory_atomically(part, fill)
 
 
 def _typed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -298,11 +334,8 @@ def read(
         directory (synthetic when any write was).
     """
     root = _directory(directory, create=False)
-    meta_path = root / _META
-    if not meta_path.is_file():
-        raise DataError(f"{str(root)!r} is not a cctx_research dataset (no {_META})")
-    meta = json.loads(meta_path.read_text())
-    kind = meta["kind"]
+    manifest = _required(root)  # a dataset of the old layout is read as it is
+    kind = manifest.kind
     files = sorted(p for p in root.glob("day=*/**/*.parquet") if p.is_file())
     if files:
         dataset = ds.dataset(
@@ -322,12 +355,11 @@ def read(
     time_column = TIME_COLUMNS[kind]
     if time_column in frame.columns:
         frame = frame.sort_values(time_column, kind="stable").reset_index(drop=True)
-    writes = meta.get("writes", [])
     attach(
         frame,
         Provenance(
             source=f"dataset {root}",
-            synthetic=any(bool(w.get("synthetic")) for w in writes),
+            synthetic=manifest.synthetic,
             operation="read",
             files=(str(root),),
             format="cctx-dataset",
@@ -388,10 +420,7 @@ def scan(directory: str | os.PathLike[str], *, engine: str, connection: Any = No
     if not isinstance(engine, str) or engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     root = _directory(directory, create=False)
-    meta_path = root / _META
-    if not meta_path.is_file():
-        raise DataError(f"{str(root)!r} is not a cctx_research dataset (no {_META})")
-    kind = json.loads(meta_path.read_text())["kind"]
+    kind = _required(root).kind
     pattern = str(root / "day=*" / "source_chain=*" / "*.parquet")
     try:
         if engine == "polars":

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from .. import storage
 from ..errors import DataError
 from ..provenance import Provenance
 
@@ -148,7 +149,7 @@ def _synced_ledger(root: Path) -> Path:
 def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     """The files (and Parquet dataset directories) that ``paths`` names, in order.
 
-    A directory written by ``cctx-research sync`` (it holds ``sync.json``)
+    A directory written by ``cctx-research sync`` (its manifest's kind is ``sync``)
     names its ``ledger.parquet``, not its raw parts, so that a transfer is
     read once.
 
@@ -177,7 +178,7 @@ def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
         path = Path(item).expanduser()
         if path.is_file():
             out.append(path)
-        elif path.is_dir() and (path / "sync.json").is_file():
+        elif path.is_dir() and storage.dataset_kind(path) == "sync":
             out.append(_synced_ledger(path))
         elif path.is_dir():
             out.extend(_directory(path))
@@ -235,7 +236,7 @@ def read_table(path: Path, sniffed: Sniffed | None = None) -> Table:
     DataError
         If the file cannot be read, naming it and the cause.
     """
-    if path.is_dir() and (path / "_cctx.json").is_file():
+    if path.is_dir() and (path / storage.MANIFEST).is_file():
         # a dataset cctx-research wrote (fetch/import --out DIR/): its own reader
         from ..provenance import provenance
         from . import datasets

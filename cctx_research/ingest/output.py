@@ -1,19 +1,18 @@
-"""Writing an imported ledger (atomically) and the summary ``import`` prints."""
+"""The summary ``import`` prints: what it read, decoded, paired and skipped, and why.
+
+The ledger itself is written by :func:`cctx_research.storage.write_atomically`.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from ..provenance import provenance
 
-__all__ = ["replace_atomically", "summary", "write_atomically"]
+__all__ = ["summary"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,50 +31,6 @@ _LINKS = {
     "content_ambiguous": "V2, among identical transfers: latency uncertain",
     "source": "paired by the source",
 }
-
-
-def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
-    """``write(tmp)`` into a temporary file beside ``path``, then rename it onto ``path``.
-
-    A failure (or Ctrl-C) leaves no partial file. The file gets the
-    permissions a new file gets under the umask (``mkstemp``'s 0600 is for
-    the temporary file only).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_atomically(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as Parquet or CSV through a temporary file, then rename.
-
-    A failure leaves no partial file. A CSV gets a provenance sidecar
-    ``<file>.meta.json`` (Parquet keeps provenance in its metadata).
-    """
-    path = Path(path)
-
-    def write(tmp: Path) -> None:
-        if path.suffix.lower() == ".parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False)
-            record = provenance(frame)
-            if record is not None:
-                sidecar = path.with_name(path.name + ".meta.json")
-                sidecar.write_text(json.dumps(record.to_dict(), indent=1), encoding="utf-8")
-
-    return replace_atomically(path, write)
 
 
 def summary(ledger: pd.DataFrame, out: Path, *, bad_file: bool = False) -> str:

@@ -9,7 +9,8 @@ The first run of a chain needs ``start`` (a block number or a date: a date
 becomes the first block at or after it, found by binary search on block
 times). Later runs fetch only the blocks after the chain's checkpoint, plus
 the last ``confirmations`` blocks again (a reorg there is replaced). The
-dataset's layout and its crash rules are in :mod:`cctx_research.nodes.store`;
+dataset's layout and its crash rules are in ``docs/datasets.md`` (and
+:mod:`cctx_research.nodes.store`);
 how a chain is fetched, in :mod:`cctx_research.nodes.engine`.
 
 Solana (``{"solana": SOL_RPC}``) is synced from its CCTP programs'
@@ -318,7 +319,7 @@ def _solana(dataset: Dataset, state: dict[str, Any], url: str, start: Any, end: 
 def build_ledger(dataset: Dataset) -> int:
     """Load every chain's logs as one ledger into ``ledger.parquet``; returns its transfers."""
     from ..ingest import load
-    from ..ingest.output import write_atomically
+    from ..storage import write_atomically
 
     files = dataset.log_files()
     solana = dataset.root / "solana" / "transactions"
@@ -379,7 +380,7 @@ def status(out: Any) -> pd.DataFrame:
     dataset = Dataset(out)
     if not dataset.state_path.is_file():
         raise DataError(
-            f"{dataset.root} is not a sync directory (no sync.json)",
+            f"{dataset.root} is not a sync directory (no _cctx.json)",
             hint="run `cctx-research sync --chain base=URL --from 2026-11-01 --out DIR` first",
         )
     return dataset.coverage()

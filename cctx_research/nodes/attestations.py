@@ -16,7 +16,8 @@ The ledger is then built with the attested nonces
 (:func:`cctx_research.ingest.load`'s ``attested=``), and
 :func:`cctx_research.analysis.pending.stuck` reads the messages to say why
 a transfer waits. Each file is replaced atomically: a crash keeps the last
-complete one.
+complete one (``docs/datasets.md``: these are whole tables of the sync
+dataset, not parts).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from .. import addressing, errors
-from ..ingest.output import write_atomically
+from ..storage import write_atomically
 
 __all__ = ["UNRESOLVED", "IrisRun", "ask", "messages_path"]
 

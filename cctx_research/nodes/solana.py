@@ -8,7 +8,7 @@ and TokenMessengerMinter, ids in
 0), all at commitment ``finalized`` (so nothing synced can be rolled back:
 there is no tip to fetch again). The transactions are written as JSON Lines
 under ``solana/transactions/`` (layout and crash rules in
-:mod:`cctx_research.nodes.store`), which ``load(format="solana")`` reads and
+``docs/datasets.md``), which ``load(format="solana")`` reads and
 the dataset's ledger links with the EVM chains.
 
 No ``MessageSent`` account is asked for (``getAccountInfo``): every field a
@@ -18,8 +18,8 @@ its ``DepositForBurn``; a V2 message's nonce is Circle's, which
 account, so a request per burn would add nothing the link uses. Files that
 do hold the accounts (``getProgramAccounts`` entries) are read by ``load``.
 
-Each program keeps its own checkpoint in ``sync.json``
-(``chains.solana.programs.<program>``): ``newest`` (the newest signature of
+Each program keeps its own checkpoint in the dataset's manifest
+(``_cctx.json``, ``state.chains.solana.programs.<program>``): ``newest`` (the newest signature of
 its last complete run: the next run lists back to it with ``until``),
 ``parts`` and ``transactions`` written, and ``run`` while a run is under
 way (see :mod:`cctx_research.nodes.solana_pages`). A run lists from the
@@ -186,7 +186,7 @@ def sync_solana(
     transport : BaseTransport, optional
         The wire (tests).
     state : dict
-        ``sync.json``'s entry for Solana (updated in place).
+        The checkpoint entry for Solana in the manifest's state (updated in place).
     save : callable, optional
         Writes the whole state file; called after every part.
     timeout, retries, max_workers : float, int, int

@@ -1,43 +1,32 @@
-"""The synced dataset on disk: its state file and its Parquet parts, written atomically.
+"""The sync dataset on disk, on the convention of :mod:`cctx_research.storage`.
 
-Layout under ``out``::
+The layout, the manifest's fields and what a crash or Ctrl-C leaves are
+described in ``docs/datasets.md`` (the sync dataset). In short: each EVM
+chain's logs are parts under ``<chain>/logs/`` named by their blocks
+(``base__logs__blocks_<first>_to_<last>[_tip].parquet``), Solana's
+transactions parts under ``solana/transactions/`` named by their program,
+page and slots, and the manifest ``_cctx.json`` (kind ``sync``) keeps each
+chain's checkpoint in its ``state``: ``first`` (the first block synced),
+``safe`` (the last block written as final) and ``tip`` (the last block
+fetched); for Solana, each program's count of ``parts``.
 
-    sync.json                         format, and per chain: its checkpoint (below)
-    <chain>/logs/<from>-<to>.parquet  final logs (cryo's columns), blocks from..to
-    <chain>/logs/tip-<from>-<to>.parquet  logs within the confirmation depth
-    solana/transactions/<program>-<seq>-<low>-<high>.jsonl
-                                      Solana: ``getTransaction`` results (JSON Lines), one
-                                      part per page of a program's signatures, slots low..high
-    ledger.parquet                    the ledger of every chain (``cctx_research.ingest.load``)
-    coverage.parquet                  per chain: blocks and times covered
+A part is written before the checkpoint that covers it, so a part past the
+checkpoint is a leftover of a run that stopped: it is deleted
+(:meth:`Dataset.drop_unsafe`, :meth:`Dataset.drop_solana_leftovers`) and
+fetched again. Tip parts are deleted at the start of every run. A write that
+fails raises :class:`~cctx_research.errors.DataError` naming the dataset,
+the file and the system's reason; what was checkpointed before stays.
 
-A chain's checkpoint holds ``first`` (the first block synced), ``safe`` (the
-last block written as final) and ``tip`` (the last block fetched). The
-rules that make a crash or Ctrl-C lose and duplicate nothing:
-
-- every file is written to a temporary name in its directory, then renamed;
-- a final part is written before the checkpoint that covers it, so a part
-  past ``safe`` can only be the leftover of a run that stopped: the next
-  run deletes it (:meth:`Dataset.drop_unsafe`) and fetches its blocks again;
-- tip parts (within the confirmation depth, which a reorg may still change)
-  are deleted at the start of every run and fetched again.
-
-Solana's parts follow the same rule by number: a program's checkpoint
-counts the parts written under it (``parts``), so a part numbered past it
-is the leftover of a stopped run and is deleted (:meth:`Dataset.drop_solana_leftovers`).
-Only finalized transactions are synced, so there is no tip.
-
-A write that fails (a full disk, a file size limit, a read-only directory)
-raises :class:`~cctx_research.errors.DataError` naming the dataset, the
-file and the system's reason; what was checkpointed before stays, and the
-same sync run again goes on from there.
+A dataset synced before the convention (``sync.json``, parts named
+``<from>-<to>.parquet``) is read as it is and upgraded in place when a
+sync opens it (:meth:`Dataset.state`), logged at INFO.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import json
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -49,13 +38,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .. import storage
 from ..errors import DataError
-from ..ingest.output import replace_atomically
+from ..storage import Chunk, Manifest, Part, replace_atomically
 
-__all__ = ["FORMAT", "LOG_SCHEMA", "Dataset"]
+__all__ = ["LOG_SCHEMA", "Dataset"]
 
-FORMAT = 1
-"""The version of the layout; a dataset written by another version is refused, not guessed."""
+logger = logging.getLogger(__name__)
 
 LOG_SCHEMA = pa.schema(
     [
@@ -76,8 +65,45 @@ LOG_SCHEMA = pa.schema(
 )
 """cryo's ``logs`` columns (binary as bytes), plus the block's time."""
 
-_PART = re.compile(r"^(tip-)?(\d+)-(\d+)\.parquet$")
-_SOLANA_PART = re.compile(r"^([a-z0-9-]+)-(\d+)-(\d+)-(\d+)\.jsonl$")
+KIND = "sync"
+"""The kind the sync dataset's manifest names."""
+
+_INSTEAD = (
+    "sync into a new directory (--out NEW/); its Parquet files stay readable with "
+    "`cctx-research import`"
+)
+
+# the part names before the dataset convention (format 1): still read, renamed on upgrade
+_LEGACY_PART = re.compile(r"^(tip-)?(\d+)-(\d+)\.parquet$")
+_LEGACY_SOLANA_PART = re.compile(r"^([a-z0-9-]+)-(\d+)-(\d+)-(\d+)\.jsonl$")
+
+
+def _log_part(chain: str, name: str) -> Part | None:
+    """The part of ``chain``'s logs a file name spells (in either layout), or ``None``."""
+    part = storage.parse_part(name)
+    if part is not None:
+        fits = (part.network, part.datatype, part.chunk.unit, part.label, part.suffix) == (
+            chain, "logs", "blocks", None, "parquet")  # fmt: skip
+        return part if fits else None
+    found = _LEGACY_PART.match(name)
+    if found is None:
+        return None
+    chunk = Chunk.blocks(int(found.group(2)), int(found.group(3)), tip=bool(found.group(1)))
+    return Part(chain, "logs", chunk)
+
+
+def _solana_part(name: str) -> Part | None:
+    """The Solana part a file name spells (in either layout), or ``None``."""
+    part = storage.parse_part(name)
+    if part is not None:
+        fits = (part.network, part.datatype, part.chunk.unit, part.suffix) == (
+            "solana", "transactions", "slots", "jsonl")  # fmt: skip
+        return part if fits and part.label and part.chunk.page is not None else None
+    found = _LEGACY_SOLANA_PART.match(name)
+    if found is None:
+        return None
+    chunk = Chunk.slots(int(found.group(3)), int(found.group(4)), page=int(found.group(2)))
+    return Part("solana", "transactions", chunk, label=found.group(1), suffix="jsonl")
 
 
 class Dataset:
@@ -89,55 +115,58 @@ class Dataset:
         self.root = Path(out).expanduser()
         if self.root.exists() and not self.root.is_dir():
             raise ValueError(f"out must be a directory; {self.root} is a file")
-        self.state_path = self.root / "sync.json"
 
     # ------------------------------------------------------------------ state
 
+    @property
+    def state_path(self) -> Path:
+        """The manifest, or the state file of a dataset still in the old layout."""
+        return storage.manifest_path(self.root)
+
     def state(self) -> dict[str, Any]:
-        """The state file, or a fresh one; refuses a dataset of another format."""
-        if not self.state_path.exists():
-            return {"format": FORMAT, "chains": {}}
-        try:
-            state = json.loads(self.state_path.read_text())
-        except (OSError, ValueError) as exc:
-            raise DataError(
-                f"{self.state_path} cannot be read ({type(exc).__name__}): restore it, or sync "
-                "into a new directory"
-            ) from None
-        found = state.get("format") if isinstance(state, dict) else None
-        if found != FORMAT or isinstance(found, bool):
-            raise DataError(self._format_message(found))
-        if not isinstance(state.get("chains"), dict):
+        """The checkpoints, to sync on: a fresh state, or the manifest's (upgraded in place).
+
+        Refuses a dataset of another format or kind. A dataset in the old
+        layout (``sync.json``) has its parts renamed and its manifest written.
+        """
+        manifest = self._manifest()
+        if manifest is None:
+            return {"chains": {}}
+        if manifest.format < storage.FORMAT:
+            self._upgrade(manifest)
+        return manifest.state
+
+    def _manifest(self) -> Manifest | None:
+        manifest = storage.read_manifest(self.root, kinds=(KIND,), instead=_INSTEAD)
+        if manifest is not None and not isinstance(manifest.state.get("chains"), dict):
             raise DataError(
                 f"{self.state_path} holds no chains (it was not written by a sync, or was "
                 "edited): restore it, or sync into a new directory"
             )
-        return state
+        return manifest
 
-    def _format_message(self, found: Any) -> str:
-        """What a dataset of another format is, and what to do (in one line: the CLI shows one)."""
-        if isinstance(found, int) and not isinstance(found, bool) and found > FORMAT:
-            return (
-                f"{self.root} was written by a newer cctx-research (sync format {found}; this "
-                f"version reads format {FORMAT}): upgrade (pip install -U cctx-research) to "
-                "sync into it, or sync into a new directory"
-            )
-        what = (
-            f"an older cctx-research (sync format {found})"
-            if isinstance(found, int) and not isinstance(found, bool)
-            else f"no version this one knows (sync format {found!r})"
-        )
-        return (
-            f"{self.root} was written by {what}; this version reads format {FORMAT} and does not "
-            "convert it: sync into a new directory (--out NEW/); its Parquet files stay readable "
-            "with `cctx-research import`"
-        )
+    def _upgrade(self, manifest: Manifest) -> None:
+        """Rename the parts of the old layout, then write the manifest (removing ``sync.json``).
+
+        Each rename is atomic and both names are read, so a stop part way
+        leaves a dataset that reads the same and is upgraded on the next open.
+        """
+        renamed = 0
+        with self.writing(self.root / storage.MANIFEST):
+            olds = [(p, _log_part(c, p.name)) for c, p, *_ in self.parts()]
+            olds += [(p, _solana_part(p.name)) for *_, p in self.solana_parts()]
+            for path, part in olds:
+                if part is not None and part.name != path.name:
+                    os.replace(path, path.with_name(part.name))
+                    renamed += 1
+        self.save_state(manifest.state)
+        logger.info("upgraded the sync dataset %s to the dataset format %d (%d parts renamed)",
+                    self.root, storage.FORMAT, renamed)  # fmt: skip
 
     def save_state(self, state: dict[str, Any]) -> None:
-        """Write the state file atomically."""
-        text = json.dumps(state, indent=2, sort_keys=True)
-        with self.writing(self.state_path):
-            replace_atomically(self.state_path, lambda tmp: tmp.write_text(text + "\n"))
+        """Write the manifest, with ``state`` (the checkpoints), atomically."""
+        with self.writing(self.root / storage.MANIFEST):
+            storage.write_manifest(self.root, Manifest(KIND, state))
 
     @contextlib.contextmanager
     def writing(self, path: Path) -> Iterator[None]:
@@ -175,9 +204,10 @@ class Dataset:
             if not folder.is_dir():
                 continue
             for path in sorted(folder.iterdir()):
-                found = _PART.match(path.name)
-                if found:
-                    yield name, path, int(found.group(2)), int(found.group(3)), bool(found.group(1))
+                part = _log_part(name, path.name)
+                if part is not None:
+                    c = part.chunk
+                    yield name, path, int(c.first or 0), int(c.last or 0), c.tip
 
     def drop_unsafe(self, chain: str, safe: int | None) -> int:
         """Delete tip parts and final parts past ``safe`` (left by a run that stopped)."""
@@ -190,7 +220,7 @@ class Dataset:
 
     def write_part(self, chain: str, first: int, last: int, table: pa.Table, *, tip: bool) -> Path:
         """Write the logs of blocks ``first..last`` (possibly none) as one part."""
-        path = self.logs_dir(chain) / f"{'tip-' if tip else ''}{first}-{last}.parquet"
+        path = self.logs_dir(chain) / Part(chain, "logs", Chunk.blocks(first, last, tip=tip)).name
         with self.writing(path):
             replace_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
         return path
@@ -207,16 +237,19 @@ class Dataset:
             return []
         out = []
         for path in sorted(self.solana_dir.iterdir()):
-            found = _SOLANA_PART.match(path.name)
-            if found and (program is None or found.group(1) == program):
-                out.append((found.group(1), int(found.group(2)), int(found.group(3)),
-                            int(found.group(4)), path))  # fmt: skip
+            part = _solana_part(path.name)
+            if part is not None and (program is None or part.label == program):
+                c = part.chunk
+                out.append((str(part.label), int(c.page or 0), int(c.first or 0),
+                            int(c.last or 0), path))  # fmt: skip
         return out
 
     def write_solana_part(self, program: str, seq: int, low: int, high: int,
                           lines: list[bytes]) -> Path:  # fmt: skip
         """Write one page's transactions (JSON Lines, possibly none) as part ``seq``."""
-        path = self.solana_dir / f"{program}-{seq:06d}-{low}-{high}.jsonl"
+        chunk = Chunk.slots(low, high, page=seq)
+        path = self.solana_dir / Part("solana", "transactions", chunk, label=program,
+                                      suffix="jsonl").name  # fmt: skip
         data = b"".join(x + b"\n" for x in lines)
         with self.writing(path):
             replace_atomically(path, lambda tmp: tmp.write_bytes(data))
@@ -253,7 +286,8 @@ class Dataset:
         synced finalized (its safe slot is its last), and each of its
         programs whose run was stopped part way is one gap.
         """
-        state = self.state()
+        manifest = self._manifest()  # read as it is: status never writes
+        state = manifest.state if manifest is not None else {"chains": {}}
         rows = []
         for name, entry in sorted(state["chains"].items()):
             if name == "solana":

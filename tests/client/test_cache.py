@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import requests_cache
 
+from cctx_research import storage
 from cctx_research.client import Client
 from cctx_research.errors import CacheMissError, NotFoundError
 
@@ -318,6 +319,30 @@ def test_damaged_chunk_file_is_detected_moved_aside_and_rebuilt(
     pd.testing.assert_frame_equal(got, expected)
     assert len(list((directory / "chunks").glob("*.arrow.corrupt-*"))) == len(files)
     assert len(list((directory / "chunks").glob("*.arrow"))) == len(files)  # rebuilt
+
+
+def test_chunk_files_are_named_by_the_dataset_convention_and_old_ones_are_never_read(
+    make_client, service, tmp_path
+):
+    directory = tmp_path / "named"
+    with make_client(service.url, cache_dir=directory) as first:
+        expected = first.mints(*SETTLED)
+    files = sorted((directory / "chunks").glob("*.arrow"))
+    assert files
+    for path in files:
+        part = storage.parse_part(path.name)
+        assert (part.network, part.datatype, part.chunk.unit) == ("interface", "transfers", "key")
+    # a chunk of the format before (named by its bare hash), damaged: it is never looked up
+    old = directory / "chunks" / ("0" * 32 + ".arrow")
+    old.write_bytes(b"not an Arrow file")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # nothing damaged is met
+        with make_client(service.url, cache_dir=directory, offline=True) as warm:
+            pd.testing.assert_frame_equal(warm.mints(*SETTLED), expected)
+    assert old.read_bytes() == b"not an Arrow file"
+    with make_client(service.url, cache_dir=directory) as client:
+        assert client.clear_cache() >= len(files) + 1
+    assert not old.exists()
 
 
 def test_a_pending_transfer_is_not_cached_forever(serve, make_client, frozen):

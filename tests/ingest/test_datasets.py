@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pandas as pd
 import pytest
 from analysis.frames import random_transfers
 
-from cctx_research import schema
+import cctx_research
+from cctx_research import schema, storage
 from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
 from cctx_research.ingest import datasets
@@ -37,6 +39,15 @@ def test_layout_round_trip_and_provenance(tmp_path, transfers):
     assert (summary.rows, summary.replaced_rows) == (len(part), 0)
     chains = {p.name for p in (tmp_path / "ds" / "day=2024-06-02").iterdir()}
     assert chains == {f"source_chain={c}" for c in part["source_chain"].astype(str).unique()}
+    # each partition's part is named by what it covers: its chain, the kind, its day
+    for folder in (tmp_path / "ds" / "day=2024-06-02").iterdir():
+        chain = folder.name.removeprefix("source_chain=")
+        assert [p.name for p in folder.iterdir()] == [f"{chain}__transfers__day_2024-06-02.parquet"]
+    manifest = json.loads((tmp_path / "ds" / storage.MANIFEST).read_text())
+    assert manifest["format"] == storage.FORMAT
+    assert (manifest["kind"], manifest["synthetic"]) == ("transfers", True)
+    assert manifest["library_version"] == cctx_research.__version__
+    assert len(manifest["state"]["writes"]) == 1
     back = datasets.read(tmp_path / "ds")
     schema.validate(back, "transfers")
     pd.testing.assert_frame_equal(_canonical(back), _canonical(part), check_like=False)
@@ -202,3 +213,82 @@ def test_import_writes_a_dataset_directory(tmp_path, capsys):
     assert main(["import", str(source), "--no-progress", "--out", out]) == 0
     assert (tmp_path / "ds" / "_cctx.json").is_file()
     assert len(cctx.load(out)) == len(pd.read_parquet(source))
+
+
+def test_a_failed_write_leaves_the_old_day_in_place(tmp_path, transfers, monkeypatch):
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-03"), root)
+    before = datasets.read(root)
+    manifest = (root / storage.MANIFEST).read_text()
+    calls = {"n": 0}
+    real_write = datasets.pq.write_table
+
+    def full_disk(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 1:  # the first chain's part of the day is written, then the disk is full
+            raise OSError(28, "No space left on device")
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(datasets.pq, "write_table", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        datasets.write(_window(transfers, "2024-06-02", "2024-06-04"), root)
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(_canonical(datasets.read(root)), _canonical(before))
+    assert (root / storage.MANIFEST).read_text() == manifest
+    assert not [p.name for p in root.iterdir() if p.name.startswith(".")]  # nothing left over
+
+
+def _to_the_old_layout(root) -> None:
+    """A dataset as versions before the convention wrote it: ``part-<id>-0.parquet`` parts and
+    a ``_cctx.json`` of the kind and the writes only."""
+    manifest = json.loads((root / storage.MANIFEST).read_text())
+    for i, path in enumerate(sorted(root.glob("day=*/source_chain=*/*.parquet"))):
+        path.rename(path.with_name(f"part-{i:08x}-0.parquet"))
+    old = {"kind": manifest["kind"], "writes": manifest["state"]["writes"]}
+    (root / storage.MANIFEST).write_text(json.dumps(old, indent=1))
+
+
+def test_a_dataset_of_the_old_layout_is_read_as_it_is_and_upgraded_by_a_write(
+    tmp_path, transfers, caplog
+):
+    pytest.importorskip("polars")
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-04"), root)
+    want = datasets.read(root)
+    _to_the_old_layout(root)
+    manifest = (root / storage.MANIFEST).read_text()
+    back = datasets.read(root)
+    pd.testing.assert_frame_equal(_canonical(back), _canonical(want))
+    assert provenance(back).synthetic
+    assert datasets.scan(root, engine="polars").collect().height == len(want)
+    assert (root / storage.MANIFEST).read_text() == manifest  # reading writes nothing
+    caplog.set_level(logging.INFO, logger="cctx_research.ingest.datasets")
+    datasets.write(_window(transfers, "2024-06-03", "2024-06-05"), root)
+    assert "upgraded the dataset" in caplog.text
+    upgraded = json.loads((root / storage.MANIFEST).read_text())
+    assert (upgraded["format"], upgraded["kind"]) == (storage.FORMAT, "transfers")
+    assert len(upgraded["state"]["writes"]) == 2
+    names = [p.name for p in root.glob("day=*/source_chain=*/*.parquet")]
+    assert names
+    assert all(storage.parse_part(n) is not None for n in names)
+    back = datasets.read(root)
+    pd.testing.assert_frame_equal(
+        _canonical(back), _canonical(_window(transfers, "2024-06-01", "2024-06-05"))
+    )
+
+
+def test_a_manifest_of_another_format_or_kind_is_refused_saying_what_to_do(tmp_path, transfers):
+    root = tmp_path / "ds"
+    datasets.write(_window(transfers, "2024-06-01", "2024-06-02"), root)
+    manifest = json.loads((root / storage.MANIFEST).read_text())
+    newer = {**manifest, "format": storage.FORMAT + 1}
+    (root / storage.MANIFEST).write_text(json.dumps(newer))
+    for call in (datasets.read, lambda r: datasets.write(transfers, r)):
+        with pytest.raises(DataError, match=r"newer cctx-research.*pip install -U"):
+            call(root)
+    (root / storage.MANIFEST).write_text(json.dumps({**manifest, "kind": "sync"}))
+    with pytest.raises(DataError, match=r"of kind 'sync', not 'transfers' or 'ledger'.*new dir"):
+        datasets.read(root)
+    (root / storage.MANIFEST).write_text("{")
+    with pytest.raises(DataError, match=r"cannot be read.*new directory"):
+        datasets.scan(root, engine="polars")

@@ -9,10 +9,13 @@ node's; the relayer (``caller``) is the fixtures' stand-in.
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
+from cctx_research import storage
 from cctx_research.nodes.engine import contracts_of
 from tests.evm_node import Anvil, anvil_path
 from tests.ingest import real
@@ -25,6 +28,28 @@ def _need_anvil() -> None:
         if os.environ.get("CI"):
             pytest.fail("anvil is missing under CI: `make test` installs it with `make tools`")
         pytest.skip("anvil is not installed: run `make tools`")
+
+
+def checkpoints(out: Path) -> dict:
+    """The chains' checkpoints, as the dataset's manifest keeps them on disk."""
+    manifest = json.loads((out / storage.MANIFEST).read_text())
+    assert (manifest["kind"], manifest["format"]) == ("sync", storage.FORMAT)
+    return manifest["state"]["chains"]
+
+
+def to_the_old_layout(out: Path) -> None:
+    """Turn a sync dataset back into the layout before the manifest (``sync.json``, plain
+    part names): what a user who synced with an earlier version holds."""
+    manifest = json.loads((out / storage.MANIFEST).read_text())
+    for path in out.glob("*/logs/*.parquet"):
+        c = storage.parse_part(path.name).chunk
+        path.rename(path.with_name(f"{'tip-' if c.tip else ''}{c.first}-{c.last}.parquet"))
+    for path in out.glob("solana/transactions/*.jsonl"):
+        part = storage.parse_part(path.name)
+        c = part.chunk
+        path.rename(path.with_name(f"{part.label}-{c.page:06d}-{c.first}-{c.last}.jsonl"))
+    (out / "sync.json").write_text(json.dumps({"format": 1, **manifest["state"]}, indent=2))
+    (out / storage.MANIFEST).unlink()
 
 
 def burn(entry: str, tag: str) -> list[dict]:

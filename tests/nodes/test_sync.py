@@ -15,19 +15,18 @@ import pyarrow.parquet as pq
 import pytest
 
 import cctx_research as cctx
-from cctx_research import errors
+from cctx_research import errors, storage
 from cctx_research.cli import main
 from cctx_research.nodes import ranges
 from tests.evm_node.proxy import PROVIDERS, RangeLimited
 
-from .conftest import burn, mint
+from .conftest import burn, checkpoints, mint, to_the_old_layout
 
 
 def _spans(out, chain):
     """(first, last) block of each part, in order."""
-    names = [p.name.removesuffix(".parquet").removeprefix("tip-")
-             for p in (out / chain / "logs").glob("*.parquet")]  # fmt: skip
-    return sorted(tuple(int(x) for x in n.split("-")) for n in names)
+    parts = [storage.parse_part(p.name) for p in (out / chain / "logs").glob("*.parquet")]
+    return sorted((p.chunk.first, p.chunk.last) for p in parts)
 
 
 def _contiguous(spans, first, last):
@@ -104,12 +103,12 @@ def test_a_providers_range_limit_is_learned_and_nothing_is_lost(base_node, tmp_p
     assert proxy.refused >= 1
     assert limited.chains[0].splits >= 1
     assert limited.chains[0].logs == direct.chains[0].logs == 10
-    state = json.loads((tmp_path / "limited" / "sync.json").read_text())
+    state = {"chains": checkpoints(tmp_path / "limited")}
     if provider != "geth":  # geth's text caps results, not blocks: the range is found by halving
         assert state["chains"]["base"]["range"] <= 64
     # the key in the node's URL is never logged nor stored
     assert "SECRET-KEY" not in caplog.text
-    assert "SECRET-KEY" not in (tmp_path / "limited" / "sync.json").read_text()
+    assert "SECRET-KEY" not in (tmp_path / "limited" / storage.MANIFEST).read_text()
     assert "127.0.0.1" in state["chains"]["base"]["host"]
 
 
@@ -120,8 +119,8 @@ def test_a_capped_nodes_limit_is_learnt_in_the_first_round(base_node, tmp_path):
     assert proxy.refused == 4  # the first round of 4 ranges, not a segment of 16
     parts = sorted(p.name for p in (tmp_path / "c" / "base" / "logs").glob("*.parquet"))
     # the first part is that round (4 x 128 blocks), the next ones 16 ranges of the learnt 32
-    assert "0-511.parquet" in parts
-    assert "512-1023.parquet" in parts
+    assert "base__logs__blocks_0000000000_to_0000000511.parquet" in parts
+    assert "base__logs__blocks_0000000512_to_0000001023.parquet" in parts
     assert len(_logs(tmp_path / "c", "base")) == 8
 
 
@@ -151,6 +150,59 @@ def test_a_reorg_within_the_depth_is_replaced(base_node, tmp_path):
     assert all(base_node.rpc("eth_getTransactionReceipt", "0x" + h) for h in hashes)
 
 
+def test_a_final_part_past_the_checkpoint_is_a_leftover_and_is_deleted(base_node, tmp_path):
+    out = tmp_path / "cctp"
+    first = cctx.sync(out, {"base": base_node.url}, start=0, confirmations=5, progress=False)
+    safe = checkpoints(out)["base"]["safe"]
+    holding = next(p for p in (out / "base" / "logs").glob("*.parquet")
+                   if pq.read_metadata(p).num_rows)  # fmt: skip
+    # what a run stopped between writing a part and its checkpoint leaves
+    name = storage.Part("base", "logs", storage.Chunk.blocks(safe + 1, safe + 2)).name
+    leftover = out / "base" / "logs" / name
+    leftover.write_bytes(holding.read_bytes())
+    base_node.mine(3)
+    again = cctx.sync(out, {"base": base_node.url}, progress=False)
+    assert not leftover.exists()
+    assert again.chains[0].first == safe + 1  # its blocks fetched again
+    logs = _logs(out, "base")
+    assert len(logs) == first.chains[0].logs
+    assert not logs.duplicated(["block_number", "log_index"]).any()
+
+
+def test_a_dataset_of_the_old_layout_is_read_as_it_is_and_upgraded_by_a_sync(
+    base_node, tmp_path, caplog
+):
+    out = tmp_path / "cctp"
+    cctx.sync(out, {"base": base_node.url}, start=0, confirmations=5, progress=False)
+    want_status = cctx.sync_status(out)
+    want = sorted(cctx.load(out)["transfer_id"])
+    to_the_old_layout(out)
+    old_names = sorted(p.name for p in (out / "base" / "logs").iterdir())
+    assert "0-" in old_names[0]
+    # status and load read it as it is, and write nothing
+    pd.testing.assert_frame_equal(cctx.sync_status(out), want_status)
+    assert sorted(cctx.load(out)["transfer_id"]) == want
+    assert sorted(p.name for p in (out / "base" / "logs").iterdir()) == old_names
+    assert (out / "sync.json").is_file()
+    assert not (out / storage.MANIFEST).exists()
+    # a sync upgrades it in place (logged), then goes on from its checkpoint
+    base_node.replay(burn("v2_attested_base_to_eth_19500", "after-upgrade"))
+    base_node.mine(2)
+    caplog.set_level(logging.INFO, logger="cctx_research.nodes.store")
+    again = cctx.sync(out, {"base": base_node.url}, progress=False)
+    assert "upgraded the sync dataset" in caplog.text
+    assert not (out / "sync.json").exists()
+    before = want_status.set_index("chain").loc["base", "safe_block"]
+    assert checkpoints(out)["base"]["safe"] >= before
+    names = [p.name for p in (out / "base" / "logs").iterdir()]
+    assert names
+    assert all(storage.parse_part(n) is not None for n in names)
+    logs = _logs(out, "base")
+    assert not logs.duplicated(["block_number", "log_index"]).any()
+    assert again.transfers == len(want) + 1
+    assert cctx.sync_status(out).set_index("chain").loc["base", "gaps"] == 0
+
+
 @pytest.mark.parametrize("workers", [1, 4])
 def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, tmp_path,
                                                                       workers):  # fmt: skip
@@ -162,7 +214,7 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
         with pytest.raises(errors.ServerError, match=r"connection to 127\.0\.0\.1"):
             cctx.sync(out, {"base": proxy.url}, start=0, progress=False, range_blocks=32,
                       retries=1, max_workers=workers)  # fmt: skip
-    state = json.loads((out / "sync.json").read_text())
+    state = {"chains": checkpoints(out)}
     assert 0 <= state["chains"]["base"]["safe"] < base_node.head()
     # the segments after the first ran beside its tail, but none was written past the checkpoint
     assert _contiguous(_spans(out, "base"), 0, state["chains"]["base"]["safe"])
@@ -186,18 +238,37 @@ def test_wrong_input_is_said_clearly(base_node, ethereum_node, tmp_path, capsys)
         cctx.sync(tmp_path / "e", {"base": base_node.url}, start="yesterday-ish", progress=False)
     old = tmp_path / "old"
     old.mkdir()
+    newer = storage.FORMAT + 1
     for found, says in [(0, r"an older cctx-research \(sync format 0\).*new directory"),
-                        (2, r"a newer cctx-research \(sync format 2.*pip install -U"),
+                        (newer, rf"a newer cctx-research \(sync format {newer}.*pip install -U"),
+                        (None, r"no version this one knows.*new directory"),
+                        ("1", r"no version this one knows \(sync format '1'\)")]:  # fmt: skip
+        manifest = {"format": found, "kind": "sync", "state": {"chains": {}}}
+        (old / storage.MANIFEST).write_text(json.dumps(manifest))
+        with pytest.raises(errors.DataError, match=says):
+            cctx.sync(old, {"base": base_node.url}, start=0)
+        assert main(["sync", "--chain", f"base={base_node.url}", "--out", str(old)]) == 1
+        assert re.search(says, capsys.readouterr().err)  # the CLI's one line says what to do
+    (old / storage.MANIFEST).write_text("{\"format\": 2, \"ki")
+    with pytest.raises(errors.DataError, match=r"cannot be read.*new directory"):
+        cctx.sync(old, {"base": base_node.url}, start=0)
+    (old / storage.MANIFEST).write_text(json.dumps({"format": storage.FORMAT, "kind": "ledger",
+                                                    "state": {"writes": []}}))  # fmt: skip
+    with pytest.raises(errors.DataError, match=r"of kind 'ledger', not 'sync'.*new directory"):
+        cctx.sync(old, {"base": base_node.url}, start=0)
+    # the state file of the layout before the manifest: refused alike unless it is format 1
+    (old / storage.MANIFEST).unlink()
+    for found, says in [(0, r"an older cctx-research \(sync format 0\).*new directory"),
+                        (2, r"no version this one knows \(sync format 2\).*new directory"),
                         (None, r"no version this one knows.*new directory"),
                         ("1", r"no version this one knows \(sync format '1'\)")]:  # fmt: skip
         (old / "sync.json").write_text(json.dumps({"format": found, "chains": {}}))
         with pytest.raises(errors.DataError, match=says):
             cctx.sync(old, {"base": base_node.url}, start=0)
-        assert main(["sync", "--chain", f"base={base_node.url}", "--out", str(old)]) == 1
-        assert re.search(says, capsys.readouterr().err)  # the CLI's one line says what to do
     (old / "sync.json").write_text("{\"format\": 1, \"cha")
     with pytest.raises(errors.DataError, match=r"cannot be read.*new directory"):
         cctx.sync(old, {"base": base_node.url}, start=0)
+    assert not (old / storage.MANIFEST).exists()  # a refused dataset is left as it was
 
 
 def test_a_date_becomes_its_first_block(base_node, tmp_path):
@@ -340,7 +411,7 @@ def test_a_full_disk_ends_in_a_typed_error_naming_the_dataset_and_loses_nothing(
     assert f"cannot write the sync dataset {out} (File too large" in done.stdout
     assert "run the same sync again" in done.stdout
     # the parts before the dense blocks and their checkpoint are kept; no temporary file is left
-    safe = json.loads((out / "sync.json").read_text())["chains"]["base"]["safe"]
+    safe = checkpoints(out)["base"]["safe"]
     assert 0 < safe < dense
     assert _contiguous(_spans(out, "base"), 0, safe)
     assert not [p for p in (out / "base" / "logs").iterdir() if p.suffix != ".parquet"]

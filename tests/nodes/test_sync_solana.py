@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import cctx_research as cctx
-from cctx_research import errors
+from cctx_research import errors, storage
 from cctx_research.cli import main
 from cctx_research.nodes.engine import contracts_of
 from cctx_research.nodes.rpc import RpcError
@@ -25,6 +25,8 @@ from cctx_research.nodes.solana import PROGRAMS, sync_solana
 from cctx_research.provenance import provenance
 from tests.ingest import real
 from tests.solana_node import KEY, Node, SolanaStandin, receive_message, recorded
+
+from .conftest import checkpoints, to_the_old_layout
 
 
 def _calls_cctp(result: dict) -> bool:
@@ -48,7 +50,7 @@ def _stored(out: Path) -> list[str]:
 
 
 def _state(out: Path) -> dict:
-    return json.loads((out / "sync.json").read_text())["chains"]["solana"]
+    return checkpoints(out)["solana"]
 
 
 def test_the_recorded_cctp_transactions_are_six():
@@ -87,7 +89,7 @@ def test_a_fresh_sync_fetches_each_transaction_once_and_loads(solana_node, tmp_p
     assert status["parts"] == len(files)
     # the key in the node's URL is never logged nor stored; the node is named by its host
     assert KEY not in caplog.text
-    assert KEY not in (out / "sync.json").read_text()
+    assert KEY not in (out / storage.MANIFEST).read_text()
     assert _state(out)["host"].startswith("127.0.0.1:")
     assert "solana (127.0.0.1:" in caplog.text
     assert "6 transactions" in caplog.text
@@ -184,12 +186,38 @@ def test_a_part_its_checkpoint_does_not_count_is_deleted(solana_node, tmp_path):
     # a part written by a run stopped before its checkpoint (the part numbered past it)
     parts = state["programs"]["v1-messenger"]["parts"]
     folder = out / "solana" / "transactions"
-    copy = next(folder.glob("v1-*.jsonl"))
-    leftover = folder / f"v1-messenger-{parts:06d}-1-2.jsonl"
+    copy = next(folder.glob("solana__transactions__v1-*.jsonl"))
+    chunk = storage.Chunk.slots(1, 2, page=parts)
+    leftover = folder / storage.Part("solana", "transactions", chunk, label="v1-messenger",
+                                     suffix="jsonl").name  # fmt: skip
     leftover.write_bytes(copy.read_bytes())
     cctx.sync(out, {"solana": solana_node.url}, progress=False)
     assert not leftover.exists()
     assert sorted(_stored(out)) == sorted(CCTP)
+
+
+def test_a_dataset_of_the_old_layout_is_upgraded_and_each_transaction_kept_once(
+    solana_node, tmp_path, caplog
+):
+    out = tmp_path / "cctp"
+    cctx.sync(out, {"solana": solana_node.url}, start=0, progress=False)
+    want = cctx.sync_status(out)
+    to_the_old_layout(out)
+    folder = out / "solana" / "transactions"
+    assert all(p.name.startswith("v") for p in folder.glob("*.jsonl"))
+    pd.testing.assert_frame_equal(cctx.sync_status(out), want)  # read as it is
+    # a part its checkpoint does not count, in the old names: a leftover there too
+    old_state = json.loads((out / "sync.json").read_text())["chains"]["solana"]
+    parts = old_state["programs"]["v1-messenger"]["parts"]
+    leftover = folder / f"v1-messenger-{parts:06d}-1-2.jsonl"
+    leftover.write_bytes(next(folder.glob("v1-*.jsonl")).read_bytes())
+    caplog.set_level(logging.INFO, logger="cctx_research.nodes.store")
+    cctx.sync(out, {"solana": solana_node.url}, progress=False)
+    assert "upgraded the sync dataset" in caplog.text
+    assert not leftover.exists()
+    assert all(p.name.startswith("solana__transactions__") for p in folder.glob("*.jsonl"))
+    assert sorted(_stored(out)) == sorted(CCTP)
+    assert cctx.sync_status(out).set_index("chain").loc["solana", "gaps"] == 0
 
 
 def test_429s_are_waited_out(tmp_path):
