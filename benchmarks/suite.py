@@ -49,6 +49,7 @@ class Row:
     target: str
     ok: bool | None  # None: for information, no target
     detail: str = ""
+    text: str | None = None  # shown instead of the value where there is none ("out of memory")
 
     @property
     def ratio(self) -> float | None:
@@ -80,6 +81,8 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:.1f} MB"
     if unit == "req/s":
         return f"{value:.0f} req/s"
+    if unit == "n":
+        return f"{value:,.0f}"
     return f"{value:.3g} {unit}".strip()
 
 
@@ -92,7 +95,7 @@ def table(rows: list[Row]) -> str:
         body.append(
             [
                 r.figure,
-                fmt(r.value, r.unit),
+                r.text if r.text is not None else fmt(r.value, r.unit),
                 fmt(r.baseline, r.unit) if r.baseline is not None else "-",
                 "-" if ratio is None else f"{ratio:.2f}",
                 r.target,

@@ -1,8 +1,11 @@
-"""The benchmark suite runs (``benchmarks/run.py --quick``), so it cannot rot.
+"""The benchmark suites run (``benchmarks/run.py --quick``, ``benchmarks/scale.py --quick``),
+so they cannot rot.
 
 Only the shape of the table is checked: every figure has a row with numbers.
 Whether a target is met is the suite's business, never a test's (timings on
-a shared machine are not assertions).
+a shared machine are not assertions). What is checked beyond the shape is
+the data's correctness: the whole-history benchmark's generated transfers
+are all linked, by ``load`` and by its SQL floor, as planted.
 """
 
 from __future__ import annotations
@@ -69,3 +72,49 @@ def test_quick_run_prints_every_figure(tmp_path):
             assert NUMBER.match(row["baseline"]), row
             assert NUMBER.match(row["ratio"]), row
     assert len(rows) == len(FIGURES)
+
+
+SCALE_FIGURES = [
+    "13a generate 20k transfers",
+    "13b SQL floor (DuckDB), time, 20k",
+    "13b SQL floor: transfers linked vs planted, 20k",
+    "13c load vs SQL floor, time, 20k",
+    "13d load vs SQL floor, peak RSS, 20k",
+    "13e load: transfers linked vs planted, 20k",
+    '13f load(engine="duckdb") vs SQL floor, time, 20k',
+    '13g load(engine="duckdb") vs SQL floor, peak RSS, 20k',
+    '13h load(engine="duckdb"): transfers linked vs planted, 20k',
+    "13i report on the ledger, time, 20k",
+    "13i report on the ledger, peak RSS, 20k",
+    "13j whole history (12M): peak RSS of load",
+]
+
+
+def test_scale_quick_run_prints_every_row(tmp_path):
+    """``scale.py --quick``: 20k generated transfers, the floor, load and the report all ran,
+    and both the floor and the ledger linked every minted transfer the generator planted."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--quick", "--work",
+         str(tmp_path / "work")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
+    rows = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    assert list(rows) == SCALE_FIGURES
+    for figure in SCALE_FIGURES[:6] + SCALE_FIGURES[9:11]:
+        assert NUMBER.match(rows[figure]["value"].replace(",", "")), rows[figure]
+    for figure in SCALE_FIGURES[2], SCALE_FIGURES[5]:
+        assert rows[figure]["result"] == "pass", rows[figure]
+        assert rows[figure]["value"] == rows[figure]["baseline"], rows[figure]
+    assert rows[SCALE_FIGURES[3]]["result"] in ("pass", "MISS")
+    assert NUMBER.match(rows[SCALE_FIGURES[3]]["ratio"]), rows[SCALE_FIGURES[3]]
+    assert rows[SCALE_FIGURES[-1]]["value"] == "-"  # the 12M row runs with --full only
