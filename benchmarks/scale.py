@@ -11,7 +11,7 @@ Run::
 The data (``scale_plan.py``, ``scale_data.py``): N CCTP transfers, 70% V2,
 on eight EVM chains, as the logs Circle's contracts emit (four a transfer)
 in the layout of a ``cctx-research sync`` dataset: per chain, Parquet parts
-of about 1 M logs in cryo's columns, and ``sync.json``. A sample of every
+of about 1 M logs in cryo's columns, and the manifest (``_cctx.json``). A sample of every
 part is checked byte for byte against eth-abi while it is written.
 
 For each size, each step runs in a fresh subprocess, one after the other:

@@ -3,7 +3,7 @@
 :func:`generate` writes N transfers (``scale_plan.plan``) as the logs
 Circle's contracts emit, four a transfer (two when never minted), in the
 layout ``cctx-research sync`` writes: per chain, Parquet parts of cryo's log
-columns in block order, and ``sync.json``. The source transaction emits
+columns in block order, and the manifest (``_cctx.json``). The source transaction emits
 ``MessageSent`` then ``DepositForBurn``; the destination transaction
 ``MintAndWithdraw`` then ``MessageReceived``, each at its event's contract
 (TokenMessenger / MessageTransmitter of the version and chain). V1 messages
@@ -46,7 +46,7 @@ from ingest.logs import SIGNATURES, topic0  # noqa: E402  (eth-abi, from the sig
 __all__ = ["MANIFEST", "Part", "dataset_files", "generate", "random_bytes", "write_dataset"]
 
 MANIFEST = "generated.json"
-"""What the generator planted (counts), beside ``sync.json``."""
+"""What the generator planted (counts), beside the manifest."""
 
 _SALT = {"burn_tx": 1, "mint_tx": 2, "nonce": 3, "hook": 4, "sender": 5, "recipient": 6,
          "relayer": 7}  # fmt: skip
@@ -369,14 +369,14 @@ def write_dataset(root: str | Path, parts: Iterable[Part]) -> dict[str, int]:
     """Write ``parts`` as a sync dataset under ``root``: the one place that knows its layout.
 
     Through :class:`cctx_research.nodes.store.Dataset`: each part with
-    ``write_part`` (final, not tip), then ``sync.json`` with each chain's
+    ``write_part`` (final, not tip), then the manifest with each chain's
     checkpoint (first, safe and tip blocks, their times) as a finished sync
     leaves it. Returns the logs and parts written.
     """
-    from cctx_research.nodes.store import FORMAT, LOG_SCHEMA, Dataset
+    from cctx_research.nodes.store import LOG_SCHEMA, Dataset
 
     dataset = Dataset(root)
-    state: dict = {"format": FORMAT, "chains": {}}
+    state: dict = {"chains": {}}
     written = {"logs": 0, "parts": 0}
     for part in parts:
         table = part.table.select(LOG_SCHEMA.names).cast(LOG_SCHEMA)
