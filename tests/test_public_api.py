@@ -52,6 +52,7 @@ MODULES = [
     "cctx_research.service.sample",
     "cctx_research.service.store",
     "cctx_research.service.app",
+    "cctx_research.service.handlers",
     "cctx_research.service.server",
 ]
 
