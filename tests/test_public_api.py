@@ -45,6 +45,8 @@ MODULES = [
     "cctx_research.plots.ledger",
     "cctx_research.report",
     "cctx_research.report.building",
+    "cctx_research.report.inputs",
+    "cctx_research.report.progress",
     "cctx_research.report.document",
     "cctx_research.report.ledger_sections",
     "cctx_research.report.registry",
