@@ -9,11 +9,15 @@ with :func:`progress_bar` (what ``report.build(progress=True)`` and
 
 Examples
 --------
->>> seen = []
->>> on_step = lambda step, done: seen.append((step, done))
->>> on_step("analysis", False); on_step("analysis", True)
->>> seen
-[('analysis', False), ('analysis', True)]
+>>> from cctx_research import report
+>>> steps = []
+>>> def told(step, done):
+...     steps.append((step, done))
+>>> r = report.build(ledger=ledger, progress=told)  # doctest: +SKIP
+>>> steps[:3]  # doctest: +SKIP
+[('transfers', True), ('volume history', True), ('analysis', False)]
+>>> with progress_bar(False) as on_step:
+...     on_step("analysis", False)  # shows nothing
 """
 
 from __future__ import annotations
