@@ -16,6 +16,11 @@ which the client stops when it is closed. Synthetic data is announced with
 a :class:`~cctx_research.errors.SyntheticDataWarning` (shown by notebooks
 without any logging set up) and one log line.
 
+For clients in other processes (the dashboard's kernels, which call
+``connect()`` with ``CCTX_*`` variables), :func:`serve_on_loopback` serves
+local data or the sample on a free loopback port and returns the settings
+that reach it.
+
 This is the one place that reads the ``CCTX_*`` settings for a client
 (including ``CCTX_CACHE_DIR``, passed on as ``cache_dir``), and the one
 that joins a client to a local service: :mod:`cctx_research.client`
@@ -25,7 +30,9 @@ never imports :mod:`cctx_research.service`.
 from __future__ import annotations
 
 import logging
+import secrets
 import warnings
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .client import Client, WSGITransport
@@ -36,7 +43,7 @@ from .times import TimeLike
 if TYPE_CHECKING:
     from .service.local import LocalService
 
-__all__ = ["IN_PROCESS_URL", "connect"]
+__all__ = ["IN_PROCESS_URL", "LoopbackService", "connect", "serve_on_loopback"]
 
 logger = logging.getLogger(__name__)
 
@@ -186,3 +193,67 @@ def _join(local: LocalService, *, loopback: bool, **overrides: Any) -> Client:
         raise
     client.session.own(handle)
     return client
+
+
+@dataclass(frozen=True)
+class LoopbackService:
+    """Local data served on a loopback port, for clients in other processes.
+
+    Attributes
+    ----------
+    settings : Settings
+        What a client needs to reach it: ``base_url``, ``project_id``,
+        ``api_key``, and what it serves (``source``, ``synthetic``,
+        ``page_size``), as ``CCTX_*`` variables would set them.
+    description : str
+        One line for a log: what is served, and where.
+    """
+
+    settings: Settings
+    description: str
+    handle: Any = field(repr=False)
+
+    def close(self) -> None:
+        """Stop serving (idempotent)."""
+        self.handle.close()
+
+    def __enter__(self) -> LoopbackService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve_on_loopback(data: Any = None, *, api_key: str | None = None) -> LoopbackService:
+    """Serve local data (or the embedded sample) on a free loopback port, until closed.
+
+    A client in this process wants :func:`connect` (``data=``, ``loopback=``);
+    this is for clients elsewhere, such as the dashboard's kernels, which get
+    :attr:`LoopbackService.settings` through their ``CCTX_*`` variables.
+
+    Parameters
+    ----------
+    data : DataFrame, path or list of paths, optional
+        As for :func:`connect`; default: the embedded sample, live.
+    api_key : str, optional
+        The key the service accepts. Default: one made for this service
+        alone, so that no other local user can guess it.
+
+    Returns
+    -------
+    LoopbackService
+        Serving in a background thread; ``close()`` it (or use ``with``).
+
+    Raises
+    ------
+    DataError
+        If ``data`` is missing, unreadable or not a ledger or transfers frame.
+    """
+    from .service.local import local_service
+
+    local = local_service(data, api_key=secrets.token_urlsafe(24) if api_key is None else api_key)
+    handle = local.serve()
+    settings = handle.settings.replace(
+        source=local.source, synthetic=local.synthetic, page_size=local.page_size
+    )
+    return LoopbackService(settings, f"{local.description} at {handle.url}", handle)

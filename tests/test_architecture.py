@@ -5,6 +5,8 @@
 - Analysis does no IO and knows no pictures: it imports no data access (client, ingest,
   service), no view (plots, report, widgets, webapp, cli) and no plotting or IO library.
 - Plots draw what analysis computed: they never fetch.
+- Views meet data through ``connect()`` and ``load()``: they never import the service
+  (the command line may).
 - Dependencies point one way: the contract modules import no package above them.
 - No module reaches another package's private names; no import cycle; no module over
   ~500 lines unless it is a declarative table.
@@ -33,6 +35,8 @@ CONTRACT = (
     "tokens", "labels", "storage", "_version", "_codes", "_textarrays",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
+VIEW_PACKAGES = ("report", "widgets", "webapp", "export", "views", "plots")
+"""The views proper: ``VIEWS`` without the command line, which may reach the service."""
 DATA_ACCESS = ("client", "service", "ingest", "connection", "nodes", "iris")
 
 
@@ -124,6 +128,15 @@ def test_analysis_imports_no_data_access_and_no_view(graph):
 
 def test_plots_never_fetch(graph):
     bad = [(a, b) for a, b, _ in _edges(graph) if _part(a) == "plots" and _part(b) in DATA_ACCESS]
+    assert bad == []
+
+
+def test_views_meet_data_through_connect_and_load_never_the_service(graph):
+    bad = [
+        (a, b)
+        for a, b, _ in _edges(graph)
+        if _part(a) in VIEW_PACKAGES and _part(b) == "service"
+    ]
     assert bad == []
 
 

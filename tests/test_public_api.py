@@ -46,6 +46,8 @@ MODULES = [
     "cctx_research.plots.ledger",
     "cctx_research.report",
     "cctx_research.report.building",
+    "cctx_research.report.inputs",
+    "cctx_research.report.progress",
     "cctx_research.report.document",
     "cctx_research.report.ledger_sections",
     "cctx_research.report.registry",
@@ -53,6 +55,7 @@ MODULES = [
     "cctx_research.service.sample",
     "cctx_research.service.store",
     "cctx_research.service.app",
+    "cctx_research.service.handlers",
     "cctx_research.service.server",
 ]
 

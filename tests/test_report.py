@@ -278,6 +278,32 @@ def test_frames_or_a_client_not_both(client: Any, built: report.Report) -> None:
         report.build(transfers=built.data["transfers"])
 
 
+def test_the_steps_go_to_the_callers_callback_and_the_drawing_takes_one_record(
+    client: Any, built: report.Report
+) -> None:
+    from cctx_research.report.building import draw
+    from cctx_research.report.inputs import resolve_inputs
+    from cctx_research.report.progress import STEPS
+
+    seen: list[tuple[str, bool]] = []
+    fetched = report.build(client, START, END, progress=lambda *step: seen.append(step))
+    assert seen == [(step, done) for step in STEPS for done in (False, True)]
+    assert fetched.section("flows").to_html() == built.section("flows").to_html()
+    seen.clear()
+    ledger = cctx.load_sample(as_of=AS_OF, days=3)
+    inputs = resolve_inputs(None, START, END, ledger=ledger, chains=["base"],
+                            on_step=lambda *step: seen.append(step))  # fmt: skip
+    # frames already held: nothing to wait for, so those steps are only said done
+    assert seen == [("transfers", True), ("volume history", True)]
+    assert inputs.chains == ("base",)
+    assert len(inputs.transfers) < len(inputs.fetched)
+    drawn = draw(inputs)
+    held = report.build(None, START, END, ledger=ledger, chains=["base"])
+    assert [s.to_html() for s in drawn.sections if s.id != "provenance"] == [
+        s.to_html() for s in held.sections if s.id != "provenance"
+    ]
+
+
 def test_bad_arguments(client: Any) -> None:
     with pytest.raises(ValueError, match="must be before end"):
         report.build(client, END, START)

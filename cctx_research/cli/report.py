@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .options import add_service_options, service_options
+
+if TYPE_CHECKING:
+    from ..report.progress import ProgressCallback
 
 
 def add(subparsers: argparse._SubParsersAction) -> None:
@@ -52,27 +55,30 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import report
     from ..connection import connect
+    from ..report.progress import progress_bar
 
     report.output_path(args.out)  # a wrong name or a missing directory: said before any work
     progress = not args.no_progress
     options = {} if args.title is None else {"title": args.title}
-    if args.data:
-        if args.sample:
-            raise ValueError("--data and --sample exclude each other: pick one source")
-        built = _report_on_data(args, progress, options)
-    else:
-        service = service_options(args)
-        sample = True if args.sample else (False if service else None)
-        with connect(sample=sample, progress=progress, **service) as client:
-            built = report.build(
-                client,
-                args.start,
-                args.end,
-                chains=args.chains,
-                progress=progress,
-                ledger=None if service else _embedded_ledger(args),
-                **options,
-            )
+    if args.data and args.sample:
+        raise ValueError("--data and --sample exclude each other: pick one source")
+    # the command shows the report's steps as a bar on stderr (--no-progress: nothing)
+    with progress_bar(progress) as on_step:
+        if args.data:
+            built = _report_on_data(args, on_step, options)
+        else:
+            service = service_options(args)
+            sample = True if args.sample else (False if service else None)
+            with connect(sample=sample, progress=progress, **service) as client:
+                built = report.build(
+                    client,
+                    args.start,
+                    args.end,
+                    chains=args.chains,
+                    progress=on_step,
+                    ledger=None if service else _embedded_ledger(args),
+                    **options,
+                )
     path = built.save(args.out)
     print(path)
     return 0
@@ -93,7 +99,8 @@ def _embedded_ledger(args: argparse.Namespace) -> Any:
     return load_sample()
 
 
-def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> object:
+def _report_on_data(args: argparse.Namespace, on_step: ProgressCallback,
+                    options: dict) -> object:  # fmt: skip
     """Build the report over ``--data``: the loaded ledger, analysed as it is (no service)."""
     from pathlib import Path
 
@@ -110,5 +117,5 @@ def _report_on_data(args: argparse.Namespace, progress: bool, options: dict) -> 
     if said.is_file():
         options["attestations"] = pd.read_parquet(said)
     return report.build(
-        None, args.start, args.end, chains=args.chains, progress=progress, ledger=ledger, **options
+        None, args.start, args.end, chains=args.chains, progress=on_step, ledger=ledger, **options
     )

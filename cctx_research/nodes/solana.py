@@ -46,16 +46,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..client.runner import Concurrency, run
-from ..client.transports import BaseTransport
 from ..ingest.solana_layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
 from ..times import to_timestamp
 from .engine import ChainSync
 from .rpc import Rpc, RpcError
 from .solana_pages import Bounds, Pages, Program
 from .store import Dataset
+
+if TYPE_CHECKING:
+    from .sync import SyncOptions
 
 __all__ = ["MAINNET_GENESIS", "PAGE_SIZE", "PROGRAMS", "SolanaSync", "sync_solana"]
 
@@ -159,16 +161,10 @@ def _head(rpc: Rpc) -> int:
 def sync_solana(
     url: str,
     root: str | Path,
+    options: SyncOptions,
     *,
-    start: Any = None,
-    end: Any = None,
-    progress: bool = True,
-    transport: BaseTransport | None = None,
     state: dict[str, Any],
     save: Callable[[], None] | None = None,
-    timeout: float = 30.0,
-    retries: int = 5,
-    max_workers: int = 8,
     page_size: int = PAGE_SIZE,
 ) -> SolanaSync:
     """Sync Solana's CCTP transactions from the node at ``url`` into the dataset at ``root``.
@@ -179,19 +175,18 @@ def sync_solana(
         The node's JSON-RPC URL (may hold a key: never shown or stored).
     root : path
         The dataset directory.
-    start, end : int, str or Timestamp, optional
-        Slots or dates; ``start`` is needed on the first sync.
-    progress : bool
-        A progress bar counting transactions.
-    transport : BaseTransport, optional
-        The wire (tests).
+    options : SyncOptions
+        The run's options, as for the EVM chains: ``start`` and ``end`` are
+        slots or dates (``start`` is needed on the first sync); ``progress``
+        a bar counting transactions; ``transport`` the wire (tests);
+        ``timeout``, ``retries`` and ``max_workers`` the seconds per
+        request, the retries of a transient failure (honouring
+        ``Retry-After``) and the most requests in flight. ``confirmations``
+        and ``range_blocks`` do not apply: Solana is synced finalized only.
     state : dict
         The checkpoint entry for Solana in the manifest's state (updated in place).
     save : callable, optional
         Writes the whole state file; called after every part.
-    timeout, retries, max_workers : float, int, int
-        As for the EVM chains: seconds per request, retries of a transient
-        failure (honouring ``Retry-After``), most requests in flight.
     page_size : int
         Signatures asked per ``getSignaturesForAddress`` (1..1000).
 
@@ -210,9 +205,10 @@ def sync_solana(
         raise ValueError(f"page_size must be a whole number from 1 to 1000, got {page_size!r}")
     dataset = Dataset(root)
     save = save or (lambda: None)
+    start, end = options.start, options.end
     asked_start = None if start is None else _bound(start, "start")
     asked_end = None if end is None else _bound(end, "end")
-    rpc = Rpc(url, transport=transport, timeout=timeout, retries=retries, backoff=0.2)
+    rpc = options.rpc(url)
     started = time.perf_counter()
     try:
         _check_cluster(rpc)
@@ -238,7 +234,7 @@ def sync_solana(
             result.up_to_date = True
             return result
         runner = _Runner(rpc, dataset, state, programs, floor, ceiling, save, page_size)
-        runner.go(max_workers=max_workers, progress=progress, result=result)
+        runner.go(max_workers=options.max_workers, progress=options.progress, result=result)
         _edges(rpc, state, floor, ceiling)
         state["synced_at"] = int(time.time())
         save()

@@ -51,9 +51,11 @@ covers every chain; the report says so.
 
 Modules
 -------
-:mod:`.building` (``build``, the window), :mod:`.sources` (the frames from
-a client, or derived from a ledger), :mod:`.registry` (how a section is
-declared), :mod:`.sections` (the sections and the registry),
+:mod:`.building` (``build``: the inputs resolved, then drawn),
+:mod:`.inputs` (the window and the frames, resolved into one record),
+:mod:`.sources` (the frames from a client, or derived from a ledger),
+:mod:`.progress` (the steps, told to the caller's callback or bar),
+:mod:`.registry` (how a section is declared), :mod:`.sections` (the sections and the registry),
 :mod:`.document` (``Report``, ``Section``); the HTML pieces shared with the
 widgets are in :mod:`cctx_research.views.markup`.
 
@@ -69,8 +71,9 @@ Examples
 from __future__ import annotations
 
 from ..views.markup import EmbeddedFigure, html_table, render_png
-from .building import DEFAULT_DAYS, build, default_window, is_synthetic
+from .building import build, is_synthetic
 from .document import Report, Section, output_path
+from .inputs import DEFAULT_DAYS, default_window
 from .registry import Context, SectionSpec
 from .sections import REGISTRY, SECTIONS
 

@@ -1,10 +1,19 @@
-"""Building a report: get one window's frames, analyse them, build every registered section."""
+"""Building a report: resolve one window's inputs, then analyse them and draw every section.
+
+:func:`build` is the one entry: it resolves what the caller holds into a
+:class:`~cctx_research.report.inputs.ReportInputs` record
+(:func:`~cctx_research.report.inputs.resolve_inputs`: a client, frames or a
+ledger), shows the caller what fetching warned, and hands the record to
+:func:`draw`, which knows one mode only. Progress goes to the caller's
+callback (:mod:`cctx_research.report.progress`).
+"""
 
 from __future__ import annotations
 
 import logging
 import warnings
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Any
 
 import pandas as pd
@@ -13,84 +22,18 @@ from .. import provenance as _provenance
 from .. import times
 from .._version import __version__
 from ..analysis import addresses, flows, volumes
-from ..errors import CoverageWarning
-from ..views.selection import chain_names, touching, with_main_chain
+from ..views.selection import with_main_chain
 from .document import Report
-from .ledger_sections import link_quality, scope_ledger
+from .inputs import DEFAULT_DAYS, ReportInputs, bucket_for, default_window, resolve_inputs
+from .progress import ProgressCallback, progress_bar, quiet
 from .registry import Context, build_sections
 from .sections import REGISTRY
-from .sources import check, data_span, fetch, from_frames
 
-__all__ = ["DEFAULT_DAYS", "bucket_for", "build", "default_window", "is_synthetic"]
+# DEFAULT_DAYS, bucket_for and default_window live with the inputs they resolve; this module
+# names them too, as it always has
+__all__ = ["DEFAULT_DAYS", "bucket_for", "build", "default_window", "draw", "is_synthetic"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_DAYS = 30
-"""Length of the default window, in days, ending now."""
-
-
-def default_window(
-    start: times.TimeLike | None = None,
-    end: times.TimeLike | None = None,
-    *,
-    days: int = DEFAULT_DAYS,
-    now: times.TimeLike | None = None,
-) -> tuple[pd.Timestamp, pd.Timestamp]:
-    """Resolve a report window: missing ends default to the last ``days`` days.
-
-    Parameters
-    ----------
-    start, end : time, optional
-        Naive times mean UTC.
-    days : int, default 30
-    now : time, optional
-        The clock (default: now, floored to the minute).
-
-    Returns
-    -------
-    tuple of pandas.Timestamp
-        ``(start, end)``, tz-aware UTC.
-
-    Raises
-    ------
-    ValueError
-        If ``start >= end``.
-
-    Examples
-    --------
-    >>> start, end = default_window(now="2024-07-01")
-    >>> start.isoformat(), end.isoformat()
-    ('2024-06-01T00:00:00+00:00', '2024-07-01T00:00:00+00:00')
-    """
-    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-        raise ValueError(f"days must be a positive int, got {days!r}")
-    length = pd.Timedelta(days=days)
-    if end is not None:
-        end_ts = times.to_timestamp(end, name="end")
-    elif start is not None:
-        end_ts = times.to_timestamp(start, name="start") + length
-        if now is None:
-            end_ts = min(end_ts, pd.Timestamp.now(tz="UTC").ceil("min"))
-    else:
-        clock = pd.Timestamp.now(tz="UTC") if now is None else times.to_timestamp(now, name="now")
-        end_ts = clock.floor("min")
-    start_ts = times.to_timestamp(start, name="start") if start is not None else end_ts - length
-    if start_ts >= end_ts:
-        raise ValueError(
-            f"start ({start_ts.isoformat()}) must be before end ({end_ts.isoformat()}); "
-            "windows are half-open [start, end)"
-        )
-    return start_ts, end_ts
-
-
-def bucket_for(start: pd.Timestamp, end: pd.Timestamp) -> str:
-    """The time bucket used for a window: hours up to 3 days, days up to 120, then weeks."""
-    length = end - start
-    if length <= pd.Timedelta(days=3):
-        return "1h"
-    if length <= pd.Timedelta(days=120):
-        return "1D"
-    return "7D"
 
 
 _SECRET_WORDS = ("key", "secret", "token", "password", "auth")
@@ -156,6 +99,9 @@ def _provenance_block(
     }
 
 
+# The one function past ten parameters: these keywords are how README, the notebooks and
+# users call it (tests/test_public_api_input.py binds them by name); past this point
+# everything travels as a ReportInputs record.
 def build(
     client: Any = None,
     start: times.TimeLike | None = None,
@@ -167,7 +113,7 @@ def build(
     chains: Any = None,
     title: str = "CCTP cross-chain USDC transfers",
     top_n: int = 10,
-    progress: bool = False,
+    progress: bool | ProgressCallback = False,
     attestations: pd.DataFrame | None = None,
 ) -> Report:
     """Analyse one window's frames and draw every section.
@@ -195,7 +141,7 @@ def build(
     volume_history : pandas.DataFrame, optional
         Without a client: the ``"volume"`` frame per bucket of the window
         (``client.volume_history(start, end, freq=...)``, with the bucket of
-        :func:`~cctx_research.report.building.bucket_for`). Default: computed
+        :func:`~cctx_research.report.inputs.bucket_for`). Default: computed
         from ``ledger`` (:func:`cctx_research.analysis.history.volume_history`).
     chains : chain or list of chains, optional
         Keep the transfers touching any of these chains (names, aliases or
@@ -205,9 +151,11 @@ def build(
         The report's heading.
     top_n : int, default 10
         Rows of the top-address and top-corridor tables.
-    progress : bool, default False
+    progress : bool or callable, default False
         Show a progress bar (tqdm, on stderr or in the notebook) over the
-        steps.
+        steps; or a callback told of each step as it starts and ends
+        (:data:`~cctx_research.report.progress.ProgressCallback`), for a
+        caller that shows them its own way.
     ledger : pandas.DataFrame, optional
         A ``"ledger"`` frame (both sides of each transfer): what
         ``cctx_research.load(...)`` or ``load_sample()`` return, usually the
@@ -225,6 +173,11 @@ def build(
     Returns
     -------
     Report
+
+    Warns
+    -----
+    cctx_research.errors.CoverageWarning
+        When the data does not cover the whole window (also noted in the report).
 
     Raises
     ------
@@ -249,101 +202,104 @@ def build(
 
     >>> r = build(ledger=cctx.load("ledger.parquet"))  # doctest: +SKIP
     """
-    check(client, transfers, volume_history, ledger)
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
-    as_of = None
-    if client is None and (start is None or end is None):
-        first, after, last = data_span(
-            ledger if isinstance(ledger, pd.DataFrame) else None, transfers
-        )
-        if first is not None:
-            start = first if start is None else start
-            if end is None:  # the data's end is "now": ages, in flight and stuck
-                end, as_of = after, last
-    start_ts, end_ts = default_window(start, end)
-    names = chain_names(chains)
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ValueError(f"top_n must be a positive int, got {top_n!r}")
-    freq = bucket_for(start_ts, end_ts)
-    scoped = None if ledger is None else scope_ledger(ledger, start_ts, end_ts, names)
-    links = None if ledger is None else link_quality(ledger, start_ts, end_ts, names)
-
-    from tqdm.auto import tqdm
-
-    steps = ["transfers", "volume history", "analysis", "figures"]
-    bar = tqdm(total=len(steps), desc="report", unit="step", disable=not progress, leave=False)
-    try:
-        with warnings.catch_warnings(record=True) as shown:
-            warnings.simplefilter("always")
-            if client is not None:
-                fetched, history = fetch(client, start_ts, end_ts, freq=freq, bar=bar)
-            else:
-                fetched, history = from_frames(
-                    transfers, volume_history, ledger, start_ts, end_ts, freq=freq
-                )
-                bar.update(2)
-            transfers = touching(fetched, names)
-        # the coverage warnings go on to the caller (CLI, notebook) and into the report
-        notes = list(
-            dict.fromkeys(str(w.message) for w in shown if issubclass(w.category, CoverageWarning))
-        )
-        for w in shown:
+    shown = nullcontext(progress) if callable(progress) else progress_bar(bool(progress))
+    with shown as on_step:
+        inputs = resolve_inputs(
+            client, start, end, transfers=transfers, volume_history=volume_history,
+            ledger=ledger, chains=chains, attestations=attestations, on_step=on_step,
+        )  # fmt: skip
+        # what fetching warned goes on to the caller (CLI, notebook), as it is in the report
+        for w in inputs.warnings:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return draw(inputs, title=title, top_n=top_n, on_step=on_step)
 
-        bar.set_postfix_str("analysing")
-        results = _analyse(transfers, history, end=end_ts, freq=freq, top_n=top_n)
-        bar.update(1)
 
-        bar.set_postfix_str("drawing")
-        generated_at = pd.Timestamp.now(tz="UTC")
-        frames = {"transfers": fetched, "volume history": history}
-        if ledger is not None:
-            frames["ledger"] = ledger
-        synthetic = is_synthetic(*frames.values())
-        prov = _provenance_block(
-            frames,
-            start=start_ts,
-            end=end_ts,
-            chains=names,
-            generated_at=generated_at,
-            synthetic=synthetic,
-        )
-        prov["coverage_notes"] = notes
-        ctx = Context(
-            start=start_ts,
-            end=end_ts,
-            freq=freq,
-            chains=names,
-            top_n=top_n,
-            data=results,
-            provenance=prov,
-            ledger=scoped,
-            links=links,
-            as_of=as_of,
-            attestations=attestations,
-        )
-        sections = build_sections(REGISTRY, ctx)
-        if notes and fetched.empty:
-            # nothing of the window is held: the note, not a page of zeros
-            sections = [s for s in sections if s.id == "provenance"]
-        bar.update(1)
-    finally:
-        bar.close()
-    results["transfers"] = transfers
-    results["volume_history"] = history
-    if scoped is not None:
-        results["ledger"] = scoped
+def draw(
+    inputs: ReportInputs,
+    *,
+    title: str = "CCTP cross-chain USDC transfers",
+    top_n: int = 10,
+    on_step: ProgressCallback | None = None,
+) -> Report:
+    """Analyse the resolved inputs and draw every section.
+
+    Parameters
+    ----------
+    inputs : ReportInputs
+        From :func:`~cctx_research.report.inputs.resolve_inputs`.
+    title : str
+        The report's heading.
+    top_n : int, default 10
+        Rows of the top-address and top-corridor tables.
+    on_step : callable, optional
+        Told of the ``"analysis"`` and ``"figures"`` steps.
+
+    Returns
+    -------
+    Report
+    """
+    step = on_step or quiet
+    step("analysis", False)
+    results = _analyse(
+        inputs.transfers, inputs.volume_history, end=inputs.end, freq=inputs.freq, top_n=top_n
+    )
+    step("analysis", True)
+    step("figures", False)
+    generated_at = pd.Timestamp.now(tz="UTC")
+    frames = {"transfers": inputs.fetched, "volume history": inputs.volume_history}
+    if inputs.ledger is not None:
+        frames["ledger"] = inputs.ledger
+    synthetic = is_synthetic(*frames.values())
+    prov = _provenance_block(
+        frames,
+        start=inputs.start,
+        end=inputs.end,
+        chains=inputs.chains,
+        generated_at=generated_at,
+        synthetic=synthetic,
+    )
+    prov["coverage_notes"] = list(inputs.notes)
+    sections = build_sections(REGISTRY, _context(inputs, results, prov, top_n))
+    if inputs.notes and inputs.fetched.empty:
+        # nothing of the window is held: the note, not a page of zeros
+        sections = [s for s in sections if s.id == "provenance"]
+    step("figures", True)
+    results["transfers"] = inputs.transfers
+    results["volume_history"] = inputs.volume_history
+    if inputs.scoped is not None:
+        results["ledger"] = inputs.scoped
     return Report(
         title=title,
-        start=start_ts,
-        end=end_ts,
-        chains=names,
+        start=inputs.start,
+        end=inputs.end,
+        chains=inputs.chains,
         sections=tuple(sections),
         provenance=prov,
         synthetic=synthetic,
         generated_at=generated_at,
         data=results,
+    )
+
+
+def _context(
+    inputs: ReportInputs, results: dict[str, Any], prov: dict[str, Any], top_n: int
+) -> Context:
+    return Context(
+        start=inputs.start,
+        end=inputs.end,
+        freq=inputs.freq,
+        chains=inputs.chains,
+        top_n=top_n,
+        data=results,
+        provenance=prov,
+        ledger=inputs.scoped,
+        links=inputs.links,
+        as_of=inputs.as_of,
+        attestations=inputs.attestations,
     )
 
 

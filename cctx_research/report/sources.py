@@ -19,6 +19,7 @@ from .. import schema, times
 from ..analysis.history import volume_history
 from ..ingest import transfers_from_ledger
 from ..provenance import attach, provenance
+from .progress import ProgressCallback, quiet
 
 __all__ = ["check", "data_span", "fetch", "from_frames", "mints_from_ledger"]
 
@@ -151,15 +152,25 @@ def _within(frame: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.D
 
 
 def fetch(
-    client: Any, start: pd.Timestamp, end: pd.Timestamp, *, freq: str, bar: Any
+    client: Any,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    *,
+    freq: str,
+    on_step: ProgressCallback | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The mints and the volume history of ``[start, end)``, through ``client``."""
-    bar.set_postfix_str("fetching transfers")
+    """The mints and the volume history of ``[start, end)``, through ``client``.
+
+    ``on_step`` is told when each fetch starts and is done (``"transfers"``,
+    ``"volume history"``; see :mod:`cctx_research.report.progress`).
+    """
+    step = on_step or quiet
+    step("transfers", False)
     fetched = client.mints(start, end)
-    bar.update(1)
-    bar.set_postfix_str("fetching volume history")
+    step("transfers", True)
+    step("volume history", False)
     history = client.volume_history(start, end, freq=freq)
-    bar.update(1)
+    step("volume history", True)
     return fetched, history
 
 

@@ -2,7 +2,10 @@
 
 :func:`make_app` returns a plain WSGI application (no framework) serving
 ``POST /rest/<project_id>/<operation>`` for the five operations of the
-interface over a :class:`~cctx_research.service.store.Store`. Every reply,
+interface over a :class:`~cctx_research.service.store.Store`: it checks the
+path, the key, the method and the body, then dispatches the parsed request
+to its operation's handler (:data:`~cctx_research.service.handlers.HANDLERS`).
+Every reply,
 errors included, is the envelope ``{"status": <HTTP status>, "body": ...}``;
 error bodies are ``{"error": code, "message": text}`` (see
 :mod:`cctx_research.service` for the codes and the order of the checks).
@@ -22,13 +25,15 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import orjson
 
-from ..errors import NotFoundError
 from ..provenance import SYNTHETIC_HEADER
-from .fields import OPERATIONS, FieldError, parse_request
+from .fields import OPERATIONS
+from .handlers import Reject, Request, handle, parse
 from .store import Store
 
 __all__ = ["make_app"]
@@ -45,19 +50,9 @@ _REASONS = {
     415: "Unsupported Media Type",
     500: "Internal Server Error",
 }
-_WINDOWED = frozenset(op for op, fields in OPERATIONS.items() if "startDate" in fields)
+_NO_SUCH_RESOURCE = "no such resource; use /rest/<project_id>/<operation>"
 
 StartResponse = Callable[..., Any]
-
-
-class _Reject(Exception):
-    """An error reply: HTTP status, error code and message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -65,13 +60,13 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         if key in out:
             shown = json.dumps(key[:40])
-            raise _Reject(400, "invalid_json", f"duplicate key {shown} in the JSON body")
+            raise Reject(400, "invalid_json", f"duplicate key {shown} in the JSON body")
         out[key] = value
     return out
 
 
 def _no_constant(name: str) -> Any:
-    raise _Reject(400, "invalid_json", f"{name} is not valid JSON; send numbers as digits")
+    raise Reject(400, "invalid_json", f"{name} is not valid JSON; send numbers as digits")
 
 
 def _decode(raw: bytes) -> dict[str, Any]:
@@ -80,20 +75,20 @@ def _decode(raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
         body = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except _Reject:
+    except Reject:
         raise
     except (ValueError, RecursionError) as exc:
         reason = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not valid JSON"
-        raise _Reject(400, "invalid_json", f"the request body is {reason}") from None
+        raise Reject(400, "invalid_json", f"the request body is {reason}") from None
     if not isinstance(body, dict):
-        raise _Reject(400, "invalid_json", "the request body must be a JSON object")
+        raise Reject(400, "invalid_json", "the request body must be a JSON object")
     return body
 
 
 def _media_type(value: str) -> None:
     media, _, params = value.partition(";")
     if media.strip().lower() != "application/json":
-        raise _Reject(
+        raise Reject(
             415, "unsupported_media_type", "send the body as Content-Type: application/json"
         )
     for param in params.split(";"):
@@ -102,7 +97,7 @@ def _media_type(value: str) -> None:
             "utf-8",
             "utf8",
         ):
-            raise _Reject(415, "unsupported_media_type", "JSON bodies must be UTF-8")
+            raise Reject(415, "unsupported_media_type", "JSON bodies must be UTF-8")
 
 
 def _dump(envelope: dict[str, Any]) -> bytes:
@@ -118,6 +113,40 @@ def _dump(envelope: dict[str, Any]) -> bytes:
 def _key_bytes(value: str) -> bytes:
     # WSGI header values are latin-1 decoded text: this restores the raw bytes
     return value.encode("latin-1", errors="replace")
+
+
+@dataclass(frozen=True)
+class _Service:
+    """What :func:`make_app` was given, checked: the store, the credentials, the limits."""
+
+    store: Store
+    api_key: str = field(repr=False)
+    project_id: str
+    max_body: int
+    log_level: int
+    synthetic: bool
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.store, Store):
+            raise TypeError(f"store must be a Store, got {type(self.store).__name__}")
+        if not isinstance(self.api_key, str) or not self.api_key:
+            raise ValueError("api_key must be a non-empty str")
+        project_id = self.project_id
+        if not isinstance(project_id, str) or not project_id or "/" in project_id:
+            raise ValueError("project_id must be a non-empty path segment")
+        max_body = self.max_body
+        if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
+            raise ValueError(f"max_body must be a positive int, got {max_body!r}")
+        if not isinstance(self.synthetic, bool):
+            raise TypeError(
+                f"synthetic must be True or False, got {type(self.synthetic).__name__}"
+            )
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """The headers of every reply (a service of synthetic data says so on each)."""
+        announced = [(SYNTHETIC_HEADER, "true")] if self.synthetic else []
+        return [("Content-Type", "application/json"), ("Cache-Control", "no-store"), *announced]
 
 
 def make_app(
@@ -158,120 +187,97 @@ def make_app(
     TypeError, ValueError
         If ``api_key`` or ``project_id`` is empty or not a str.
     """
-    if not isinstance(store, Store):
-        raise TypeError(f"store must be a Store, got {type(store).__name__}")
-    if not isinstance(api_key, str) or not api_key:
-        raise ValueError("api_key must be a non-empty str")
-    if not isinstance(project_id, str) or not project_id or "/" in project_id:
-        raise ValueError("project_id must be a non-empty path segment")
-    if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
-        raise ValueError(f"max_body must be a positive int, got {max_body!r}")
-    if not isinstance(synthetic, bool):
-        raise TypeError(f"synthetic must be True or False, got {type(synthetic).__name__}")
-    announced = [(SYNTHETIC_HEADER, "true")] if synthetic else []
-    expected_key = api_key.encode("utf-8")
+    service = _Service(store, api_key, project_id, max_body, log_level, synthetic)
+    return partial(_serve, service)
 
-    def check_key(environ: dict[str, Any]) -> None:
-        sent = environ.get("HTTP_X_API_KEY")
-        if sent is None:
-            raise _Reject(401, "unauthorized", "send your API key in the x-api-key header")
-        if not hmac.compare_digest(_key_bytes(sent), expected_key):
-            raise _Reject(401, "unauthorized", "the x-api-key header does not hold a valid key")
 
-    def read_body(environ: dict[str, Any]) -> bytes:
-        length_text = (environ.get("CONTENT_LENGTH") or "").strip()
-        if length_text and not length_text.isdigit():
-            raise _Reject(400, "invalid_json", "the Content-Length header is not a number")
-        length = int(length_text) if length_text else None
-        if length is not None and length > max_body:
-            raise _Reject(413, "payload_too_large", f"the request body is over {max_body} bytes")
-        stream = environ["wsgi.input"]
-        raw = stream.read(length) if length is not None else stream.read(max_body + 1)
-        if len(raw) > max_body:
-            raise _Reject(413, "payload_too_large", f"the request body is over {max_body} bytes")
-        return raw
+def _check_key(service: _Service, environ: dict[str, Any]) -> None:
+    sent = environ.get("HTTP_X_API_KEY")
+    if sent is None:
+        raise Reject(401, "unauthorized", "send your API key in the x-api-key header")
+    if not hmac.compare_digest(_key_bytes(sent), service.api_key.encode("utf-8")):
+        raise Reject(401, "unauthorized", "the x-api-key header does not hold a valid key")
 
-    def answer(operation: str, body: dict[str, Any]) -> Any:
-        try:
-            args = parse_request(operation, body)
-        except FieldError as exc:
-            raise _Reject(400, "invalid_field", str(exc)) from None
-        if operation in _WINDOWED:
-            try:
-                args["start"], args["end"] = store.window(args.get("start"), args.get("end"))
-            except ValueError as exc:
-                raise _Reject(400, "invalid_field", f"startDate/endDate: {exc}") from None
-        try:
-            if operation == "transactions-mint":
-                return store.mints(**args)
-            if operation == "transactions-txHash":
-                return store.transaction(**args)
-            if operation == "transactions-address-recipient":
-                return store.received(**args)
-            if operation == "transactions-volume":
-                return store.volume(**args)
-            return store.top_senders(**args)
-        except NotFoundError:
-            raise _Reject(404, "not_found", "no transaction with that hash") from None
 
-    def route(environ: dict[str, Any]) -> tuple[str, Any]:
-        path = environ.get("PATH_INFO") or "/"
-        parts = path.split("/")
-        if len(parts) < 2 or parts[1] != "rest":
-            raise _Reject(404, "not_found", "no such resource; use /rest/<project_id>/<operation>")
-        check_key(environ)
-        if len(parts) != 4:
-            raise _Reject(404, "not_found", "no such resource; use /rest/<project_id>/<operation>")
-        _, _, project, operation = parts
-        if project != project_id:
-            raise _Reject(404, "not_found", "no such project")
-        if operation not in OPERATIONS:
-            raise _Reject(
-                404, "not_found", f"no such operation; use one of: {', '.join(OPERATIONS)}"
-            )
-        if environ.get("REQUEST_METHOD") != "POST":
-            raise _Reject(405, "method_not_allowed", f"{operation} takes POST only")
-        _media_type(environ.get("CONTENT_TYPE") or "")
-        body = _decode(read_body(environ))
-        return operation, answer(operation, body)
+def _read_body(service: _Service, environ: dict[str, Any]) -> bytes:
+    max_body = service.max_body
+    length_text = (environ.get("CONTENT_LENGTH") or "").strip()
+    if length_text and not length_text.isdigit():
+        raise Reject(400, "invalid_json", "the Content-Length header is not a number")
+    length = int(length_text) if length_text else None
+    if length is not None and length > max_body:
+        raise Reject(413, "payload_too_large", f"the request body is over {max_body} bytes")
+    stream = environ["wsgi.input"]
+    raw = stream.read(length) if length is not None else stream.read(max_body + 1)
+    if len(raw) > max_body:
+        raise Reject(413, "payload_too_large", f"the request body is over {max_body} bytes")
+    return raw
 
-    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        started = time.perf_counter()
-        operation = "-"
-        headers = [
-            ("Content-Type", "application/json"), ("Cache-Control", "no-store"), *announced
-        ]  # fmt: skip
-        try:
-            parts = (environ.get("PATH_INFO") or "").split("/")
-            if len(parts) == 4 and parts[1] == "rest":
-                operation = parts[3][:64] if parts[3] in OPERATIONS else "unknown"
-            operation, payload = route(environ)
-            status, data = 200, _dump({"status": 200, "body": payload})
-        except _Reject as exc:
-            status = exc.status
-            data = _dump({"status": status, "body": {"error": exc.code, "message": exc.message}})
-            if status == 405:
-                headers.append(("Allow", "POST"))
-        except Exception:
-            # a bug, not the client's doing: the traceback goes to the log, the
-            # environ (which holds the key) does not
-            logger.exception("internal error while serving %s", operation)
-            status = 500
-            data = _dump(
-                {"status": 500, "body": {"error": "internal_error", "message": "internal error"}}
-            )
-        headers.append(("Content-Length", str(len(data))))
-        start_response(f"{status} {_REASONS[status]}", headers)
-        logger.log(
-            log_level,
-            "%s %s -> %d (%.1f ms)",
-            environ.get("REQUEST_METHOD", "-")[:10],
-            operation,
-            status,
-            (time.perf_counter() - started) * 1000,
+
+def _route(service: _Service, environ: dict[str, Any]) -> Request:
+    """The parsed request ``environ`` makes, checked in the order the service documents."""
+    path = environ.get("PATH_INFO") or "/"
+    parts = path.split("/")
+    if len(parts) < 2 or parts[1] != "rest":
+        raise Reject(404, "not_found", _NO_SUCH_RESOURCE)
+    _check_key(service, environ)
+    if len(parts) != 4:
+        raise Reject(404, "not_found", _NO_SUCH_RESOURCE)
+    _, _, project, operation = parts
+    if project != service.project_id:
+        raise Reject(404, "not_found", "no such project")
+    if operation not in OPERATIONS:
+        raise Reject(404, "not_found", f"no such operation; use one of: {', '.join(OPERATIONS)}")
+    if environ.get("REQUEST_METHOD") != "POST":
+        raise Reject(405, "method_not_allowed", f"{operation} takes POST only")
+    _media_type(environ.get("CONTENT_TYPE") or "")
+    body = _decode(_read_body(service, environ))
+    return parse(service.store, operation, body)
+
+
+def _operation_named(environ: dict[str, Any]) -> str:
+    """The operation the path names, for the log line (``unknown``, or ``-`` for no operation)."""
+    parts = (environ.get("PATH_INFO") or "").split("/")
+    if len(parts) == 4 and parts[1] == "rest":
+        return parts[3][:64] if parts[3] in OPERATIONS else "unknown"
+    return "-"
+
+
+def _serve(
+    service: _Service, environ: dict[str, Any], start_response: StartResponse
+) -> Iterable[bytes]:
+    """The WSGI application: route, dispatch to the operation's handler, send the envelope."""
+    started = time.perf_counter()
+    operation = "-"
+    headers = service.headers
+    try:
+        operation = _operation_named(environ)
+        request = _route(service, environ)
+        operation = request.operation
+        status, data = 200, _dump({"status": 200, "body": handle(service.store, request)})
+    except Reject as exc:
+        status = exc.status
+        data = _dump({"status": status, "body": {"error": exc.code, "message": exc.message}})
+        if status == 405:
+            headers.append(("Allow", "POST"))
+    except Exception:
+        # a bug, not the client's doing: the traceback goes to the log, the
+        # environ (which holds the key) does not
+        logger.exception("internal error while serving %s", operation)
+        status = 500
+        data = _dump(
+            {"status": 500, "body": {"error": "internal_error", "message": "internal error"}}
         )
-        # A HEAD reply carries the headers of the reply a GET would get and no
-        # body; sending one would desynchronise a keep-alive connection.
-        return [b""] if environ.get("REQUEST_METHOD") == "HEAD" else [data]
-
-    return app
+    headers.append(("Content-Length", str(len(data))))
+    start_response(f"{status} {_REASONS[status]}", headers)
+    logger.log(
+        service.log_level,
+        "%s %s -> %d (%.1f ms)",
+        environ.get("REQUEST_METHOD", "-")[:10],
+        operation,
+        status,
+        (time.perf_counter() - started) * 1000,
+    )
+    # A HEAD reply carries the headers of the reply a GET would get and no
+    # body; sending one would desynchronise a keep-alive connection.
+    return [b""] if environ.get("REQUEST_METHOD") == "HEAD" else [data]

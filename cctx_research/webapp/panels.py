@@ -83,13 +83,9 @@ def ledger_behind() -> Any:
     named = config.ledger_source()
     if named is None:
         return None
-    if named == "sample":
-        from ..service.sample import load_sample
+    from .. import load, load_sample
 
-        return load_sample()
-    from ..ingest import load
-
-    return load(named)
+    return load_sample() if named == "sample" else load(named)
 
 
 def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) -> AppPanels:

@@ -3,9 +3,9 @@
 :func:`run` is what ``cctx-research dashboard`` does:
 
 1. **The data** (:func:`data_source`). ``data=PATH``: a ledger or transfers
-   file (what ``cctx-research serve --data`` accepts), made a local service
-   (:func:`cctx_research.service.local.local_service`) and served on a free
-   loopback port with a key made for this run. Otherwise, with
+   file (what ``cctx-research serve --data`` accepts), served on a free
+   loopback port with a key made for this run
+   (:func:`cctx_research.connection.serve_on_loopback`). Otherwise, with
    ``CCTX_API_KEY`` and ``CCTX_PROJECT_ID`` set: that service, as
    configured. Otherwise: the bundled synthetic sample, built once and
    served on loopback like a file.
@@ -46,7 +46,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
 import socket
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -56,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings
 
 if TYPE_CHECKING:
-    from ..service.local import LocalService
+    from ..connection import LoopbackService
 
 __all__ = [
     "KERNEL_TIMEOUT",
@@ -91,7 +90,7 @@ class DataSource:
         For the log: what is served.
     env : dict of str
         ``CCTX_*`` variables for the kernels (empty: the configured service).
-    handle : ServerHandle or None
+    handle : LoopbackService or None
         The loopback service started for the run, if any.
     """
 
@@ -105,17 +104,17 @@ class DataSource:
             self.handle.close()
 
 
-def _served(local: LocalService) -> DataSource:
-    handle = local.serve()
+def _served(service: LoopbackService) -> DataSource:
+    settings = service.settings
     env = {
-        "CCTX_BASE_URL": handle.url,
-        "CCTX_PROJECT_ID": local.project_id,
-        "CCTX_API_KEY": local.api_key.get(),
-        "CCTX_SOURCE": local.source,
-        "CCTX_SYNTHETIC": "1" if local.synthetic else "0",
-        "CCTX_PAGE_SIZE": str(local.page_size),
+        "CCTX_BASE_URL": settings.base_url,
+        "CCTX_PROJECT_ID": settings.project_id,
+        "CCTX_API_KEY": settings.api_key.get(),
+        "CCTX_SOURCE": settings.source,
+        "CCTX_SYNTHETIC": "1" if settings.synthetic else "0",
+        "CCTX_PAGE_SIZE": str(settings.page_size),
     }
-    return DataSource(f"{local.description} at {handle.url}", env, handle)
+    return DataSource(service.description, env, service)
 
 
 def data_source(data: str | Path | None = None, *, sample: bool = False) -> DataSource:
@@ -140,17 +139,16 @@ def data_source(data: str | Path | None = None, *, sample: bool = False) -> Data
     ValueError
         If both ``data`` and ``sample`` are given.
     """
-    from ..service.local import local_service
+    from ..connection import serve_on_loopback
 
     if data is not None and sample:
         raise ValueError("pass either a data file or sample=True, not both")
     if data is None and not sample and Settings.from_env().has_credentials:
         return DataSource(f"the configured service at {Settings.from_env().base_url}")
-    # a key made for this run; the sample is live, named as connect() names it,
-    # so that the two share cached days
-    key = secrets.token_urlsafe(24)
+    # a key made for this run (the default); the sample is live, named as connect()
+    # names it, so that the two share cached days
     path = None if data is None else Path(data).expanduser().resolve()
-    source = _served(local_service(path, api_key=key))
+    source = _served(serve_on_loopback(path))
     # the ledger behind the served data, for the "Who moves the money" tab
     source.env["CCTX_LEDGER"] = "sample" if path is None else str(path)
     return source

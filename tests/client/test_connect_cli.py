@@ -123,6 +123,31 @@ def test_connect_loopback_serves_on_a_port_and_stops_it_on_close(env):
         requests.post(url + "/rest/x/y", timeout=2)
 
 
+def test_data_served_on_loopback_for_other_processes_reaches_connect_by_its_settings(
+    env, ledger
+):
+    from cctx_research.connection import serve_on_loopback
+    from cctx_research.provenance import is_synthetic
+
+    with serve_on_loopback(ledger) as served:
+        settings = served.settings
+        assert settings.base_url.startswith("http://127.0.0.1:")
+        assert (settings.synthetic, settings.page_size) == (is_synthetic(ledger), 1000)
+        assert settings.base_url in served.description
+        key = settings.api_key.get()
+        assert len(key) >= 24  # made for this service, not the demo key
+        assert key not in repr(served)
+        # what a kernel does: connect() from the CCTX_* variables alone
+        env.setenv("CCTX_BASE_URL", settings.base_url)
+        env.setenv("CCTX_PROJECT_ID", settings.project_id)
+        env.setenv("CCTX_API_KEY", key)
+        env.setenv("CCTX_SOURCE", settings.source)
+        with connect(progress=False) as client:
+            assert ids(client.mints(START, END)) == ids(mints_in(ledger, START, END))
+    with pytest.raises(requests.ConnectionError):
+        requests.post(settings.base_url + "/rest/x/y", timeout=2)
+
+
 def test_connect_sample_true_ignores_credentials(credentials):
     with connect(sample=True, as_of="2024-07-01T12:00Z", days=1, per_day=100) as client:
         assert client.project_id == DEMO_PROJECT_ID

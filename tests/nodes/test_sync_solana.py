@@ -19,6 +19,7 @@ import pytest
 import cctx_research as cctx
 from cctx_research import errors, storage
 from cctx_research.cli import main
+from cctx_research.nodes import SyncOptions
 from cctx_research.nodes.engine import contracts_of
 from cctx_research.nodes.rpc import RpcError
 from cctx_research.nodes.solana import PROGRAMS, sync_solana
@@ -119,11 +120,12 @@ def test_pages_capped_by_the_provider_are_all_followed(tmp_path):
 def test_a_small_page_size_pages_and_the_node_checks_limits(tmp_path):
     standin = SolanaStandin()
     with Node(standin) as node:
-        result = sync_solana(node.url, tmp_path, start=0, state={}, page_size=2, progress=False)
+        result = sync_solana(node.url, tmp_path, SyncOptions(start=0, progress=False), state={},
+                             page_size=2)
         assert result.logs == 6
         assert standin.calls["getSignaturesForAddress"] == 3 + 3 + 2 + 2  # 4, 4, 2, 2 listed
         with pytest.raises(ValueError, match="page_size must be a whole number from 1 to 1000"):
-            sync_solana(node.url, tmp_path, start=0, state={}, page_size=1001)
+            sync_solana(node.url, tmp_path, SyncOptions(start=0), state={}, page_size=1001)
     reply = standin.answer({"jsonrpc": "2.0", "id": 1, "method": "getSignaturesForAddress",
                             "params": [PROGRAMS["v1-messenger"], {"limit": 1001}]})  # fmt: skip
     assert reply["error"] == {"code": -32602, "message": "Invalid limit; max 1000"}

@@ -403,3 +403,26 @@ def test_one_info_line_per_request_and_never_the_key(post, caplog):
 def test_replies_are_plain_json(post):
     r = post("transactions-volume", {})
     assert json.loads(r.content.decode("ascii")) == r.json()
+
+
+def test_every_operation_has_one_handler_taking_a_parsed_request(store):
+    from cctx_research.service.handlers import HANDLERS, Reject, handle, parse
+
+    assert list(HANDLERS) == list(OPERATIONS)
+    request = parse(store, "transactions-volume", {"endDate": CLOCK_S})
+    assert request.args == {"start": CLOCK_S - 86_400, "end": CLOCK_S}
+    assert handle(store, request) == store.volume(CLOCK_S - 86_400, CLOCK_S)
+    with pytest.raises(Reject, match="limit") as bad:
+        parse(store, "stats-senders", {"limit": 0})
+    assert (bad.value.status, bad.value.code) == (400, "invalid_field")
+    missing = parse(store, "transactions-txHash", {"txHash": "0x" + "ab" * 32})
+    with pytest.raises(Reject, match="no transaction with that hash") as absent:
+        handle(store, missing)
+    assert (absent.value.status, absent.value.code) == (404, "not_found")
+
+
+def test_the_app_never_shows_its_key(store):
+    from cctx_research.service.app import make_app
+
+    app = make_app(store, api_key=API_KEY, project_id=PROJECT_ID)
+    assert API_KEY not in repr(app)

@@ -1,0 +1,445 @@
+"""The sync body: CCTP from JSON-RPC nodes into a dataset, one chain kind at a time.
+
+:func:`sync` checks its arguments into a :class:`SyncOptions` record, then
+runs each chain through the step of its kind (:data:`CHAIN_KINDS`: EVM
+chains by their logs, Solana by its programs' transactions), builds the
+ledger of every chain, and, with ``iris``, asks Circle's attestation API
+what the chains leave unresolved. :func:`status` says what a dataset holds.
+The package's docstring (:mod:`cctx_research.nodes`) tells the story.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import chains, provenance
+from ..client.transports import BaseTransport
+from ..config import iris_url
+from ..errors import DataError
+from ..times import to_timestamp
+from . import attestations, blocks
+from .attestations import IrisRun
+from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, domain_calls, sync_chain
+from .ranges import Sizer
+from .rpc import Rpc
+from .store import Dataset
+
+__all__ = ["CHAIN_KINDS", "ChainStep", "SyncOptions", "SyncResult", "build_ledger", "status",
+           "sync"]  # fmt: skip
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """What one run asks of every chain: the blocks (or slots) and how to fetch them.
+
+    Attributes
+    ----------
+    start, end : int, str or Timestamp, optional
+        Blocks (Solana: slots) or dates; see :func:`sync`.
+    confirmations : int or mapping, optional
+        Blocks behind the head a reorg may still change (checked per chain,
+        when its node has answered).
+    max_workers : int
+        Most requests in flight per chain.
+    range_blocks : int
+        Blocks asked at first in one ``eth_getLogs``.
+    progress : bool
+        A progress bar per chain.
+    transport : BaseTransport, optional
+        The wire for every node (tests).
+    timeout, retries : float, int
+        Seconds per request; retries of a transient failure.
+
+    Raises
+    ------
+    ValueError
+        If ``max_workers`` or ``range_blocks`` is not a positive whole number.
+    """
+
+    start: Any = None
+    end: Any = None
+    confirmations: int | Mapping[str, int] | None = None
+    max_workers: int = 8
+    range_blocks: int = 10_000
+    progress: bool = True
+    transport: BaseTransport | None = None
+    timeout: float = 30.0
+    retries: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("max_workers", "range_blocks"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+
+    @classmethod
+    def check_keywords(cls, caller: str, keywords: Mapping[str, Any]) -> None:
+        """Refuse a keyword that is no option, in the words Python uses for a signature."""
+        known = {f.name for f in fields(cls)}
+        for name in keywords:
+            if name not in known:
+                raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")
+
+    def rpc(self, url: str) -> Rpc:
+        """A JSON-RPC client of the node at ``url`` with this run's wire, timeout and retries."""
+        return Rpc(url, transport=self.transport, timeout=self.timeout, retries=self.retries,
+                   backoff=0.2)  # fmt: skip
+
+
+@dataclass
+class SyncResult:
+    """What a run did: one :class:`ChainSync` per chain, the ledger's size, the dataset."""
+
+    out: str
+    chains: list[ChainSync] = field(default_factory=list)
+    transfers: int = 0
+    seconds: float = 0.0
+    iris: IrisRun | None = None
+
+    def __repr__(self) -> str:
+        lines = [c.line() for c in self.chains] + ([self.iris.line()] if self.iris else [])
+        return f"SyncResult({self.out!r}, {self.transfers:,} transfers)\n  " + "\n  ".join(lines)
+
+
+ChainStep = Callable[[Dataset, dict[str, Any], str, str, SyncOptions], ChainSync]
+"""One chain's sync: ``(dataset, state, chain, url, options) -> ChainSync``; it saves the state."""
+
+
+def sync(
+    out: Any,
+    chains_: Mapping[str, str],
+    start: Any = None,
+    end: Any = None,
+    *,
+    iris: Any = None,
+    **options: Any,
+) -> SyncResult:
+    """Sync the CCTP events of ``chains_`` (name -> node URL) into ``out``.
+
+    Parameters
+    ----------
+    out : path
+        The dataset directory (created).
+    chains_ : mapping
+        Chain name -> JSON-RPC URL, e.g. ``{"base": "https://mainnet.base.org"}``
+        (``"solana"``: a Solana mainnet-beta node).
+    start, end : int, str or Timestamp, optional
+        Blocks (Solana: slots) or dates. ``start`` is needed on a chain's
+        first sync; later runs continue from the checkpoint. ``end``
+        defaults to the head.
+    iris : bool, str or IrisClient, optional
+        Also ask Circle's attestation API (``True``: ``CCTX_IRIS_URL``, else
+        Circle's mainnet API;
+        a URL; or a client): the attested messages of the V2 burns the
+        chains leave unresolved, and the fees and Fast Transfer allowance,
+        kept with their time under ``out/iris/`` on every run (see
+        :mod:`~cctx_research.nodes.attestations`). The ledger then links on
+        the attested nonces.
+    **options
+        The keywords of :class:`SyncOptions`, each optional:
+
+        confirmations : int or mapping
+            Blocks behind the head that a reorg may still change (default
+            :data:`~cctx_research.nodes.engine.DEFAULT_CONFIRMATIONS`; a dict
+            chain -> blocks sets it per chain).
+        max_workers : int, default 8
+            Most requests in flight per chain (``eth_getLogs``; Solana's
+            ``getSignaturesForAddress`` and ``getTransaction`` batches).
+        range_blocks : int, default 10000
+            Blocks asked at first in one ``eth_getLogs``; adapts to the node.
+        progress : bool, default True
+            A progress bar per chain.
+        transport : BaseTransport, optional
+            The wire for every node (tests).
+        timeout, retries : float, int, default 30.0, 5
+            Seconds per request; retries of a transient failure (429, 5xx, a
+            dropped connection), with backoff honouring ``Retry-After``.
+
+    Returns
+    -------
+    SyncResult
+    """
+    SyncOptions.check_keywords("sync", options)  # first, as a signature would
+    if not isinstance(chains_, Mapping) or not chains_:
+        raise ValueError("pass chains as a dict of chain name -> node URL, e.g. "
+                         "{'base': 'https://mainnet.base.org'}")  # fmt: skip
+    asked = SyncOptions(start=start, end=end, **options)
+    named = {_check_chain(k): v for k, v in chains_.items()}
+    client, own_client = _iris_client(iris)
+    dataset = Dataset(out)
+    state = dataset.state()  # refuses another format before any request
+    result = SyncResult(str(dataset.root))
+    started = time.perf_counter()
+    for chain, url in named.items():
+        step = CHAIN_KINDS["solana" if chain == "solana" else "evm"]
+        result.chains.append(step(dataset, state, chain, url, asked))
+        logger.info("%s", result.chains[-1].line())
+    try:
+        result.transfers = build_ledger(dataset)
+        if client is not None and result.transfers:
+            result.iris = _ask_iris(dataset, client)
+            if result.iris.messages:
+                result.transfers = build_ledger(dataset)
+    finally:
+        if own_client and client is not None:
+            client.close()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _check_chain(name: Any) -> str:
+    """The canonical name of an EVM chain (or Solana); the registry says what is wrong."""
+    domain = chains.domain(name)
+    canonical = chains.chain_name(domain)
+    if chains.chain_id(domain) is None and canonical != "solana":
+        raise ValueError(f"{canonical} is not an EVM chain; sync reads EVM nodes (and Solana)")
+    return canonical
+
+
+def _iris_client(iris: Any) -> tuple[Any, bool]:
+    """The Iris client ``iris`` asks for (and whether this run made it), checked up front."""
+    if iris is None or iris is False:
+        return None, False
+    from ..iris import IrisClient
+
+    if isinstance(iris, IrisClient):
+        return iris, False
+    if iris is True:
+        return IrisClient(iris_url()), True  # CCTX_IRIS_URL, else Circle's mainnet API
+    if isinstance(iris, str):
+        return IrisClient(iris), True
+    raise TypeError(
+        "iris must be True (Circle's API), an Iris URL, or an IrisClient; "
+        f"got {type(iris).__name__}"
+    )
+
+
+def _ask_iris(dataset: Dataset, client: Any) -> IrisRun:
+    """Ask Iris of the ledger's unresolved burns; what it says is kept under ``iris/``."""
+    ledger = pd.read_parquet(dataset.root / "ledger.parquet")
+    with dataset.writing(attestations.messages_path(dataset.root).parent):
+        return attestations.ask(dataset.root, client, ledger)
+
+
+# -- EVM chains: their logs ----------------------------------------------------------------
+
+
+def _confirmations(value: Any, chain: str) -> int:
+    depth = value.get(chain, DEFAULT_CONFIRMATIONS) if isinstance(value, Mapping) else value
+    if depth is None:
+        depth = DEFAULT_CONFIRMATIONS
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise ValueError(
+            f"confirmations must be a whole number of blocks >= 0 (or a dict chain -> blocks), "
+            f"got {depth!r} for {chain}"
+        )
+    return depth
+
+
+def _resolve(rpc: Rpc, value: Any, head: int, what: str) -> int:
+    """A block number from a block or a date (a date: its first block at or after it)."""
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().lower()[:2] == "0x"):
+        return blocks.as_block(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    try:
+        when = to_timestamp(value, name=what)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{what} must be a block number or a date (e.g. 2026-11-01), got {value!r}"
+        ) from exc
+    return blocks.block_at(rpc, when, head)
+
+
+def _check_node(rpc: Rpc, chain: str, expected: int) -> int:
+    """The node's head, once it has shown it serves ``chain`` (chain id, ``localDomain()``)."""
+    # one round trip for the chain id, the head and the transmitters' localDomain() (a
+    # node that takes no batch is asked one call at a time)
+    checks = [call for *_, call in domain_calls(chain)]
+    replies = rpc.batch([("eth_chainId", []), ("eth_blockNumber", []), *checks],
+                        errors_as_results=True)  # fmt: skip
+    for reply in replies[:2]:
+        if isinstance(reply, Exception):
+            raise reply
+    served_id, head_hex = replies[:2]
+    served = int(served_id, 16)
+    if served != expected:
+        raise ValueError(
+            f"the node for {chain} ({rpc.host}) serves chain id {served}, not {chain}'s "
+            f"{expected}; pass {chain}'s node URL"
+        )
+    if not check_domain(rpc, chain, answers=replies[2:]):
+        logger.info("%s: no MessageTransmitter answered localDomain() on %s; chain id "
+                    "checked only", chain, rpc.host)  # fmt: skip
+    return blocks.as_block(head_hex)
+
+
+def _first_block(dataset: Dataset, entry: dict[str, Any], rpc: Rpc, chain: str, start: Any,
+                 head: int) -> int:  # fmt: skip
+    """Where this run starts: after the checkpoint, or at ``start`` on the first sync."""
+    if entry.get("first") is not None:
+        # after the last final block (or from the start, when every block was tip)
+        first = entry["first"] if entry.get("safe") is None else entry["safe"] + 1
+        if start is not None:
+            asked = _resolve(rpc, start, head, "start")
+            if asked < entry["first"]:
+                raise ValueError(
+                    f"{chain} in {dataset.root} starts at block {entry['first']:,}; "
+                    f"start={start!r} (block {asked:,}) is earlier. Sync earlier blocks "
+                    "into a new directory"
+                )
+        return first
+    if start is None:
+        raise ValueError(
+            f"the first sync of {chain} needs start= (a block number or a date, e.g. "
+            "--from 2026-11-01)"
+        )
+    entry["first"] = _resolve(rpc, start, head, "start")
+    return entry["first"]
+
+
+def _sync_evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str,
+              options: SyncOptions) -> ChainSync:  # fmt: skip
+    rpc = options.rpc(url)
+    try:
+        expected = int(chains.chain_id(chains.domain(chain)))
+        head = _check_node(rpc, chain, expected)
+        depth = _confirmations(options.confirmations, chain)
+        entry = state["chains"].setdefault(chain, {"chain_id": expected})
+        entry.update(host=rpc.host, confirmations=depth)
+        first = _first_block(dataset, entry, rpc, chain, options.start, head)
+        end = options.end
+        last = head if end is None else min(head, _resolve(rpc, end, head, "end"))
+        sizer = Sizer(int(entry.get("range") or options.range_blocks),
+                      ceiling=options.range_blocks)  # fmt: skip
+        if first > last:
+            entry["tip"] = max(entry.get("tip") or last, last)
+            dataset.save_state(state)
+            return ChainSync(chain, rpc.host, first, last, up_to_date=True)
+        # the parts past the checkpoint (tip, or left by a stopped run) are fetched again now
+        dataset.drop_unsafe(chain, entry.get("safe"))
+        bar = _bar(options.progress, chain, last - first + 1)
+        try:
+            done = sync_chain(dataset, state, chain, rpc, first, last, head - depth,
+                              sizer=sizer, max_workers=options.max_workers, bar=bar)  # fmt: skip
+        finally:
+            if bar is not None:
+                bar.close()
+        entry["synced_at"] = int(time.time())
+        dataset.save_state(state)
+        return done
+    finally:
+        rpc.close()
+
+
+def _bar(progress: bool, chain: str, total: int) -> Any:
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="block", unit_scale=True, desc=chain, leave=False)
+
+
+# -- Solana: its programs' transactions ------------------------------------------------------
+
+
+def _sync_solana(dataset: Dataset, state: dict[str, Any], chain: str, url: str,
+                 options: SyncOptions) -> ChainSync:  # fmt: skip
+    from .solana import sync_solana
+
+    entry = state["chains"].setdefault(chain, {})
+    try:
+        return sync_solana(url, dataset.root, options, state=entry,
+                           save=lambda: dataset.save_state(state))  # fmt: skip
+    finally:
+        if entry:
+            dataset.save_state(state)
+
+
+CHAIN_KINDS: dict[str, ChainStep] = {"evm": _sync_evm, "solana": _sync_solana}
+"""Each kind of chain's step: EVM chains by their logs, Solana by its programs' transactions."""
+
+
+# -- the ledger of every chain, and what a dataset holds -----------------------------------
+
+
+def build_ledger(dataset: Dataset) -> int:
+    """Load every chain's logs as one ledger into ``ledger.parquet``; returns its transfers."""
+    from ..ingest import load
+    from ..storage import write_atomically
+
+    files = dataset.log_files()
+    solana = dataset.root / "solana" / "transactions"
+    if solana.is_dir():
+        files += sorted(p for p in solana.iterdir() if p.is_file() and not p.name.startswith("."))
+    ledger_path = dataset.root / "ledger.parquet"
+    if not files:
+        ledger_path.unlink(missing_ok=True)
+        return 0
+    messages = attestations.messages_path(dataset.root)
+    with tempfile.TemporaryDirectory(prefix=".ledger-", dir=dataset.root) as work:
+        # one file a chain: the decoders' cost is per file as much as per log (a year
+        # synced is hundreds of parts; Solana's are a page of transactions each), so each
+        # chain's parts are read as one file
+        joined = _one_file_a_chain(files, Path(work))
+        ledger = load(joined, attested=messages if messages.is_file() else None)
+    record = provenance.provenance(ledger)
+    if record is not None:  # named by the dataset and its parts, not the joined files
+        provenance.attach(ledger, record.replace(
+            source=str(dataset.root), files=tuple(str(p) for p in files)))  # fmt: skip
+    with dataset.writing(ledger_path):
+        write_atomically(ledger, ledger_path)
+    return len(ledger)
+
+
+def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
+    """The parts of each folder joined into one file under ``work``: Parquet log parts
+    into one table, Solana's JSON Lines parts (a page of transactions each) into one file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    by_folder: dict[Path, list[Path]] = {}
+    for path in files:
+        by_folder.setdefault(path.parent, []).append(path)
+    out: list[Path] = []
+    for folder, parts in by_folder.items():
+        suffixes = {p.suffix for p in parts}
+        if len(parts) < 2 or len(suffixes) > 1 or suffixes - {".parquet", ".jsonl"}:
+            out += parts
+            continue
+        if suffixes == {".jsonl"}:
+            joined = work / f"{folder.parent.name}-{folder.name}.jsonl"
+            with joined.open("wb") as sink:
+                for part in parts:  # a page of transactions each: a few MB
+                    data = part.read_bytes()
+                    sink.write(data if not data or data.endswith(b"\n") else data + b"\n")
+            out.append(joined)
+            continue
+        joined = work / f"{folder.parent.name}-logs.parquet"
+        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
+        pq.write_table(table, joined)
+        out.append(joined)
+    return out
+
+
+def status(out: Any) -> pd.DataFrame:
+    """Per chain: blocks and times synced, confirmations, gaps, parts, logs (``sync --status``)."""
+    dataset = Dataset(out)
+    if not dataset.state_path.is_file():
+        raise DataError(
+            f"{dataset.root} is not a sync directory (no _cctx.json)",
+            hint="run `cctx-research sync --chain base=URL --from 2026-11-01 --out DIR` first",
+        )
+    return dataset.coverage()
+
+
