@@ -30,8 +30,8 @@ service over HTTP, or through the transport seam.
 
 from __future__ import annotations
 
+from ..net.transports import BaseTransport, WSGITransport
 from .core import Client
 from .options import ClientOptions
-from .transports import BaseTransport, WSGITransport
 
 __all__ = ["BaseTransport", "Client", "ClientOptions", "WSGITransport"]

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, schema
+from ..net.cache import parse_age
+from ..net.runner import Task
 from ..times import TimeLike, chunk_window
 from . import bounds, parse
-from .cache import parse_age
-from .runner import Task
 
 if TYPE_CHECKING:
+    from ..net.sender import RequestStats
     from .calls import Call
-    from .http import RequestStats
     from .session import Session
 
 __all__ = ["top_senders", "volume", "volume_history"]

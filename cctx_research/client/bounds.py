@@ -25,11 +25,11 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BadRequestError
+from ..net.policy import Keep
+from ..net.sender import Answer
 from ..times import to_unix, to_unix_ceil
 from . import columns, parse
-from .http import Answer
 from .planner import ChunkPages, PageSize
-from .policy import Keep
 
 __all__ = ["Post", "learn", "subwindow"]
 

@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from ..net.progress import Progress, wanted
+from ..net.runner import Concurrency, Task, run
+from ..net.stats import RequestStats
 from ..provenance import Provenance, attach
-from .progress import Progress, wanted
-from .runner import Concurrency, Task, run
-from .stats import RequestStats
 
 __all__ = ["Call", "record"]
 

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..errors import CacheError
-from .cache import CHUNK_DIR, fault, move_aside
+from ..net.cache import CHUNK_DIR, fault, move_aside
 
 __all__ = ["ChunkStore", "directory_bytes"]
 

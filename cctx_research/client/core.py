@@ -20,11 +20,11 @@ import pandas as pd
 
 from ..config import Secret, validate_base_url, validate_project_id
 from ..errors import ConfigError
+from ..net.transports import BaseTransport
 from ..times import TimeLike
 from . import aggregates, listing, lookup
 from .options import ClientOptions, check_type
 from .session import Session
-from .transports import BaseTransport
 
 __all__ = ["Client"]
 

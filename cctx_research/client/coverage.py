@@ -55,7 +55,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from ..errors import CctxError, CoverageWarning
-from .policy import CachePolicy, Keep
+from ..net.policy import CachePolicy, Keep
 
 __all__ = [
     "CLOCK_TOLERANCE", "TOLERANCE", "Asker", "Probe", "Verdict", "assess", "describe",

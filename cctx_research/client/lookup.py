@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from .. import addressing
+from ..net.policy import CachePolicy, Keep
 from . import parse
 from .options import check_type
-from .policy import CachePolicy, Keep
 
 if TYPE_CHECKING:
     from .calls import Call

@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from .. import arguments
-from .cache import default_cache_dir, parse_age
+from ..net.cache import default_cache_dir, parse_age
 
 __all__ = ["MAX_WORKERS", "ClientOptions"]
 

@@ -35,16 +35,16 @@ import pandas as pd
 import requests
 
 from ..config import Secret
+from ..net.cache import HttpCache, parse_age
+from ..net.policy import CachePolicy, Keep
+from ..net.sender import Answer, RequestStats, Sender
+from ..net.transports import BaseTransport
 from ..times import TimeLike, to_timestamp, window
 from . import bounds, coverage
-from .cache import HttpCache, parse_age
 from .calls import Call, record
 from .chunks import ChunkStore, directory_bytes
-from .http import Answer, RequestStats, Sender
 from .options import ClientOptions
 from .planner import MEMO_FILE, PageSize
-from .policy import CachePolicy, Keep
-from .transports import BaseTransport
 
 __all__ = ["LISTINGS", "Session"]
 

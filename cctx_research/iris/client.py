@@ -49,14 +49,14 @@ import pandas as pd
 import requests
 
 from .. import addressing, chains, errors
-from ..client.cache import HttpCache
-from ..client.http import Answer, RequestStats, Sender
 from ..client.options import ClientOptions
-from ..client.pacing import TokenBucket
-from ..client.policy import CachePolicy, Keep
-from ..client.replies import decoded
-from ..client.transports import BaseTransport
 from ..config import Secret
+from ..net.cache import HttpCache
+from ..net.pacing import TokenBucket
+from ..net.policy import CachePolicy, Keep
+from ..net.replies import decoded
+from ..net.sender import Answer, RequestStats, Sender
+from ..net.transports import BaseTransport
 from ..provenance import Provenance, attach
 from ..times import to_timestamp
 from . import frames

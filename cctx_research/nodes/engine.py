@@ -35,9 +35,9 @@ from typing import Any
 import pyarrow as pa
 
 from .. import chains, errors
-from ..client.http import RequestStats
-from ..client.runner import Concurrency, Task, run
 from ..ingest import events
+from ..net.runner import Concurrency, Task, run
+from ..net.sender import RequestStats
 from . import blocks
 from .ranges import Sizer, too_large
 from .rpc import Rpc, RpcError

@@ -33,9 +33,9 @@ from urllib.parse import urlsplit
 import requests
 
 from .. import errors
-from ..client.http import RequestStats, Sender
-from ..client.transports import BaseTransport
 from ..config import Secret
+from ..net.sender import RequestStats, Sender
+from ..net.transports import BaseTransport
 
 __all__ = ["Rpc", "RpcError", "host_of"]
 

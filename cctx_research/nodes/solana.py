@@ -48,9 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..client.runner import Concurrency, run
-from ..client.transports import BaseTransport
 from ..ingest.solana_layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
+from ..net.runner import Concurrency, run
+from ..net.transports import BaseTransport
 from ..times import to_timestamp
 from .engine import ChainSync
 from .rpc import Rpc, RpcError

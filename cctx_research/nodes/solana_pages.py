@@ -34,8 +34,8 @@ from typing import Any
 import orjson
 
 from .. import errors
-from ..client.http import RequestStats
-from ..client.runner import Task
+from ..net.runner import Task
+from ..net.sender import RequestStats
 from .rpc import Rpc, RpcError
 
 __all__ = ["BATCH", "LOOKAHEAD", "TRANSACTION_CONFIG", "Bounds", "Pages", "Program"]

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .http import RequestStats
 from .progress import Progress
+from .stats import RequestStats
 
 __all__ = ["Concurrency", "Task", "run"]
 
