@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import logging
 import os
 import sqlite3
@@ -432,10 +433,10 @@ class _UncachedSession(requests.Session):
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("expire_after", None)
         if kwargs.pop("only_if_cached", False):
-            # what requests-cache answers for an only-if-cached miss
+            # what requests-cache answers for an only-if-cached miss: a bodiless 504
             response = requests.Response()
             response.status_code = 504
-            response._content = b""
+            response.raw = io.BytesIO(b"")
             response.url = url
             return response
         return super().request(method, url, *args, **kwargs)

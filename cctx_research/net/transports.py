@@ -34,6 +34,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPResponse
 
+from .bodies import WholeBody
+
 __all__ = ["BaseTransport", "Request", "Response", "TransportAdapter", "WSGITransport"]
 
 
@@ -157,10 +159,11 @@ class WSGITransport(BaseTransport):
 class TransportAdapter(HTTPAdapter):
     """A requests adapter that sends through a :class:`BaseTransport`.
 
-    Mounted on every session of a client built with ``transport=``, under
-    the reply cache, so that cached sessions work unchanged. The reply's
-    body stays unread in ``raw`` as well as in ``content``: requests-cache
-    copies it from there.
+    Mounted on every session of a sender built with ``transport=``, under
+    the reply cache, so that cached sessions work unchanged. The reply is
+    handed to requests as an HTTP response over its body, which requests
+    reads whole (:class:`~.bodies.WholeBody`), as it is: the transport's
+    reply is already what the application sent.
     """
 
     def __init__(self, transport: BaseTransport) -> None:
@@ -189,7 +192,4 @@ class TransportAdapter(HTTPAdapter):
             decode_content=False,
             request_url=request.url,
         )
-        response = self.build_response(request, raw)
-        response._content = reply.content
-        response._content_consumed = True
-        return response
+        return self.build_response(request, WholeBody(raw, decode=False))
