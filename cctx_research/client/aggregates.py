@@ -15,13 +15,12 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, schema
-from ..net.cache import parse_age
-from ..net.runner import Task
+from ..net import Task, parse_age
 from ..times import TimeLike, chunk_window
 from . import bounds, parse
 
 if TYPE_CHECKING:
-    from ..net.sender import RequestStats
+    from ..net import RequestStats
     from .calls import Call
     from .session import Session
 

@@ -25,8 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BadRequestError
-from ..net.policy import Keep
-from ..net.sender import Answer
+from ..net import Answer, Keep
 from ..times import to_unix, to_unix_ceil
 from . import columns, parse
 from .planner import ChunkPages, PageSize

@@ -18,9 +18,8 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from ..net.progress import Progress, wanted
-from ..net.runner import Concurrency, Task, run
-from ..net.stats import RequestStats
+from ..net import Concurrency, Progress, RequestStats, Task, run
+from ..net.progress import wanted
 from ..provenance import Provenance, attach
 
 __all__ = ["Call", "record"]

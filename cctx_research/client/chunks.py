@@ -22,7 +22,8 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..errors import CacheError
-from ..net.cache import CHUNK_DIR, fault, move_aside
+from ..net.cache import fault, move_aside
+from .cache_dir import CHUNK_DIR
 
 __all__ = ["ChunkStore", "directory_bytes"]
 

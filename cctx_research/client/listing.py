@@ -35,12 +35,10 @@ import pyarrow.compute as pc
 
 from .. import addressing, chains, schema
 from ..errors import BadRequestError
-from ..net.policy import CachePolicy
-from ..net.progress import Progress
-from ..net.runner import Task
-from ..net.sender import Answer, RequestStats
+from ..net import Answer, Progress, RequestStats, Task
 from ..times import TimeLike, chunk_window, to_unix, to_unix_ceil
 from . import parse
+from .cache_policy import CachePolicy
 from .chunks import ChunkStore
 from .paging import PageRequest
 from .planner import ChunkPages, PageSize

@@ -1,9 +1,15 @@
-"""Reading replies: the envelope decoded once and checked, its error message, the cache's filter.
+"""Reading replies: JSON decoded once, both statuses checked, typed errors.
+
+:func:`read_reply` does what every protocol shares: the HTTP status,
+``Retry-After``, the synthetic-data header, the JSON decode and the reply
+check. The protocol's :class:`JsonReader` says what the document means:
+where an error reply says why, and which part is the answer (a plain JSON
+API answers its whole document; the analytics interface wraps it in an
+envelope, read by :mod:`cctx_research.client.envelope`).
 
 Decoding a page of 1,000 records is the largest CPU cost of a pull, and
-both the reply cache's filter (:func:`envelope_ok`) and the sender read
-every reply: :data:`decoded` keeps the filter's decode until the sender
-takes it.
+both a reply cache's filter and the reader read every reply:
+:data:`decoded` keeps the filter's decode until the reader takes it.
 """
 
 from __future__ import annotations
@@ -11,9 +17,9 @@ from __future__ import annotations
 import collections
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 
@@ -21,24 +27,30 @@ from .. import errors
 from ..provenance import SYNTHETIC_HEADER
 from .statuses import error_for_status, parse_retry_after
 
+if TYPE_CHECKING:
+    import requests
+
+    from .protocols import Outgoing
+
 __all__ = [
+    "PLAIN",
     "RETRYABLE_STATUS",
     "UNREADABLE",
     "Answer",
     "Decoded",
+    "JsonReader",
     "Retry",
     "decoded",
-    "envelope_ok",
     "error_message",
     "read_reply",
 ]
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-"""HTTP (or envelope) statuses worth another attempt."""
+"""HTTP (or protocol) statuses worth another attempt."""
 
 
 class Retry(Exception):
-    """An attempt failed in a way worth retrying (raised inside the client package)."""
+    """An attempt failed in a way worth retrying (raised and caught inside this package)."""
 
     def __init__(self, error: errors.CctxError, retry_after: float | None = None) -> None:
         super().__init__(str(error))
@@ -62,16 +74,22 @@ class Answer:
     synthetic: bool = False
 
 
-def error_message(envelope: Any) -> str | None:
-    if not isinstance(envelope, dict):
-        return None
-    body = envelope.get("body")
-    if isinstance(body, dict):
-        parts = [str(body[k]) for k in ("error", "message") if body.get(k)]
+def error_message(value: Any) -> str | None:
+    """What an error reply says: its ``error`` and ``message`` fields, or its text.
+
+    Examples
+    --------
+    >>> error_message({"error": "invalid_field", "message": "limit must be positive"})
+    'invalid_field: limit must be positive'
+    >>> error_message([1, 2]) is None
+    True
+    """
+    if isinstance(value, dict):
+        parts = [str(value[k]) for k in ("error", "message") if value.get(k)]
         if parts:
             return ": ".join(parts)
-    if isinstance(body, str) and body:
-        return body[:200]
+    if isinstance(value, str) and value:
+        return value[:200]
     return None
 
 
@@ -79,12 +97,12 @@ UNREADABLE = object()
 
 
 class Decoded:
-    """Replies decoded once: the cache filter decodes, the transport takes.
+    """Replies decoded once: the cache filter decodes, the reader takes.
 
     Decoding a page of 1,000 records is the largest CPU cost of a pull, and
-    both the reply cache's filter and the transport read every reply. The
+    both a reply cache's filter and the reader read every reply. The
     filter's decode is kept here (a few entries, guarded by a lock) until
-    the transport takes it, so nothing stays alive after a request.
+    the reader takes it, so nothing stays alive after a request.
     """
 
     def __init__(self, size: int = 16) -> None:
@@ -126,59 +144,69 @@ class Decoded:
 decoded = Decoded()
 
 
-def envelope_ok(content: bytes) -> bool:
-    """True when ``content`` is a JSON envelope with a 2xx ``status`` (cache filter)."""
-    envelope = decoded.peek(content)
-    try:
-        status = int(envelope["status"])
-    except (ValueError, TypeError, KeyError):
-        return False
-    return 200 <= status < 300 and "body" in envelope
+class JsonReader:
+    """How a protocol's replies are read: a plain JSON API's, whose whole document is the answer.
+
+    A protocol that wraps its answers (the analytics interface's envelope,
+    :mod:`cctx_research.client.envelope`) subclasses it: where an error reply
+    says why (:meth:`error_message`), which part of the document is the
+    answer and what status it carries (:meth:`unwrap`).
+    """
+
+    status_label = "status"
+    """How a failing status of the protocol is named when its reply says nothing else."""
+
+    def error_message(self, document: Any) -> str | None:
+        """What an error reply says, if anything (quoted in the error raised)."""
+        return error_message(document)
+
+    def unwrap(self, document: Any, http_status: int, operation: str) -> tuple[Any, int]:
+        """The answer's body and the protocol's status (for plain JSON, the HTTP status).
+
+        Raises
+        ------
+        ResponseSchemaError
+            The document is not the protocol's shape.
+        """
+        return document, http_status
+
+
+PLAIN = JsonReader()
+"""The reader of plain JSON replies (Circle's Iris, JSON-RPC nodes)."""
 
 
 def read_reply(
-    operation: str,
-    http_status: int,
-    headers: Mapping[str, str],
-    content: bytes,
-    from_cache: bool,
-    validate: Callable[[Any], None] | None,
+    request: Outgoing,
+    response: requests.Response,
     *,
-    enveloped: bool = True,
+    from_cache: bool,
     scrub: Callable[[str], str],
 ) -> Answer:
     """The :class:`Answer` of one reply, or the error it carries.
 
-    Both statuses are checked (HTTP and the envelope's); ``scrub`` takes any
-    secret out of a message the service sends back.
+    Both statuses are checked (HTTP and the protocol's, read by
+    ``request.reader``); ``scrub`` takes any secret out of a message the
+    service sends back.
 
     Raises
     ------
     Retry
         A failure worth another attempt (429, 5xx, an unreadable body, a body
-        that fails ``validate``).
+        that fails ``request.validate``).
     CctxError
         Any other failure, typed (see :mod:`cctx_research.errors`).
     """
+    headers, http_status, content = response.headers, response.status_code, response.content
+    operation, reader = request.operation, request.reader
     retry_after = parse_retry_after(headers.get("Retry-After"))
     synthetic = str(headers.get(SYNTHETIC_HEADER, "")).strip().lower() == "true"
-    envelope = decoded.take(content) if content else None
-    if envelope is UNREADABLE:
-        envelope = None
-    if envelope is None:
-        message = None
-    else:  # a plain reply's error reads like an envelope's body
-        message = error_message(envelope if enveloped else {"body": envelope})
-
+    document = decoded.take(content) if content else None
+    if document is UNREADABLE:
+        document = None
+    message = None if document is None else reader.error_message(document)
     if not 200 <= http_status < 300:
-        text = scrub(message or f"HTTP {http_status}")
-        error = error_for_status(
-            http_status, text, operation=operation, retry_after=retry_after
-        )
-        if http_status in RETRYABLE_STATUS:
-            raise Retry(error, retry_after)
-        raise error
-    if envelope is None:
+        _fail(http_status, scrub(message or f"HTTP {http_status}"), operation, retry_after)
+    if document is None:
         raise Retry(
             errors.ResponseSchemaError(
                 f"the reply is not valid JSON ({len(content)} bytes)",
@@ -187,35 +215,19 @@ def read_reply(
                 hint="the reply was cut off or the base URL is not the service",
             )
         )
-    if not enveloped:
-        _validate(operation, envelope, http_status, validate)
-        return Answer(envelope, from_cache, http_status, synthetic=synthetic)
-    if not isinstance(envelope, dict) or "status" not in envelope or "body" not in envelope:
-        raise errors.ResponseSchemaError(
-            "the reply is not the documented envelope {status, body}",
-            operation=operation,
-            status=http_status,
-            hint="check base_url points at the service",
-        )
-    status = envelope["status"]
-    if isinstance(status, str) and status.strip().isdigit():
-        status = int(status)
-    if isinstance(status, bool) or not isinstance(status, (int, float)):
-        raise errors.ResponseSchemaError(
-            f"the envelope status is not a number: {status!r}",
-            operation=operation,
-            status=http_status,
-        )
-    status = int(status)
+    body, status = reader.unwrap(document, http_status, operation)
     if not 200 <= status < 300:
-        text = scrub(message or f"envelope status {status}")
-        error = error_for_status(status, text, operation=operation, retry_after=retry_after)
-        if status in RETRYABLE_STATUS:
-            raise Retry(error, retry_after)
-        raise error
-    body = envelope["body"]
-    _validate(operation, body, status, validate)
-    return Answer(body, from_cache, status, synthetic=synthetic)
+        text = scrub(message or f"{reader.status_label} {status}")
+        _fail(status, text, operation, retry_after)
+    _validate(operation, body, status, request.validate)
+    return Answer(body, from_cache, status, getattr(response, "cache_key", None), synthetic)
+
+
+def _fail(status: int, text: str, operation: str, retry_after: float | None) -> NoReturn:
+    error = error_for_status(status, text, operation=operation, retry_after=retry_after)
+    if status in RETRYABLE_STATUS:
+        raise Retry(error, retry_after)
+    raise error
 
 
 def _validate(

@@ -1,66 +1,60 @@
-"""One request to a service: retries, envelope checks, typed errors.
+"""One request to a service: attempts, backoff, typed errors, cancelling.
 
-:class:`Sender` sends ``POST {base_url}/rest/<project_id>/<operation>``
-with the ``x-api-key`` header and returns the envelope's ``body``
-(:meth:`Sender.post`), or ``GET {base_url}/<path>?<query>`` to an API that
-answers plain JSON and returns it whole (:meth:`Sender.get`, used by the
-Iris client). It owns
-the retry policy (429, 5xx, timeouts, dropped connections and unreadable
-replies are retried with exponential backoff and full jitter, honouring
-``Retry-After`` in seconds or as an HTTP date) and maps everything else to
-the exception tree of :mod:`cctx_research.errors`.
+:class:`Sender` is the one core every request of the toolkit goes through:
+:meth:`Sender.send` takes an :class:`~.protocols.Outgoing` (what to send,
+how to read its reply, what the reply cache does with it) and returns the
+:class:`~.replies.Answer`. Each protocol builds its requests on it: the
+analytics interface's envelope POST
+(:func:`cctx_research.client.envelope.request`), a REST GET
+(:func:`~.protocols.rest_get`, Iris), a JSON POST
+(:func:`~.protocols.json_post`, JSON-RPC).
 
-Cancelling: :meth:`Sender.post` takes a ``cancel`` event. Once it is
-set, no new attempt starts, a wait between attempts ends at once, and
+The core owns the retry policy: 429, 5xx, timeouts, dropped connections
+and unreadable replies are retried with exponential backoff and full
+jitter, honouring ``Retry-After`` in seconds or as an HTTP date; everything
+else is mapped to the exception tree of :mod:`cctx_research.errors`. It
+counts what it does (:class:`~.stats.RequestStats`), keeps a rate when
+told to (``pace``, paid only by requests that go over the wire), and
+scrubs every secret out of the messages it raises.
+
+Cancelling: :meth:`Sender.send` takes a ``cancel`` event. Once it is set,
+no new attempt starts, a wait between attempts ends at once, and
 :meth:`Sender.abort` shuts down the sockets of requests in flight, so a
 thread blocked reading a slow reply wakes up; the call then raises
-:class:`Cancelled`. Every session's connections are made through
-:class:`TrackingAdapter`, which is how the sender knows those sockets.
+:class:`~.stats.Cancelled`. Every session's connections are made through
+:class:`~.sockets.TrackingAdapter`, which is how the sender knows those
+sockets.
 
 The wire under it is the default (sockets) or a
-:class:`~.transports.BaseTransport` (``transport=``), mounted on every
-session under the reply cache.
-
-Both statuses are checked: the HTTP status and the envelope's ``status``,
-since a reply can be HTTP 200 with an error envelope
-(:func:`~.replies.read_reply` reads a reply; this module sends and retries).
-
-The API key lives only in a :class:`~cctx_research.config.Secret` and in the
-outgoing header. Error messages quote the service's own message, with the
-key scrubbed out in case a service echoes it.
+:class:`~.transports.BaseTransport` (``SenderOptions.transport``), mounted
+on every session under the reply cache.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
+import os
 import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlencode
 
 import requests
 from requests.adapters import BaseAdapter
 
 from .. import errors
-from ..config import Secret
+from .options import SenderOptions
 from .pacing import PacedAdapter
+from .protocols import Outgoing
 from .replies import Answer, Retry, read_reply
 from .sockets import Sockets, TrackingAdapter
 from .stats import Cancelled, RequestStats
 from .transports import BaseTransport, TransportAdapter
 
-__all__ = [
-    "Answer",
-    "Cancelled",
-    "RequestStats",
-    "Sender",
-]
+__all__ = ["Sender", "sessions_from_environment"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,83 +65,68 @@ _TRANSIENT_EXC = (
     requests.exceptions.ContentDecodingError,
 )
 
-
-class _CacheMiss(Exception):
-    """Internal: ``only_if_cached`` found nothing."""
-
-
 SessionFactory = Callable[[], requests.Session]
 
 
+def sessions_from_environment(
+    base_url: str, make: SessionFactory, *, transport: BaseTransport | None
+) -> SessionFactory:
+    """Sessions made by ``make`` with the environment's proxies and CA bundle, read once.
+
+    requests re-reads the proxy variables of the environment on every
+    request (a third of the client's CPU in a cold pull): they are read
+    here, once, and the sessions do not read the environment again. (They
+    configure the HTTP stack, not the toolkit.) Over a transport there is
+    no proxy.
+    """
+    proxies = requests.utils.get_environ_proxies(base_url) if transport is None else {}
+    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+
+    def session_factory() -> requests.Session:
+        session = make()
+        session.trust_env = False
+        session.proxies.update(proxies)
+        if ca_bundle:
+            session.verify = ca_bundle
+        return session
+
+    return session_factory
+
+
 class Sender:
-    """Send interface operations with retries and typed errors.
+    """Send requests to one service with retries, typed errors and cancelling.
 
     Parameters
     ----------
-    base_url, project_id : str
-        Already validated (see :mod:`cctx_research.config`).
-    api_key : Secret
-    session_factory : callable
-        Makes a :class:`requests.Session` (plain or cached); one per worker
-        thread, pooled.
-    timeout : float
-        Seconds per attempt (connect and read).
-    retries : int
-        Retries after the first attempt for transient failures.
-    backoff : float
-        Base of the exponential backoff in seconds (``backoff * 2**n``, full
-        jitter), capped at ``max_backoff``.
-    max_backoff : float
-        Longest wait between attempts; a ``Retry-After`` beyond it gives up
-        at once with :class:`~cctx_research.errors.RateLimitError`.
-    transport : BaseTransport, optional
-        The wire (default: sockets, tracked for :meth:`abort`).
-    pace : callable, optional
-        Called before every request that goes over the wire (not before a
-        cache hit), from the thread sending it; blocks to keep a rate (see
-        :class:`~.pacing.TokenBucket`).
-    name : str, optional
-        How logs and errors name the service (default ``base_url``). A
-        ``base_url`` that carries a secret (a node's URL with its key in the
-        path) is named by its host, and scrubbed from every message.
+    base_url : str
+        The service's address, already validated; how logs and errors name
+        it unless ``options.name`` says otherwise.
+    options : SenderOptions, optional
+        Timeout, retries, backoff, the secret header, the wire and the pace
+        (see :class:`~.options.SenderOptions`).
+
+    Attributes
+    ----------
+    pace : callable or None
+        ``options.pace``; read when a session is made.
+    sleep : callable
+        How to wait between attempts (tests replace it).
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        project_id: str,
-        api_key: Secret,
-        *,
-        session_factory: SessionFactory,
-        timeout: float = 30.0,
-        retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 60.0,
-        transport: BaseTransport | None = None,
-        pace: Callable[[], Any] | None = None,
-        name: str | None = None,
-    ) -> None:
+    def __init__(self, base_url: str, options: SenderOptions | None = None) -> None:
+        options = SenderOptions() if options is None else options
         self.base_url = base_url
-        self.name = base_url if name is None else name
-        self.project_id = project_id
-        self._api_key = api_key
-        self._session_factory = session_factory
+        self.options = options
+        self.name = base_url if options.name is None else options.name
+        self.transport = options.transport
+        self.pace = options.pace
+        self.sleep: Callable[[float], None] = time.sleep
         self._sessions: queue.LifoQueue[requests.Session] = queue.LifoQueue()
         self._all_sessions: list[requests.Session] = []
         self._lock = threading.Lock()
         self._socket_registry = Sockets()
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.transport = transport
-        self.pace = pace
-        self.sleep: Callable[[float], None] = time.sleep
-        """How to wait between attempts (tests replace it)."""
 
-    def url(self, operation: str) -> str:
-        """The address of an operation (carries no secret)."""
-        return f"{self.base_url}/rest/{self.project_id}/{operation}"
+    # ------------------------------------------------------------------ sessions
 
     @contextmanager
     def session(self) -> Iterator[requests.Session]:
@@ -155,22 +134,26 @@ class Sender:
         try:
             sess = self._sessions.get_nowait()
         except queue.Empty:
-            sess = self._session_factory()
-            adapter: BaseAdapter = (
-                TrackingAdapter(self._socket_registry)
-                if self.transport is None
-                else TransportAdapter(self.transport)
-            )
-            if self.pace is not None:
-                adapter = PacedAdapter(adapter, self.pace)
-            sess.mount("http://", adapter)
-            sess.mount("https://", adapter)
-            with self._lock:
-                self._all_sessions.append(sess)
+            sess = self._new_session()
         try:
             yield sess
         finally:
             self._sessions.put(sess)
+
+    def _new_session(self) -> requests.Session:
+        sess = self.options.session_factory()
+        adapter: BaseAdapter = (
+            TrackingAdapter(self._socket_registry)
+            if self.transport is None
+            else TransportAdapter(self.transport)
+        )
+        if self.pace is not None:
+            adapter = PacedAdapter(adapter, self.pace)
+        sess.mount("http://", adapter)
+        sess.mount("https://", adapter)
+        with self._lock:
+            self._all_sessions.append(sess)
+        return sess
 
     def abort(self) -> int:
         """Abandon the requests in flight: shut their sockets down; returns how many.
@@ -193,51 +176,24 @@ class Sender:
         while not self._sessions.empty():
             self._sessions.get_nowait()
 
-    # ------------------------------------------------------------------
+    # ------------------------------------------------------------------ the core
 
-    def _scrub(self, text: str) -> str:
-        key = self._api_key.get()
-        text = text.replace(key, "***") if key else text
-        return text.replace(self.base_url, self.name) if self.name != self.base_url else text
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        backoff = random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
-        return backoff if retry_after is None else max(retry_after, backoff)
-
-    def post(
+    def send(
         self,
-        operation: str,
-        body: Mapping[str, Any],
+        request: Outgoing,
         *,
         stats: RequestStats | None = None,
-        only_if_cached: bool = False,
-        expire_after: int | None = None,
-        validate: Callable[[Any], None] | None = None,
-        store: bool = True,
         cancel: threading.Event | None = None,
     ) -> Answer:
-        """Send one operation and return the envelope's body.
+        """Send one request, retrying what is worth it, and return its answer.
 
         Parameters
         ----------
-        operation : str
-            ``"transactions-mint"`` etc.
-        body : mapping
-            The JSON request body.
+        request : Outgoing
+            What to send and how to read its reply (built by a protocol's
+            request path).
         stats : RequestStats, optional
             Counters to update.
-        only_if_cached : bool
-            Answer from the HTTP cache alone (offline mode).
-        expire_after : int, optional
-            Seconds the cached reply stays fresh (``-1``: forever); only with
-            a cached session.
-        validate : callable, optional
-            Checks the body's shape; raises
-            :class:`~cctx_research.errors.ResponseSchemaError`. A reply that
-            fails it is retried like a truncated one.
-        store : bool
-            ``False`` bypasses the HTTP cache for this request (neither read
-            nor written).
         cancel : threading.Event, optional
             Once set, no further attempt is made and :class:`Cancelled` is raised.
 
@@ -248,222 +204,194 @@ class Sender:
         RateLimitError, ServerError, ResponseSchemaError
             When the failure persists past ``retries``.
         CacheMissError
-            ``only_if_cached`` and the reply is not cached.
+            ``request.caching.only_if_cached`` and the reply is not cached.
         Cancelled
             ``cancel`` was set.
         """
-        payload = json.dumps(dict(body), separators=(",", ":"), sort_keys=True).encode()
-        return self._send(
-            operation, "POST", self.url(operation), payload, stats=stats,
-            only_if_cached=only_if_cached, expire_after=expire_after, validate=validate,
-            store=store, cancel=cancel, envelope=True,
-        )  # fmt: skip
-
-    def post_json(
-        self,
-        body: Any,
-        *,
-        operation: str,
-        stats: RequestStats | None = None,
-        validate: Callable[[Any], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Answer:
-        """``POST {base_url}`` with a JSON body, from an API that answers plain JSON.
-
-        The JSON-RPC shape: one address, the question in the body. The same
-        retries, typed errors and cancelling as :meth:`post`; never cached.
-        ``operation`` names the request in logs and errors.
-        """
-        payload = json.dumps(body, separators=(",", ":")).encode()
-        return self._send(
-            operation, "POST", self.base_url, payload, stats=stats, only_if_cached=False,
-            expire_after=None, validate=validate, store=False, cancel=cancel, envelope=False,
-        )  # fmt: skip
-
-    def get(
-        self,
-        path: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        operation: str | None = None,
-        stats: RequestStats | None = None,
-        only_if_cached: bool = False,
-        expire_after: int | None = None,
-        validate: Callable[[Any], None] | None = None,
-        store: bool = True,
-        cancel: threading.Event | None = None,
-    ) -> Answer:
-        """``GET {base_url}/{path}?{params}`` from an API that answers plain JSON (no envelope).
-
-        The same retries, cache options, typed errors and cancelling as
-        :meth:`post`; the reply's JSON is the answer's ``body``, whole.
-        ``params`` are sent sorted, so one question has one address (and
-        one cache key). ``operation`` names the request in logs and errors
-        (default: ``path``).
-        """
-        query = urlencode(sorted((str(k), str(v)) for k, v in (params or {}).items()))
-        url = f"{self.base_url}/{path.lstrip('/')}" + (f"?{query}" if query else "")
-        return self._send(
-            operation or path, "GET", url, None, stats=stats, only_if_cached=only_if_cached,
-            expire_after=expire_after, validate=validate, store=store, cancel=cancel,
-            envelope=False,
-        )  # fmt: skip
-
-    def _send(
-        self,
-        operation: str,
-        method: str,
-        url: str,
-        payload: bytes | None,
-        *,
-        stats: RequestStats | None,
-        only_if_cached: bool,
-        expire_after: int | None,
-        validate: Callable[[Any], None] | None,
-        store: bool,
-        cancel: threading.Event | None,
-        envelope: bool,
-    ) -> Answer:
         attempt = 0
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled
             try:
-                answer = self._attempt(
-                    operation, method, url, payload, stats, only_if_cached, expire_after,
-                    validate, store, envelope,
-                )  # fmt: skip
-            except _CacheMiss:
-                raise errors.CacheMissError(
-                    "offline and this request is not in the cache",
-                    operation=operation,
-                    hint="run the same call once with offline=False to fill the cache",
-                ) from None
+                answer = self._attempt(request, stats)
             except Retry as exc:
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled from None
-                if exc.error.status in (429, 503) and stats is not None:
-                    stats.add(throttled=1)
-                if only_if_cached or attempt >= self.retries:
-                    raise exc.error from None
-                delay = self._delay(attempt, exc.retry_after)
-                if exc.retry_after is not None and exc.retry_after > self.max_backoff:
-                    raise exc.error from None
-                attempt += 1
-                if stats is not None:
-                    stats.add(retries=1)
-                logger.debug(
-                    "%s: retry %d/%d in %.2fs after: %s",
-                    operation,
-                    attempt,
-                    self.retries,
-                    delay,
-                    exc.error.message,
-                )
-                if cancel is not None and self.sleep is time.sleep:
-                    cancel.wait(delay)  # a cancel ends the wait at once
-                else:
-                    self.sleep(delay)
+                attempt = self._wait_to_retry(request, exc, attempt, stats, cancel)
                 continue
             if stats is not None:
                 stats.add(requests=1, cache_hits=int(answer.from_cache))
             return answer
 
-    def _attempt(
+    def _wait_to_retry(
         self,
-        operation: str,
-        method: str,
-        url: str,
-        payload: bytes | None,
+        request: Outgoing,
+        failure: Retry,
+        attempt: int,
         stats: RequestStats | None,
-        only_if_cached: bool,
-        expire_after: int | None,
-        validate: Callable[[Any], None] | None,
-        store: bool = True,
-        envelope: bool = True,
-    ) -> Answer:
-        headers = {"Accept": "application/json"}
-        if payload is not None:
-            headers["Content-Type"] = "application/json"
-        if self._api_key.get():  # an API that needs no key (Iris) is sent none
-            headers["x-api-key"] = self._api_key.get()
-        kwargs: dict[str, Any] = {}
-        if only_if_cached:
-            kwargs["only_if_cached"] = True
-        if expire_after is not None:
-            kwargs["expire_after"] = expire_after
+        cancel: threading.Event | None,
+    ) -> int:
+        """Wait before the next attempt and return its number; raise when there is none."""
+        if cancel is not None and cancel.is_set():
+            raise Cancelled from None
+        error, retry_after = failure.error, failure.retry_after
+        if error.status in (429, 503) and stats is not None:
+            stats.add(throttled=1)
+        if request.caching.only_if_cached or attempt >= self.options.retries:
+            raise error from None
+        delay = self._delay(attempt, retry_after)
+        if retry_after is not None and retry_after > self.options.max_backoff:
+            raise error from None
+        attempt += 1
+        if stats is not None:
+            stats.add(retries=1)
+        logger.debug(
+            "%s: retry %d/%d in %.2fs after: %s",
+            request.operation, attempt, self.options.retries, delay, error.message,
+        )  # fmt: skip
+        if cancel is not None and self.sleep is time.sleep:
+            cancel.wait(delay)  # a cancel ends the wait at once
+        else:
+            self.sleep(delay)
+        return attempt
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        ceiling = min(self.options.max_backoff, self.options.backoff * 2**attempt)
+        backoff = random.uniform(0, ceiling)
+        return backoff if retry_after is None else max(retry_after, backoff)
+
+    def _attempt(self, request: Outgoing, stats: RequestStats | None) -> Answer:
+        """One attempt: its reply read, or :class:`Retry` for a failure worth another."""
         started = time.perf_counter()
         with self.session() as sess:
-            try:
-                if store or not hasattr(sess, "cache"):
-                    resp = sess.request(
-                        method,
-                        url,
-                        # bytes, so that http.client sends headers and body in
-                        # one segment rather than two
-                        data=payload,
-                        headers=headers,
-                        timeout=self.timeout,
-                        **kwargs,
-                    )
-                else:
-                    # a reply not to be kept (a settled chunk's page: the chunk
-                    # cache keeps it parsed) skips the reply cache's machinery:
-                    # sent by the plain requests path on the same connection
-                    prepared = sess.prepare_request(
-                        requests.Request(method, url, data=payload, headers=headers)
-                    )
-                    # proxies and CA bundle from the environment, as request() does
-                    env = sess.merge_environment_settings(prepared.url, {}, None, None, None)
-                    resp = requests.Session.send(sess, prepared, timeout=self.timeout, **env)
-                content = resp.content  # reads it all: a dropped stream raises here
-            except _TRANSIENT_EXC as exc:
-                if stats is not None:
-                    stats.add(network=1)
-                kind = "timed out" if isinstance(exc, requests.Timeout) else "connection failed"
-                logger.debug("%s -> %s (%s)", operation, kind, type(exc).__name__)
-                raise Retry(
-                    errors.ServerError(
-                        f"request {kind} after {self.timeout}s timeout"
-                        if kind == "timed out"
-                        else f"connection to {self.name} failed ({type(exc).__name__})",
-                        operation=operation,
-                        hint="check the service is up, or raise timeout=",
-                    )
-                ) from exc
-            except requests.RequestException as exc:
-                raise errors.ServerError(
-                    f"request failed: {type(exc).__name__}",
-                    operation=operation,
-                    hint="check base_url",
-                ) from exc
-        from_cache = bool(getattr(resp, "from_cache", False))
+            response = self._exchange(sess, request, stats)
+        from_cache = bool(getattr(response, "from_cache", False))
         if not from_cache and stats is not None:
             stats.add(network=1)
-        elapsed = time.perf_counter() - started
         # requests-cache answers an only-if-cached miss with a bodiless 504 "Not Cached"
-        if only_if_cached and resp.status_code == 504 and (content is None or not from_cache):
-            logger.debug("%s -> cache miss (offline)", operation)
-            raise _CacheMiss
+        if (
+            request.caching.only_if_cached
+            and response.status_code == 504
+            and (response.content is None or not from_cache)
+        ):
+            logger.debug("%s -> cache miss (offline)", request.operation)
+            raise errors.CacheMissError(
+                "offline and this request is not in the cache",
+                operation=request.operation,
+                hint="run the same call once with offline=False to fill the cache",
+            ) from None
+        if logger.isEnabledFor(logging.DEBUG):
+            self._log(request, response, from_cache, time.perf_counter() - started)
+        try:
+            return read_reply(request, response, from_cache=from_cache, scrub=self._scrub)
+        except Retry:
+            if from_cache:  # a cached reply that fails the checks must not be served again
+                _forget(sess, response)
+            raise
+
+    def _exchange(
+        self, sess: requests.Session, request: Outgoing, stats: RequestStats | None
+    ) -> requests.Response:
+        """The reply to ``request``, read whole; faults of the wire mapped to typed errors."""
+        headers = self._headers(request)
+        caching = request.caching
+        try:
+            if caching.store or not hasattr(sess, "cache"):
+                kwargs: dict[str, Any] = {}
+                if caching.only_if_cached:
+                    kwargs["only_if_cached"] = True
+                if caching.expire_after is not None:
+                    kwargs["expire_after"] = caching.expire_after
+                response = sess.request(
+                    request.method,
+                    request.url,
+                    # bytes, so that http.client sends headers and body in one segment
+                    data=request.payload,
+                    headers=headers,
+                    timeout=self.options.timeout,
+                    **kwargs,
+                )
+            else:
+                response = self._past_the_cache(sess, request, headers)
+            _ = response.content  # reads it all: a dropped stream raises here
+        except _TRANSIENT_EXC as exc:
+            raise self._transient(request, exc, stats) from exc
+        except requests.RequestException as exc:
+            raise errors.ServerError(
+                f"request failed: {type(exc).__name__}",
+                operation=request.operation,
+                hint="check base_url",
+            ) from exc
+        return response
+
+    def _past_the_cache(
+        self, sess: requests.Session, request: Outgoing, headers: dict[str, str]
+    ) -> requests.Response:
+        # a reply not to be kept (a settled chunk's page: the chunk cache keeps
+        # it parsed) skips the reply cache's machinery: sent by the plain
+        # requests path on the same connection
+        prepared = sess.prepare_request(
+            requests.Request(request.method, request.url, data=request.payload, headers=headers)
+        )
+        # proxies and CA bundle as the session has them, as request() does
+        env = sess.merge_environment_settings(prepared.url, {}, None, None, None)
+        return requests.Session.send(sess, prepared, timeout=self.options.timeout, **env)
+
+    def _headers(self, request: Outgoing) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if request.payload is not None:
+            headers["Content-Type"] = "application/json"
+        if self.options.secret_header is not None:
+            name, secret = self.options.secret_header
+            value = secret.get()
+            if value:  # an API that needs no key is sent none
+                headers[name] = value
+        return headers
+
+    def _transient(
+        self, request: Outgoing, exc: BaseException, stats: RequestStats | None
+    ) -> Retry:
+        """A timeout or a dropped connection, as a failure worth another attempt."""
+        if stats is not None:
+            stats.add(network=1)
+        timed_out = isinstance(exc, requests.Timeout)
+        logger.debug(
+            "%s -> %s (%s)", request.operation,
+            "timed out" if timed_out else "connection failed", type(exc).__name__,
+        )  # fmt: skip
+        message = (
+            f"request timed out after {self.options.timeout}s timeout"
+            if timed_out
+            else f"connection to {self.name} failed ({type(exc).__name__})"
+        )
+        hint = "check the service is up, or raise timeout="
+        return Retry(errors.ServerError(message, operation=request.operation, hint=hint))
+
+    def _log(
+        self, request: Outgoing, response: requests.Response, from_cache: bool, elapsed: float
+    ) -> None:
         logger.debug(
             "%s -> %d%s (%.3fs)",
-            operation,
-            resp.status_code,
+            request.operation,
+            response.status_code,
             " cache hit" if from_cache else "",
             elapsed,
         )
-        if payload is not None:
-            logger.debug("%s request body %s", operation, payload.decode())
-        try:
-            answer = read_reply(
-                operation, resp.status_code, resp.headers, content, from_cache, validate,
-                enveloped=envelope, scrub=self._scrub,
-            )  # fmt: skip
-        except Retry:
-            # A cached reply that fails the checks must not be served again.
-            cache = getattr(sess, "cache", None)
-            key = getattr(resp, "cache_key", None)
-            if from_cache and cache is not None and key:
-                cache.delete(key)
-            raise
-        return dataclasses.replace(answer, cache_key=getattr(resp, "cache_key", None))
+        if request.payload is not None:
+            logger.debug("%s request body %s", request.operation, request.payload.decode())
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the secret header's value, and the base URL told by its name."""
+        if self.options.secret_header is not None:
+            key = self.options.secret_header[1].get()
+            text = text.replace(key, "***") if key else text
+        return text.replace(self.base_url, self.name) if self.name != self.base_url else text
+
+    def __repr__(self) -> str:
+        return f"Sender({self.name!r})"
+
+
+def _forget(sess: requests.Session, response: requests.Response) -> None:
+    """Delete a stored reply from the session's cache (a cached session only)."""
+    cache = getattr(sess, "cache", None)
+    key = getattr(response, "cache_key", None)
+    if cache is not None and key:
+        cache.delete(key)

@@ -42,7 +42,7 @@ import pandas as pd
 from .. import chains, provenance
 from ..config import iris_url
 from ..errors import DataError
-from ..net.transports import BaseTransport
+from ..net import BaseTransport
 from ..times import to_timestamp
 from . import attestations, blocks
 from .attestations import IrisRun

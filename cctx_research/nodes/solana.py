@@ -49,8 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ingest.solana_layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
-from ..net.runner import Concurrency, run
-from ..net.transports import BaseTransport
+from ..net import BaseTransport, Concurrency, run
 from ..times import to_timestamp
 from .engine import ChainSync
 from .rpc import Rpc, RpcError

@@ -7,7 +7,7 @@ import email.utils
 import pytest
 
 from cctx_research import errors
-from cctx_research.net.replies import envelope_ok
+from cctx_research.client.envelope import envelope_ok
 from cctx_research.net.statuses import error_for_status, parse_retry_after
 
 

@@ -10,9 +10,10 @@ import pytest
 
 from cctx_research import connect
 from cctx_research.client import BaseTransport, Client, ClientOptions, WSGITransport
+from cctx_research.client.cache_policy import CachePolicy
 from cctx_research.connection import IN_PROCESS_URL
 from cctx_research.errors import CctxWarning
-from cctx_research.net.policy import NEVER_EXPIRE, CachePolicy, Keep
+from cctx_research.net import NEVER_EXPIRE, Keep
 from cctx_research.net.transports import Request, Response
 
 from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
