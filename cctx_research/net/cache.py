@@ -283,9 +283,10 @@ class HttpCache:
         _ensure_wal(self.path)
 
     def _key_fn(self, request: requests.PreparedRequest, **kwargs: Any) -> str:
-        # The sender serialises every body canonically (sorted keys, no
-        # spaces) and sorts a GET's query string, so the method, the address
-        # and the body bytes identify a request. Hashing them directly costs a
+        # The request paths that are cached serialise a body canonically (the
+        # interface's: sorted keys, no spaces) and sort a GET's query string
+        # (rest_get), so the method, the address and the body bytes identify a
+        # request. Hashing them directly costs a
         # tenth of requests-cache's create_key, which normalises URLs, bodies
         # and headers for the general case (a seventh of a cold pull's time).
         url = request.url or ""

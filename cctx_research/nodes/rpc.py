@@ -12,7 +12,7 @@ printed, stored or put in an error; the node is named by its host
 A JSON-RPC error (``{"error": {"code", "message"}}``, whatever the HTTP
 status) becomes :class:`RpcError`, with the node's code and text, so that
 the caller can recognise a provider's "range too large" (see
-:mod:`cctx_research.sync.ranges`).
+:mod:`cctx_research.nodes.ranges`).
 
 Examples
 --------
