@@ -2,6 +2,9 @@
 
 - The client knows the service only through HTTP or the transport seam: neither imports
   the other.
+- The network floor (``net``) knows no API: it imports only the contract. The parts
+  that talk HTTP over it (``client``, ``nodes``, ``iris``) never import one another's
+  network internals: ``nodes`` and ``iris`` never import ``client``.
 - Analysis does no IO and knows no pictures: it imports no data access (client, ingest,
   service), no view (plots, report, widgets, webapp, cli) and no plotting or IO library.
 - Plots draw what analysis computed: they never fetch.
@@ -37,7 +40,7 @@ CONTRACT = (
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
 VIEW_PACKAGES = ("report", "widgets", "webapp", "export", "views", "plots")
 """The views proper: ``VIEWS`` without the command line, which may reach the service."""
-DATA_ACCESS = ("client", "service", "ingest", "connection", "nodes", "iris")
+DATA_ACCESS = ("client", "service", "ingest", "connection", "nodes", "iris", "net")
 
 
 def _module_name(path: Path) -> str:
@@ -101,6 +104,21 @@ def test_client_and_service_never_import_each_other(graph):
         for a, b, _ in _edges(graph)
         if {_part(a), _part(b)} == {"client", "service"}
     ]
+    assert bad == []
+
+
+def test_the_network_floor_imports_only_the_contract(graph):
+    bad = [
+        (a, b)
+        for a, b, _ in _edges(graph)
+        if _part(a) == "net" and _part(b) not in (*CONTRACT, "net", "")
+    ]
+    assert bad == []
+
+
+@pytest.mark.parametrize("part", ["nodes", "iris"])
+def test_sync_and_iris_stand_on_the_network_floor_not_on_the_client(graph, part):
+    bad = [(a, b) for a, b, _ in _edges(graph) if _part(a) == part and _part(b) == "client"]
     assert bad == []
 
 

@@ -15,6 +15,7 @@ MODULES = [
     "cctx_research.chains",
     "cctx_research.ingest.datasets",
     "cctx_research.client",
+    "cctx_research.net",
     "cctx_research.config",
     "cctx_research.errors",
     "cctx_research.addressing",

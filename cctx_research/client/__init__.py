@@ -1,4 +1,4 @@
-"""Data access: HTTP, cache, pagination and parsing -> canonical DataFrames.
+"""Data access: the analytics interface's client -> canonical DataFrames.
 
 :class:`Client` is the way in (:func:`cctx_research.connect` builds one from
 the ``CCTX_*`` settings, or joins one to local data or the embedded sample).
@@ -11,18 +11,19 @@ The modules behind it:
   families, each using only the session's public methods;
 - :mod:`.coverage`: what of a window the service's data covers;
 - :mod:`.options`: the options, one frozen record (:class:`ClientOptions`);
-- :mod:`.policy`: the cache policy, one frozen record deciding what is kept;
-- :mod:`.runner`, :mod:`.calls`: tasks on worker threads, one call's counters;
+- :mod:`.cache_policy`: the cache policy, one frozen record deciding what is kept;
+- :mod:`.calls`: one call's counters, tasks and summary;
 - :mod:`.planner`, :mod:`.paging`: the page size and pure page generators;
 - :mod:`.bounds`: the service's bound semantics;
-- :mod:`.http`: one POST with retries, envelope checks and typed errors
-  (:mod:`.statuses`: what a status means; :mod:`.replies`: decoding replies);
-- :mod:`.transports`: the wire under it (sockets, or a
-  :class:`~.transports.BaseTransport` such as :class:`WSGITransport`);
-- :mod:`.cache`: requests-cache (SQLite) for replies; :mod:`.chunks`:
-  Arrow IPC files for settled chunks;
-- :mod:`.parse`: JSON -> frames of :mod:`cctx_research.schema`;
-- :mod:`.progress`: the tqdm bar.
+- :mod:`.envelope`: an operation's request and its ``{status, body}`` reply;
+- :mod:`.cache_dir`: the cache directory (replies and chunks side by side);
+  :mod:`.chunks`: Arrow IPC files for settled chunks;
+- :mod:`.parse`: JSON -> frames of :mod:`cctx_research.schema`.
+
+Underneath is the toolkit's network floor, :mod:`cctx_research.net`: the
+sender's core (retries, typed errors, cancelling), the transport seam
+(sockets, or a :class:`BaseTransport` such as :class:`WSGITransport`), the
+worker threads, the reply cache and the progress bar.
 
 This package never imports :mod:`cctx_research.service`: it talks to any
 service over HTTP, or through the transport seam.
@@ -30,8 +31,8 @@ service over HTTP, or through the transport seam.
 
 from __future__ import annotations
 
+from ..net import BaseTransport, WSGITransport
 from .core import Client
 from .options import ClientOptions
-from .transports import BaseTransport, WSGITransport
 
 __all__ = ["BaseTransport", "Client", "ClientOptions", "WSGITransport"]

@@ -15,14 +15,13 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, schema
+from ..net import Task, parse_age
 from ..times import TimeLike, chunk_window
 from . import bounds, parse
-from .cache import parse_age
-from .runner import Task
 
 if TYPE_CHECKING:
+    from ..net import RequestStats
     from .calls import Call
-    from .http import RequestStats
     from .session import Session
 
 __all__ = ["top_senders", "volume", "volume_history"]

@@ -25,11 +25,10 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BadRequestError
+from ..net import Answer, Keep
 from ..times import to_unix, to_unix_ceil
 from . import columns, parse
-from .http import Answer
 from .planner import ChunkPages, PageSize
-from .policy import Keep
 
 __all__ = ["Post", "learn", "subwindow"]
 
@@ -94,18 +93,7 @@ def learn(
     keep_for : callable
         How long replies about a window ending at a time may be kept.
     """
-    t = None
-    for window in ({"startDate": str(to_unix(start)), "endDate": str(to_unix_ceil(end))}, {}):
-        answer = post(
-            "transactions-mint",
-            {**window, "page": 1, "limit": 1},
-            check=parse.check_mints,
-            keep=keep_for(end) if window else Keep.FRESH,
-        )
-        records = parse.mint_records(answer.body)
-        if records:
-            t = _second(records[0])
-            break
+    t = _probe(post, start, end, keep_for)
     if t is None:
         logger.info("no mint found to learn the bound semantics; assuming [start, end)")
         return ASSUMED
@@ -153,6 +141,23 @@ def learn(
         "inclusive" if mode[1] else "exclusive",
     )
     return mode
+
+
+def _probe(
+    post: Post, start: pd.Timestamp, end: pd.Timestamp, keep_for: Callable[[pd.Timestamp], Keep]
+) -> int | None:
+    """The second of one mint: in the window asked about, else any; ``None`` without mints."""
+    for window in ({"startDate": str(to_unix(start)), "endDate": str(to_unix_ceil(end))}, {}):
+        answer = post(
+            "transactions-mint",
+            {**window, "page": 1, "limit": 1},
+            check=parse.check_mints,
+            keep=keep_for(end) if window else Keep.FRESH,
+        )
+        records = parse.mint_records(answer.body)
+        if records:
+            return _second(records[0])
+    return None
 
 
 def subwindow(start: pd.Timestamp, end: pd.Timestamp, bounds: Bounds) -> dict[str, str] | None:

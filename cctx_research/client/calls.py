@@ -18,10 +18,9 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from ..net import Concurrency, Progress, RequestStats, Task, run
+from ..net.progress import wanted
 from ..provenance import Provenance, attach
-from .progress import Progress, wanted
-from .runner import Concurrency, Task, run
-from .stats import RequestStats
 
 __all__ = ["Call", "record"]
 

@@ -28,8 +28,9 @@ import pyarrow as pa
 from .. import storage
 from .._version import __version__
 from ..errors import CacheError
+from ..net.cache import fault, move_aside
 from ..storage import Chunk, Part
-from .cache import CHUNK_DIR, fault, move_aside
+from .cache_dir import CHUNK_DIR
 
 __all__ = ["ChunkStore", "directory_bytes"]
 

@@ -18,13 +18,14 @@ from typing import Any
 
 import pandas as pd
 
+from ..arguments import check_type
 from ..config import Secret, validate_base_url, validate_project_id
 from ..errors import ConfigError
+from ..net import BaseTransport
 from ..times import TimeLike
 from . import aggregates, listing, lookup
-from .options import ClientOptions, check_type
+from .options import ClientOptions
 from .session import Session
-from .transports import BaseTransport
 
 __all__ = ["Client"]
 
@@ -44,8 +45,8 @@ class Client:
         Every other option, as one record (see :class:`~.options.ClientOptions`
         for each field and its default).
     transport : BaseTransport, optional
-        What carries each HTTP request (see :mod:`.transports`): default,
-        sockets; a :class:`~.transports.WSGITransport` calls a WSGI
+        What carries each HTTP request (see :mod:`cctx_research.net.transports`):
+        default, sockets; a :class:`~cctx_research.net.WSGITransport` calls a WSGI
         application in this process. The client closes it when closed.
     **keywords
         The same options as keywords (``page_size=500, cache=False``);

@@ -55,7 +55,8 @@ from typing import Any, Protocol
 import pandas as pd
 
 from ..errors import CctxError, CoverageWarning
-from .policy import CachePolicy, Keep
+from ..net import Keep
+from .cache_policy import CachePolicy
 
 __all__ = [
     "CLOCK_TOLERANCE", "TOLERANCE", "Asker", "Probe", "Verdict", "assess", "describe",

@@ -35,15 +35,13 @@ import pyarrow.compute as pc
 
 from .. import addressing, chains, schema
 from ..errors import BadRequestError
+from ..net import Answer, Progress, RequestStats, Task
 from ..times import TimeLike, chunk_window, to_unix, to_unix_ceil
 from . import parse
+from .cache_policy import CachePolicy
 from .chunks import ChunkStore
-from .http import Answer, RequestStats
 from .paging import PageRequest
 from .planner import ChunkPages, PageSize
-from .policy import CachePolicy
-from .progress import Progress
-from .runner import Task
 
 if TYPE_CHECKING:
     from .calls import Call

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from .. import addressing
+from ..arguments import check_type
+from ..net import Keep
 from . import parse
-from .options import check_type
-from .policy import CachePolicy, Keep
+from .cache_policy import CachePolicy
 
 if TYPE_CHECKING:
     from .calls import Call

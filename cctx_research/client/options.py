@@ -26,7 +26,6 @@ ValueError: page_size must be a positive int, got 0
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,20 +34,14 @@ from typing import Any
 import pandas as pd
 
 from .. import arguments
-from .cache import default_cache_dir, parse_age
+from ..arguments import check_type
+from ..net import default_cache_dir, parse_age
+from ..net.options import check_backoff, check_retries, check_timeout
 
 __all__ = ["MAX_WORKERS", "ClientOptions"]
 
 MAX_WORKERS = 64
 """The highest concurrency a client may be given."""
-
-
-def check_type(value: Any, types: type | tuple[type, ...], name: str, what: str) -> None:
-    """Raise ``TypeError`` naming ``name`` unless ``value`` is one of ``types`` (bools apart)."""
-    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise TypeError(f"{name} must be {what}, not a bool")
-    if not isinstance(value, types):
-        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
 
 
 @dataclass(frozen=True)
@@ -138,16 +131,10 @@ class ClientOptions:
             "max_workers",
             arguments.integer(self.max_workers, "max_workers", low=1, high=MAX_WORKERS),
         )
-        put(self, "retries", arguments.integer(self.retries, "retries", low=0, high=100))
+        put(self, "retries", check_retries(self.retries))
         put(self, "decimals", arguments.integer(self.decimals, "decimals", low=0, high=30))
-        check_type(self.timeout, (int, float), "timeout", "a number of seconds")
-        if not self.timeout > 0 or not math.isfinite(self.timeout):
-            raise ValueError(f"timeout must be a positive number of seconds, got {self.timeout}")
-        put(self, "timeout", float(self.timeout))
-        check_type(self.backoff, (int, float), "backoff", "a number of seconds")
-        if self.backoff < 0:
-            raise ValueError(f"backoff must be >= 0 seconds, got {self.backoff}")
-        put(self, "backoff", float(self.backoff))
+        put(self, "timeout", check_timeout(self.timeout))
+        put(self, "backoff", check_backoff(self.backoff))
         age = parse_age(self.expire_after, name="expire_after")
         put(self, "expire_after", int(age.total_seconds()))
         put(self, "settle_after", parse_age(self.settle_after, name="settle_after"))

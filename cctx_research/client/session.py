@@ -10,12 +10,14 @@ Every public call goes through one path, :meth:`Session.call`: it counts
 the call's requests, runs the coverage check beside it, attaches the
 provenance record and logs one INFO summary (rows, requests, cache hits,
 seconds). Every request goes through :meth:`Session.post`, which asks
-:class:`~.policy.CachePolicy` what to do with the cache. Any failure of
+:class:`~.cache_policy.CachePolicy` what to do with the cache and sends the
+operation's request (:mod:`.envelope`) through the sender's core
+(:class:`~cctx_research.net.Sender`). Any failure of
 any part of a call fails the call with a typed error: never a silently
 partial result.
 
 The session knows the service only through HTTP: over sockets, or over the
-``transport`` seam (:mod:`.transports`).
+``transport`` seam (:mod:`cctx_research.net.transports`).
 
 Synthetic data is marked in every frame's provenance when the client was
 told so (the ``synthetic`` option, ``CCTX_SYNTHETIC``) or when the service
@@ -26,7 +28,6 @@ from such replies (:attr:`Session.synthetic`).
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
@@ -35,16 +36,25 @@ import pandas as pd
 import requests
 
 from ..config import Secret
+from ..net import (
+    Answer,
+    BaseTransport,
+    HttpCache,
+    Keep,
+    RequestStats,
+    Sender,
+    SenderOptions,
+    parse_age,
+    sessions_from_environment,
+)
 from ..times import TimeLike, to_timestamp, window
-from . import bounds, coverage
-from .cache import HttpCache, parse_age
+from . import bounds, coverage, envelope
+from .cache_dir import open_replies
+from .cache_policy import CachePolicy
 from .calls import Call, record
 from .chunks import ChunkStore, directory_bytes
-from .http import Answer, RequestStats, Sender
 from .options import ClientOptions
 from .planner import MEMO_FILE, PageSize
-from .policy import CachePolicy, Keep
-from .transports import BaseTransport
 
 __all__ = ["LISTINGS", "Session"]
 
@@ -99,41 +109,23 @@ class Session:
         )
         self.http_cache: HttpCache | None = None
         self.chunks: ChunkStore | None = None
+        make: Callable[[], requests.Session] = requests.Session
         if options.cache:
-            self.http_cache = HttpCache(
-                self.cache_dir,
-                base_url=base_url,
-                namespace=f"{self.source}|{project_id}",
+            self.http_cache = open_replies(
+                self.cache_dir, base_url=base_url, namespace=f"{self.source}|{project_id}",
                 expire_after=options.expire_after,
-            )
+            )  # fmt: skip
             self.chunks = ChunkStore(self.cache_dir, read_only=self.http_cache.read_only)
-            factory: Callable[[], requests.Session] = self.http_cache.session
-        else:
-            factory = requests.Session
-        # requests re-reads the proxy variables of the environment on every
-        # request (a third of the client's CPU in a cold pull): read them once.
-        # (They configure the HTTP stack, not the client.)
-        proxies = requests.utils.get_environ_proxies(base_url) if transport is None else {}
-        ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-
-        def session_factory() -> requests.Session:
-            session = factory()
-            session.trust_env = False
-            session.proxies.update(proxies)
-            if ca_bundle:
-                session.verify = ca_bundle
-            return session
-
+            make = self.http_cache.session
+        self._address = f"{base_url}/rest/{project_id}/"
         self.sender = Sender(
             base_url,
-            project_id,
-            api_key,
-            session_factory=session_factory,
-            timeout=options.timeout,
-            retries=options.retries,
-            backoff=options.backoff,
-            transport=transport,
-        )
+            SenderOptions(
+                timeout=options.timeout, retries=options.retries, backoff=options.backoff,
+                secret_header=("x-api-key", api_key), transport=transport,
+                session_factory=sessions_from_environment(base_url, make, transport=transport),
+            ),
+        )  # fmt: skip
         memo = self.cache_dir / MEMO_FILE if options.cache else None
         self._sizes = {
             op: PageSize(options.page_size, memo=memo, key=f"{self.source}|{project_id}|{op}")
@@ -192,14 +184,9 @@ class Session:
     ) -> Answer:
         """One request; the cache policy decides what the reply cache does with it."""
         caching = self.policy.request(keep)
-        answer = self.sender.post(
-            operation,
-            body,
+        answer = self.sender.send(
+            envelope.request(self._address, operation, body, caching=caching, check=check),
             stats=stats,
-            only_if_cached=caching.only_if_cached,
-            expire_after=caching.expire_after,
-            validate=check,
-            store=caching.store,
             cancel=cancel,
         )
         if answer.synthetic:
@@ -276,7 +263,7 @@ class Session:
     def retain(self, answer: Answer, keep: Keep) -> None:
         """Keep a reply just fetched as ``keep`` says, once its content is known.
 
-        Only :attr:`~.policy.Keep.FOREVER` changes anything: a reply asked
+        Only :attr:`~cctx_research.net.Keep.FOREVER` changes anything: a reply asked
         for as fresh that turned out final (a completed transaction).
         """
         if keep is not Keep.FOREVER or answer.from_cache or not answer.cache_key:

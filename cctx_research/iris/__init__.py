@@ -10,15 +10,17 @@ now (Iris keeps no history of them).
 >>> client.messages("base", "0x2629...")                        # doctest: +SKIP
 >>> client.fees("ethereum", "base"), client.fast_allowance()    # doctest: +SKIP
 
-Modules: :mod:`.client` (the :class:`IrisClient`: requests, rate, cache)
-and :mod:`.frames` (replies -> typed frames, the reply checks). The client
-reuses the toolkit client's HTTP layer (sender, transport seam, reply
-cache); it never imports :mod:`cctx_research.service`.
+Modules: :mod:`.client` (the :class:`IrisClient`: requests, rate, cache),
+:mod:`.options` (its options, one record: :class:`IrisOptions`) and
+:mod:`.frames` (replies -> typed frames, the reply checks). The client
+stands on the toolkit's network floor, :mod:`cctx_research.net` (sender,
+transport seam, pacing, reply cache); it never imports
+:mod:`cctx_research.client` or :mod:`cctx_research.service`.
 """
 
 from __future__ import annotations
 
-from .client import DEFAULT_RATE, MAINNET_URL, SANDBOX_URL, IrisClient
+from .client import MAINNET_URL, SANDBOX_URL, IrisClient
 from .frames import (
     ALLOWANCE_COLUMNS,
     DELAY_REASONS,
@@ -26,6 +28,7 @@ from .frames import (
     MESSAGE_COLUMNS,
     STATUSES,
 )
+from .options import DEFAULT_RATE, IrisOptions
 
 __all__ = [
     "ALLOWANCE_COLUMNS",
@@ -37,4 +40,5 @@ __all__ = [
     "SANDBOX_URL",
     "STATUSES",
     "IrisClient",
+    "IrisOptions",
 ]

@@ -1,16 +1,18 @@
-"""The Iris client: Circle's attestation API, through the client's own HTTP layer.
+"""The Iris client: Circle's attestation API, on the toolkit's network floor.
 
 :class:`IrisClient` asks three things of Iris (``https://iris-api.circle.com``,
-or the sandbox), over the same machinery as the toolkit's
-:class:`~cctx_research.client.Client`: the :class:`~cctx_research.client.http.Sender`
-(pooled sessions, retries with backoff honouring ``Retry-After``, typed
-errors, the ``transport`` seam tests plug a WSGI app into) and the reply
-cache (:class:`~cctx_research.client.cache.HttpCache`, SQLite). No API key:
-Iris needs none, and none is sent.
+or the sandbox), over the same machinery as every request of the toolkit
+(:mod:`cctx_research.net`): the :class:`~cctx_research.net.Sender` (pooled
+sessions, retries with backoff honouring ``Retry-After``, typed errors, the
+``transport`` seam tests plug a WSGI app into), Iris's REST GET
+(:func:`~cctx_research.net.rest_get`) and the reply cache
+(:class:`~cctx_research.net.HttpCache`, SQLite). No API key: Iris needs
+none, and none is sent. Its options are one record,
+:class:`~cctx_research.iris.options.IrisOptions`.
 
 Rate. Iris allows 35 requests a second and blocks a client above that for
 five minutes (HTTP 429). Every request that goes over the wire first takes
-a slot of one :class:`~cctx_research.client.pacing.TokenBucket` shared by
+a slot of one :class:`~cctx_research.net.TokenBucket` shared by
 all threads using this client (``rate=30`` a second by default); cache hits
 take none. A 429 whose ``Retry-After`` is longer than ``max_backoff``
 (60 s) is raised at once as :class:`~cctx_research.errors.RateLimitError`
@@ -49,17 +51,25 @@ import pandas as pd
 import requests
 
 from .. import addressing, chains, errors
-from ..client.cache import HttpCache
-from ..client.http import Answer, RequestStats, Sender
-from ..client.options import ClientOptions
-from ..client.pacing import TokenBucket
-from ..client.policy import CachePolicy, Keep
-from ..client.replies import decoded
-from ..client.transports import BaseTransport
-from ..config import Secret
+from ..net import (
+    NEVER_EXPIRE,
+    Answer,
+    BaseTransport,
+    HttpCache,
+    Keep,
+    ReplyPolicy,
+    RequestStats,
+    Sender,
+    SenderOptions,
+    TokenBucket,
+    decoded,
+    rest_get,
+    sessions_from_environment,
+)
 from ..provenance import Provenance, attach
 from ..times import to_timestamp
 from . import frames
+from .options import DEFAULT_RATE, IrisOptions
 
 __all__ = ["DEFAULT_RATE", "MAINNET_URL", "SANDBOX_URL", "IrisClient"]
 
@@ -67,9 +77,6 @@ logger = logging.getLogger(__name__)
 
 MAINNET_URL = "https://iris-api.circle.com"
 SANDBOX_URL = "https://iris-api-sandbox.circle.com"
-DEFAULT_RATE = 30.0
-"""Requests a second: below Iris's limit of 35, with room for another client's requests."""
-IRIS_LIMIT = 35.0
 CACHE_SUBDIR = "iris"
 
 _V1_NONCE = re.compile(r"[0-9]{1,20}")
@@ -92,23 +99,17 @@ class IrisClient:
         Default :data:`MAINNET_URL`; ``sandbox=True`` picks :data:`SANDBOX_URL`
         (testnets).
     sandbox : bool, default False
-    rate : float, default 30
-        Requests a second over the wire, across threads (at most 35: Iris
-        blocks a client above that for five minutes).
-    cache : bool, default True
-        Keep completed messages on disk (forever: they cannot change).
-    cache_dir : str or Path, optional
-        Default: the toolkit's cache directory; Iris's replies go in its
-        ``iris`` subdirectory.
-    timeout, retries, backoff : optional
-        As for :class:`~cctx_research.client.ClientOptions`.
-    max_backoff : float, default 60
-        Longest wait between attempts; a ``Retry-After`` beyond it is raised.
+    options : IrisOptions, optional
+        Every other option, as one record (see
+        :class:`~cctx_research.iris.options.IrisOptions` for each field and
+        its default: ``rate``, ``cache``, ``cache_dir``, ``timeout``,
+        ``retries``, ``backoff``, ``max_backoff``, ``clock``).
     transport : BaseTransport, optional
         The wire (default: sockets); e.g. a
-        :class:`~cctx_research.client.WSGITransport` around a stand-in.
-    clock : callable, optional
-        Returns "now" (``as_of``) as a tz-aware Timestamp.
+        :class:`~cctx_research.net.WSGITransport` around a stand-in.
+    **keywords
+        The same options as keywords (``rate=10, cache=False``); with
+        ``options=`` they replace those fields of it.
     """
 
     def __init__(
@@ -116,15 +117,9 @@ class IrisClient:
         base_url: str | None = None,
         *,
         sandbox: bool = False,
-        rate: float = DEFAULT_RATE,
-        cache: bool = True,
-        cache_dir: Any = None,
-        timeout: float = 30.0,
-        retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 60.0,
+        options: IrisOptions | None = None,
         transport: BaseTransport | None = None,
-        clock: Callable[[], pd.Timestamp] | None = None,
+        **keywords: Any,
     ) -> None:
         if not isinstance(sandbox, bool):
             raise TypeError(f"sandbox must be True or False, got {type(sandbox).__name__}")
@@ -136,57 +131,34 @@ class IrisClient:
             raise ValueError(
                 f"base_url must be an http(s) URL such as {MAINNET_URL!r}, got {base_url!r}"
             )
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
-            raise TypeError(f"rate must be a number of requests per second, got {rate!r}")
-        if not 0 < rate <= IRIS_LIMIT:
-            raise ValueError(
-                f"rate must be above 0 and at most {IRIS_LIMIT:g} requests a second (Iris blocks "
-                f"a client above that for five minutes), got {rate}"
-            )
+        if options is not None and not isinstance(options, IrisOptions):
+            raise TypeError(f"options must be an IrisOptions, got {type(options).__name__}")
+        self.options = (options or IrisOptions()).replace(**keywords)
         if transport is not None and not isinstance(transport, BaseTransport):
             raise TypeError(
                 f"transport must be a BaseTransport, got {type(transport).__name__}"
             )
-        if isinstance(max_backoff, bool) or not isinstance(max_backoff, (int, float)):
-            raise TypeError(f"max_backoff must be a number of seconds, got {max_backoff!r}")
-        # one validation of the shared options, by the client's own record
-        self.options = ClientOptions(
-            cache=cache, cache_dir=cache_dir, timeout=timeout, retries=retries,
-            backoff=backoff, clock=clock, progress=False,
-        )  # fmt: skip
         self.base_url = base_url.rstrip("/")
-        self.bucket = TokenBucket(rate)
-        self.policy = CachePolicy(
-            enabled=cache, offline=False, expire_after=0, settle_after=pd.Timedelta(0)
-        )
+        self.bucket = TokenBucket(self.options.rate)
+        self.policy = ReplyPolicy(enabled=self.options.cache, offline=False, expire_after=0)
         self.http_cache: HttpCache | None = None
-        factory: Callable[[], requests.Session] = requests.Session
-        if cache:
-            assert self.options.cache_dir is not None  # resolved by ClientOptions
+        make: Callable[[], requests.Session] = requests.Session
+        if self.options.cache:
+            assert self.options.cache_dir is not None  # resolved by IrisOptions
             self.http_cache = HttpCache(
-                self.options.cache_dir / CACHE_SUBDIR,
-                base_url=self.base_url,
-                expire_after=-1,
-                methods=("GET",),
-                cacheable=_cacheable,
-            )
-            factory = self.http_cache.session
-        proxies = (
-            requests.utils.get_environ_proxies(self.base_url) if transport is None else {}
-        )
-
-        def session_factory() -> requests.Session:
-            session = factory()
-            session.trust_env = False  # the proxies are read once, above
-            session.proxies.update(proxies)
-            return session
-
+                self.options.cache_dir / CACHE_SUBDIR, base_url=self.base_url,
+                expire_after=NEVER_EXPIRE, methods=("GET",), cacheable=_cacheable,
+            )  # fmt: skip
+            make = self.http_cache.session
         self.transport = transport
         self.sender = Sender(
-            self.base_url, "", Secret(""), session_factory=session_factory,
-            timeout=self.options.timeout, retries=self.options.retries,
-            backoff=self.options.backoff, max_backoff=float(max_backoff),
-            transport=transport, pace=self.bucket.acquire,
+            self.base_url,
+            SenderOptions(
+                timeout=self.options.timeout, retries=self.options.retries,
+                backoff=self.options.backoff, max_backoff=self.options.max_backoff,
+                transport=transport, pace=self.bucket.acquire,
+                session_factory=sessions_from_environment(self.base_url, make, transport=transport),
+            ),
         )  # fmt: skip
         self._closed = threading.Event()
 
@@ -237,14 +209,13 @@ class IrisClient:
             params = {"nonce": nonce}
         as_of = self._now()
         stats = RequestStats()
-        caching = self.policy.request(Keep.FOREVER)
+        request = rest_get(
+            self.base_url, f"v2/messages/{domain}", params, operation="iris.messages",
+            caching=self.policy.request(Keep.FOREVER), validate=frames.check_messages,
+        )  # fmt: skip
         not_found = False
         try:
-            answer = self.sender.get(
-                f"v2/messages/{domain}", params, operation="iris.messages", stats=stats,
-                expire_after=caching.expire_after, validate=frames.check_messages,
-                store=caching.store,
-            )  # fmt: skip
+            answer = self.sender.send(request, stats=stats)
             frame = frames.messages_frame(
                 answer.body, source_domain=domain, tx_hash=tx_hash, as_of=as_of
             )
@@ -351,10 +322,11 @@ class IrisClient:
     def _snapshot(
         self, path: str, operation: str, check: Callable[[Any], None], stats: RequestStats
     ) -> Answer:
-        caching = self.policy.request(Keep.SKIP)  # a snapshot of now: never stored
-        return self.sender.get(
-            path, operation=operation, stats=stats, validate=check, store=caching.store
-        )
+        request = rest_get(
+            self.base_url, path, operation=operation, validate=check,
+            caching=self.policy.request(Keep.SKIP),  # a snapshot of now: never stored
+        )  # fmt: skip
+        return self.sender.send(request, stats=stats)
 
     def _record(
         self,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..client.http import RequestStats
+from ..net import RequestStats
 from .rpc import Rpc
 
 __all__ = ["BATCH", "as_block", "block_at", "times"]

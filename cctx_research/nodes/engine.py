@@ -3,7 +3,7 @@
 :func:`sync_chain` asks ``eth_getLogs`` for every CCTP event of the chain's
 V1 and V2 contracts (addresses from the registry, topics from
 :mod:`cctx_research.ingest.events`), in segments of blocks, all on one call
-of the client's runner (:func:`cctx_research.client.runner.run`): the same
+of the toolkit's runner (:func:`cctx_research.net.run`): the same
 adaptive concurrency, retries, ``Retry-After`` and Ctrl-C behaviour as the
 interface client. The next segment's ranges start while the last ranges of
 the one before are still running, so no slot idles at a segment's end. A
@@ -35,9 +35,8 @@ from typing import Any
 import pyarrow as pa
 
 from .. import chains, errors
-from ..client.http import RequestStats
-from ..client.runner import Concurrency, Task, run
 from ..ingest import events
+from ..net import Concurrency, RequestStats, Task, run
 from . import blocks
 from .ranges import Sizer, too_large
 from .rpc import Rpc, RpcError

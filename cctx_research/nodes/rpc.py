@@ -1,9 +1,10 @@
-"""JSON-RPC to a node (EVM or Solana), through the client's own HTTP layer.
+"""JSON-RPC to a node (EVM or Solana), on the toolkit's network floor.
 
-:class:`Rpc` sends single calls and batches over the
-:class:`~cctx_research.client.http.Sender` the interface client uses: pooled
-sessions, retries with backoff that honour ``Retry-After``, typed errors,
-cancelling, and the ``transport`` seam. A node's URL often carries its key
+:class:`Rpc` sends single calls and batches as JSON POSTs
+(:func:`~cctx_research.net.json_post`) over the
+:class:`~cctx_research.net.Sender` every request of the toolkit goes
+through: pooled sessions, retries with backoff that honour ``Retry-After``,
+typed errors, cancelling, and the ``transport`` seam. A node's URL often carries its key
 (``https://base-mainnet.g.alchemy.com/v2/<key>``): it is never logged,
 printed, stored or put in an error; the node is named by its host
 (:func:`host_of`).
@@ -11,7 +12,7 @@ printed, stored or put in an error; the node is named by its host
 A JSON-RPC error (``{"error": {"code", "message"}}``, whatever the HTTP
 status) becomes :class:`RpcError`, with the node's code and text, so that
 the caller can recognise a provider's "range too large" (see
-:mod:`cctx_research.sync.ranges`).
+:mod:`cctx_research.nodes.ranges`).
 
 Examples
 --------
@@ -30,12 +31,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-
 from .. import errors
-from ..client.http import RequestStats, Sender
-from ..client.transports import BaseTransport
-from ..config import Secret
+from ..net import BaseTransport, RequestStats, Sender, SenderOptions, json_post
 
 __all__ = ["Rpc", "RpcError", "host_of"]
 
@@ -144,9 +141,11 @@ class Rpc:
         self._next_id = 1
         self._lock = threading.Lock()
         self.sender = Sender(
-            url.strip(), "", Secret(""), session_factory=requests.Session, timeout=timeout,
-            retries=retries, backoff=backoff, max_backoff=max_backoff, transport=transport,
-            name=self.host,
+            url.strip(),
+            SenderOptions(
+                timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff,
+                transport=transport, name=self.host,
+            ),
         )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -170,7 +169,9 @@ class Rpc:
         """One call's ``result``; :class:`RpcError` when the node answers an error."""
         body = {"jsonrpc": "2.0", "id": self._ids_for(), "method": method, "params": list(params)}
         try:
-            answer = self.sender.post_json(body, operation=method, stats=stats, cancel=cancel)
+            answer = self.sender.send(
+                json_post(self.sender.base_url, body, operation=method), stats=stats, cancel=cancel
+            )
         except errors.ApiError as exc:  # an HTTP error status whose body says why
             raise self._from_http(exc, method) from None
         reply = answer.body
@@ -216,7 +217,8 @@ class Rpc:
         ]
         operation = f"batch of {len(calls)} {calls[0][0]}"
         try:
-            answer = self.sender.post_json(body, operation=operation, stats=stats, cancel=cancel)
+            request = json_post(self.sender.base_url, body, operation=operation)
+            answer = self.sender.send(request, stats=stats, cancel=cancel)
         except errors.ApiError as exc:
             raise self._from_http(exc, calls[0][0]) from None
         replies = answer.body

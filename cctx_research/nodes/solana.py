@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..client.runner import Concurrency, run
 from ..ingest.solana_layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
+from ..net import Concurrency, run
 from ..times import to_timestamp
 from .engine import ChainSync
 from .rpc import Rpc, RpcError

@@ -1,7 +1,7 @@
-"""Solana's CCTP programs paged on the client's runner: signatures, then their transactions.
+"""Solana's CCTP programs paged on the toolkit's runner: signatures, then their transactions.
 
 One :class:`Pages` runs every program of a sync at once on
-:func:`cctx_research.client.runner.run` (the adaptive concurrency, retries,
+:func:`cctx_research.net.run` (the adaptive concurrency, retries,
 ``Retry-After`` and Ctrl-C behaviour of the EVM sync). For each program it
 asks ``getSignaturesForAddress`` page after page, newest first (``before``
 the last signature of the page before, ``until`` the newest signature of
@@ -34,8 +34,7 @@ from typing import Any
 import orjson
 
 from .. import errors
-from ..client.http import RequestStats
-from ..client.runner import Task
+from ..net import RequestStats, Task
 from .rpc import Rpc, RpcError
 
 __all__ = ["BATCH", "LOOKAHEAD", "TRANSACTION_CONFIG", "Bounds", "Pages", "Program"]

@@ -21,9 +21,9 @@ from typing import Any
 import pandas as pd
 
 from .. import chains, provenance
-from ..client.transports import BaseTransport
 from ..config import iris_url
 from ..errors import DataError
+from ..net import BaseTransport
 from ..times import to_timestamp
 from . import attestations, blocks
 from .attestations import IrisRun

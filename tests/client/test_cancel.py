@@ -138,7 +138,7 @@ def test_ctrl_c_stops_the_fetch_command(app, serve, ledger, tmp_path):
 def test_a_connection_made_during_an_abort_is_shut_down_too():
     import socket
 
-    from cctx_research.client.sockets import Sockets
+    from cctx_research.net.sockets import Sockets
 
     registry = Sockets()
     before, late, after = (socket.socketpair() for _ in range(3))

@@ -14,10 +14,10 @@ import requests
 
 from cctx_research import cli, connect, schema
 from cctx_research.client import Client, WSGITransport
-from cctx_research.client.progress import wanted
 from cctx_research.config import DEMO_PROJECT_ID
 from cctx_research.connection import IN_PROCESS_URL
 from cctx_research.errors import ConfigError, SyntheticDataWarning
+from cctx_research.net.progress import wanted
 
 from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
 

@@ -7,8 +7,8 @@ import email.utils
 import pytest
 
 from cctx_research import errors
-from cctx_research.client.replies import envelope_ok
-from cctx_research.client.statuses import error_for_status, parse_retry_after
+from cctx_research.client.envelope import envelope_ok
+from cctx_research.net.statuses import error_for_status, parse_retry_after
 
 
 @pytest.mark.parametrize(
@@ -76,9 +76,9 @@ def test_numbers_past_64_bits_in_a_reply_are_an_error_never_a_wrong_value():
     import pandas as pd
 
     from cctx_research.client import parse
-    from cctx_research.client.replies import UNREADABLE as _UNREADABLE
-    from cctx_research.client.replies import Decoded as _Decoded
     from cctx_research.errors import ResponseSchemaError
+    from cctx_research.net.replies import UNREADABLE as _UNREADABLE
+    from cctx_research.net.replies import Decoded as _Decoded
 
     when = pd.Timestamp("2024-06-01", tz="UTC")
     for field in ("mintVolume", "mintCount"):

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from cctx_research import connect
-from cctx_research.client import BaseTransport, Client, ClientOptions, WSGITransport
-from cctx_research.client.policy import NEVER_EXPIRE, CachePolicy, Keep
-from cctx_research.client.transports import Request, Response
+from cctx_research.client import Client, ClientOptions, WSGITransport
+from cctx_research.client.cache_policy import CachePolicy
 from cctx_research.connection import IN_PROCESS_URL
 from cctx_research.errors import CctxWarning
+from cctx_research.net import NEVER_EXPIRE, Keep, MockTransport, Request, Response
 
 from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
 
@@ -75,12 +75,11 @@ def test_a_custom_transport_sees_every_request(app, make_client):
     seen: list[Request] = []
     inner = WSGITransport(app)
 
-    class Recording(BaseTransport):
-        def handle_request(self, request: Request) -> Response:
-            seen.append(request)
-            return inner.handle_request(request)
+    def recording(request: Request) -> Response:
+        seen.append(request)
+        return inner.handle_request(request)
 
-    client = make_client("http://any.invalid", transport=Recording(), cache=False)
+    client = make_client("http://any.invalid", transport=MockTransport(recording), cache=False)
     client.volume(START, END)
     assert seen
     assert all(r.method == "POST" for r in seen)

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cctx_research.client import WSGITransport
 from cctx_research.iris import IrisClient
+from cctx_research.net import WSGITransport
 from cctx_research.service.server import start_in_background
 
 from .standin import IrisStandin

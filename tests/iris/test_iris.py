@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cctx_research import errors
-from cctx_research.iris import MESSAGE_COLUMNS, IrisClient
+from cctx_research.iris import MESSAGE_COLUMNS, IrisClient, IrisOptions
 from cctx_research.provenance import provenance
 
 from .conftest import AS_OF
@@ -296,6 +296,21 @@ def test_bad_options_are_refused(kwargs, error, words):
         IrisClient(cache=False, **kwargs)
 
 
+def test_options_are_one_record_and_keywords_replace_its_fields(tmp_path):
+    opts = IrisOptions(rate=10, cache=False, retries=2)
+    with IrisClient(options=opts) as iris:
+        assert iris.options == opts
+        assert iris.bucket.rate == 10
+        assert iris.http_cache is None
+    with IrisClient(options=opts, rate=20, cache_dir=tmp_path) as iris:
+        assert (iris.options.rate, iris.options.retries) == (20.0, 2)
+        assert iris.options.cache_dir == tmp_path
+    with pytest.raises(TypeError, match="IrisOptions"):
+        IrisClient(options={"rate": 10})
+    with pytest.raises(TypeError, match=r"unknown Iris option.*ratee"):
+        IrisClient(cache=False, ratee=10)
+
+
 def test_sandbox_default_url():
     with IrisClient(sandbox=True, cache=False) as iris:
         assert iris.base_url == "https://iris-api-sandbox.circle.com"
@@ -314,6 +329,6 @@ def test_a_reply_that_is_not_iris_schema_is_a_typed_error(make_iris):
 
 
 def _wsgi(app):
-    from cctx_research.client import WSGITransport
+    from cctx_research.net import WSGITransport
 
     return WSGITransport(app)

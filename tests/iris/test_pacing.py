@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from cctx_research.client.pacing import TokenBucket
+from cctx_research.net.pacing import TokenBucket
 
 from .test_iris import COMPLETE
 
@@ -77,7 +77,7 @@ def test_cache_hits_take_no_slot(make_iris):
 
 @pytest.mark.parametrize(
     "name", ["cctx_research.iris", "cctx_research.iris.client", "cctx_research.iris.frames",
-             "cctx_research.client.pacing"],
+             "cctx_research.iris.options", "cctx_research.net.pacing"],
 )  # fmt: skip
 def test_all_is_sorted_and_resolves(name):
     module = importlib.import_module(name)

@@ -6,7 +6,7 @@ client above that. :class:`TokenBucket` spaces requests so that no window
 of one second holds more than ``rate + burst`` of them, whatever the
 number of threads. :class:`PacedAdapter` wraps the adapter a session sends
 through, so the wait is paid only by requests that go over the wire: a
-reply answered from the cache never waits (``Sender(pace=bucket.acquire)``
+reply answered from the cache never waits (``SenderOptions(pace=bucket.acquire)``
 mounts it).
 
 Examples

@@ -1,11 +1,11 @@
-"""Cache policy: what is kept, for how long, and what is asked past the cache, decided here.
+"""The client's cache policy: which windows have settled, and what of a listing is kept.
 
-Every request names what its reply is (:class:`Keep`): data that can no
-longer change, data about the recent past, or a reply not to be stored.
-:class:`CachePolicy`, one small frozen record built from the client's
-options, turns that into what the HTTP layer needs (:class:`RequestCaching`)
-and decides which listing chunks are kept and how old a stored chunk may be.
-No other module of the client decides any of it.
+:class:`CachePolicy` is the reply cache's record
+(:class:`~cctx_research.net.ReplyPolicy`) with the one setting the analytics
+interface adds, ``settle_after``: a window that ended longer ago than that
+can no longer change. From it, every request of the client names what its
+reply is (:class:`~cctx_research.net.Keep`), and the listing chunks are kept
+or not. No other module of the client decides any of it.
 
 Examples
 --------
@@ -23,42 +23,17 @@ RequestCaching(only_if_cached=False, expire_after=300, store=True)
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["NEVER_EXPIRE", "CachePolicy", "Keep", "RequestCaching"]
+from ..net import Keep, ReplyPolicy
 
-NEVER_EXPIRE = -1
-"""requests-cache's "never expires"."""
-
-
-class Keep(enum.Enum):
-    """What a request's reply is, for the cache."""
-
-    FOREVER = "forever"
-    """About a window that has settled: it can no longer change."""
-    FRESH = "fresh"
-    """About the recent past: fresh for ``expire_after`` seconds."""
-    SKIP = "skip"
-    """Not stored: a settled chunk's page (the chunk cache keeps it parsed) or the clock."""
+__all__ = ["CachePolicy"]
 
 
 @dataclass(frozen=True)
-class RequestCaching:
-    """How the HTTP layer treats one request (see :meth:`.http.Sender.post`)."""
-
-    only_if_cached: bool
-    """Answer from the cache alone (offline)."""
-    expire_after: int | None
-    """Seconds the stored reply stays fresh (``-1``: forever); ``None`` without a cache."""
-    store: bool
-    """Consult and fill the reply cache; ``False`` sends the request past it."""
-
-
-@dataclass(frozen=True)
-class CachePolicy:
+class CachePolicy(ReplyPolicy):
     """The client's cache decisions, from its options (one record, decided once).
 
     Parameters
@@ -73,9 +48,6 @@ class CachePolicy:
         Windows that ended longer ago than this are final: kept forever.
     """
 
-    enabled: bool
-    offline: bool
-    expire_after: int
     settle_after: pd.Timedelta
 
     def settled(self, end: pd.Timestamp, now: pd.Timestamp) -> bool:
@@ -85,17 +57,6 @@ class CachePolicy:
     def keep_for(self, end: pd.Timestamp, now: pd.Timestamp) -> Keep:
         """How long to keep a reply about a window ending at ``end``."""
         return Keep.FOREVER if self.settled(end, now) else Keep.FRESH
-
-    def request(self, keep: Keep) -> RequestCaching:
-        """The HTTP layer's options for a reply that is ``keep``."""
-        if not self.enabled:
-            expire: int | None = None
-        elif keep is Keep.FRESH:
-            expire = self.expire_after
-        else:
-            expire = NEVER_EXPIRE
-        # offline, the reply cache is all there is: always consult it
-        return RequestCaching(self.offline, expire, keep is not Keep.SKIP or self.offline)
 
     def chunk_kept(self, settled: bool) -> bool:
         """Whether a listing chunk goes in the chunk cache (when there is one)."""

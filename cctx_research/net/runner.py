@@ -1,6 +1,6 @@
 """The runner: requests of one call on worker threads, adaptively, cancellably.
 
-A call (a 30-day ``mints()``, a ``volume_history()``) is a set of
+A call (a 30-day ``mints()``, one chain's sync) is a set of
 :class:`Task` values. Each task is one unit of IO or parsing that runs on a
 worker thread and *returns* its result; the calling thread alone keeps the
 call's state: it hands each result to ``on_result``, which may give back
@@ -12,7 +12,7 @@ new requests wait while more than one chunk waits to be parsed.
 
 Concurrency is adaptive (:class:`Concurrency`): it starts low, grows by one
 while the latency of tasks stays flat, halves when the service asks the
-client to slow down (429 or 503; the transport honours ``Retry-After``),
+client to slow down (429 or 503; the sender honours ``Retry-After``),
 and never passes the cap the user set (``max_workers``).
 
 Cancelling. The first failing task cancels the call: no new task starts,
@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .http import RequestStats
 from .progress import Progress
+from .stats import RequestStats
 
 __all__ = ["Concurrency", "Task", "run"]
 
@@ -162,64 +162,109 @@ def run(
     KeyboardInterrupt
         After the call has stopped.
     """
-    queue = collections.deque(tasks)
+    work = _Run(tasks, on_result, stats=stats, concurrency=concurrency, bar=bar)
+    if concurrency.cap == 1:
+        work.here()  # no thread: Ctrl-C interrupts the request itself
+        return
+    work.on_threads(cancel=cancel, abort=abort, resume=resume)
 
-    def settle(task: Task, value: Any, task_stats: RequestStats, seconds: float) -> None:
-        stats.merge(task_stats)
-        if bar is not None and task_stats.requests:
-            bar.page(task_stats.requests)
+
+class _Run:
+    """One run's queue and tasks in flight: touched by the calling thread alone."""
+
+    def __init__(
+        self,
+        tasks: Iterable[Task],
+        on_result: Callable[[Task, Any], Iterable[Task]],
+        *,
+        stats: RequestStats,
+        concurrency: Concurrency,
+        bar: Progress | None,
+    ) -> None:
+        self.queue = collections.deque(tasks)
+        self.on_result = on_result
+        self.stats = stats
+        self.concurrency = concurrency
+        self.bar = bar
+        self.running: dict[cf.Future[Any], Task] = {}
+        self.requests_running = 0
+
+    def settle(self, task: Task, value: Any, task_stats: RequestStats, seconds: float) -> None:
+        """Take a finished task's result in: its counters, its timing, its follow-ups."""
+        self.stats.merge(task_stats)
+        if self.bar is not None and task_stats.requests:
+            self.bar.page(task_stats.requests)
         if (task.paced and not task.cpu) or task_stats.throttled:
-            concurrency.record(seconds, throttled=task_stats.throttled > 0)
+            self.concurrency.record(seconds, throttled=task_stats.throttled > 0)
         # follow-ups first: a chunk under way is finished before another
         # starts, so only about `current` chunks hold their pages at once
-        queue.extendleft(reversed(list(on_result(task, value))))
+        self.queue.extendleft(reversed(list(self.on_result(task, value))))
 
-    if concurrency.cap == 1:
-        # no thread: Ctrl-C interrupts the request itself
-        while queue:
-            task = queue.popleft()
-            settle(task, *_timed(task))
-        return
+    def here(self) -> None:
+        """Run every task on the calling thread, one at a time."""
+        while self.queue:
+            task = self.queue.popleft()
+            self.settle(task, *_timed(task))
 
-    running: dict[cf.Future[Any], Task] = {}
-    pool = cf.ThreadPoolExecutor(max_workers=concurrency.cap, thread_name_prefix="cctx-client")
-    parser = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cctx-client-parse")
-    requests_running = 0
+    def on_threads(
+        self, *, cancel: threading.Event, abort: Callable[[], Any], resume: Callable[[], Any] | None
+    ) -> None:
+        """Run the tasks on the worker threads (requests) and the parsing thread (``cpu``)."""
+        cap = self.concurrency.cap
+        pool = cf.ThreadPoolExecutor(max_workers=cap, thread_name_prefix="cctx-client")
+        parser = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cctx-client-parse")
+        try:
+            while self.queue or self.running:
+                self.start(pool, parser)
+                # a timeout, so that a signal handled late (delivered to another
+                # thread) still surfaces here promptly
+                done, _ = cf.wait(self.running, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+                # futures in submission order, so that results are handled in a stable order
+                for future in [f for f in self.running if f in done]:
+                    task = self.running.pop(future)
+                    if not task.cpu:
+                        self.requests_running -= 1
+                    self.settle(task, *future.result())
+        except BaseException as exc:
+            self.stop(exc, (pool, parser), cancel=cancel, abort=abort, resume=resume)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            parser.shutdown(wait=True)
 
-    def start_what_may_start() -> None:
-        nonlocal requests_running
-        parsing = sum(1 for t in running.values() if t.cpu)
+    def start(self, pool: cf.Executor, parser: cf.Executor) -> None:
+        """Start the queued tasks that may start now; keep the others queued, in order."""
+        parsing = sum(1 for t in self.running.values() if t.cpu)
         held: list[Task] = []
-        while queue:
-            task = queue.popleft()
+        while self.queue:
+            task = self.queue.popleft()
             if task.cpu:
-                running[parser.submit(_timed, task)] = task
+                self.running[parser.submit(_timed, task)] = task
                 parsing += 1
             # while chunks wait to be parsed, no new request: their pages
             # are held in memory until then
-            elif requests_running < concurrency.current and parsing <= _PARSE_BACKLOG:
-                running[pool.submit(_timed, task)] = task
-                requests_running += 1
+            elif (
+                self.requests_running < self.concurrency.current and parsing <= _PARSE_BACKLOG
+            ):
+                self.running[pool.submit(_timed, task)] = task
+                self.requests_running += 1
             else:
                 held.append(task)
-        queue.extend(held)
+        self.queue.extend(held)
 
-    try:
-        while queue or running:
-            start_what_may_start()
-            # a timeout, so that a signal handled late (delivered to another
-            # thread) still surfaces here promptly
-            done, _ = cf.wait(running, timeout=0.2, return_when=cf.FIRST_COMPLETED)
-            # futures in submission order, so that results are handled in a stable order
-            for future in [f for f in running if f in done]:
-                task = running.pop(future)
-                if not task.cpu:
-                    requests_running -= 1
-                settle(task, *future.result())
-    except BaseException as exc:
+    def stop(
+        self,
+        exc: BaseException,
+        executors: tuple[cf.Executor, ...],
+        *,
+        cancel: threading.Event,
+        abort: Callable[[], Any],
+        resume: Callable[[], Any] | None,
+    ) -> None:
+        """Stop after ``exc``: drop what is queued, and abandon the requests in flight on Ctrl-C."""
         cancel.set()
-        queue.clear()
-        for future in running:
+        self.queue.clear()
+        for future in self.running:
             future.cancel()
         aborted = not isinstance(exc, Exception)
         if aborted:
@@ -228,12 +273,8 @@ def run(
         # the tasks still running stop at their next request (their errors,
         # Cancelled mostly, are dropped: the first error is the one raised)
         try:
-            pool.shutdown(wait=True, cancel_futures=True)
-            parser.shutdown(wait=True, cancel_futures=True)
+            for executor in executors:
+                executor.shutdown(wait=True, cancel_futures=True)
         finally:
             if aborted and resume is not None:
                 resume()
-        raise
-    finally:
-        pool.shutdown(wait=True)
-        parser.shutdown(wait=True)

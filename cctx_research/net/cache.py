@@ -1,65 +1,47 @@
-"""The two cache levels: replies (requests-cache, SQLite) and settled chunks (Arrow IPC).
+"""The reply cache (requests-cache, SQLite), and the faults of a cache directory.
 
-This module holds level 1 and what both levels share (the directory, its
-faults, damaged files moved aside); level 2 is :mod:`.chunks`.
-
-Level 1, :class:`HttpCache`
-    Every successful reply, in ``<cache_dir>/http.sqlite`` via
+:class:`HttpCache`
+    Every reply worth keeping, in ``<directory>/http.sqlite`` via
     requests-cache. SQLite runs in WAL mode with a busy timeout, and each
-    worker thread gets its own connection, so ``max_workers`` threads and a
-    second process can share the file without "database is locked".
+    worker thread gets its own connection, so several threads and a second
+    process can share the file without "database is locked".
 
-    The key is the operation's path, the JSON body and nothing else: no
+    The key is the method, the address and the body bytes, nothing else: no
     header is matched, and ``x-api-key`` is listed in ``ignored_parameters``
-    in the exact lowercase spelling the client sends. That matters because
-    requests-cache redacts headers *case-sensitively*: its default list
-    holds ``X-API-KEY``, which does not match the lowercase header, so
-    without this the key would be written into every stored request.
+    in the exact lowercase spelling the analytics client sends. That
+    matters because requests-cache redacts headers *case-sensitively*: its
+    default list holds ``X-API-KEY``, which does not match the lowercase
+    header, so without this the key would be written into every stored
+    request.
 
-    Only replies that are HTTP 200 *and* carry a 2xx envelope are stored
-    (``filter_fn``); errors, 404s, 429s and truncated replies never are. The
-    expiry is chosen per request by the client: forever for data that can
-    no longer change, ``expire_after`` otherwise.
-
-Level 2, :class:`~.chunks.ChunkStore`
-    The parsed frame of one chunk, as an Arrow IPC (Feather v2) file in
-    ``<cache_dir>/chunks`` followed by a 20-byte trailer (a CRC-32 and the
-    length, so a damaged or truncated file is caught, not read as wrong
-    values), written to a temporary file and renamed into place. IPC rather
-    than Parquet because reading it is a plain copy: a 30-day pull reads 30
-    chunk files, and decoding 30 Parquet files costs more than a warm pull
-    may (3x one Parquet read of the same frame). The
-    file name hashes everything that shapes the frame, library version
-    included, so a new version or a different service never reads an old
-    entry. A warm pull reads these and skips both HTTP replay and JSON
-    parsing. Settled chunks (windows that ended more than the settling
-    horizon ago) are kept forever; a chunk touching the recent past is
-    used for ``expire_after`` seconds after it was written, like its
-    replies.
+    Which replies are stored is the caller's filter (``cacheable``): the
+    analytics client keeps HTTP 200 replies with a 2xx envelope, Iris its
+    complete messages; errors, 404s, 429s and truncated replies never are.
+    The expiry is chosen per request (:mod:`.policy`).
 
 Damage and faults are told apart
-    A cache file that is not a readable database, or a chunk file that fails
-    its checksum, is damaged: it is moved aside (to ``<name>.corrupt-<time>``)
-    and rebuilt, with a warning. Everything else is a fault of the
-    directory, not of the files, and the files are left alone: a directory
-    that cannot be written (read-only, another user's, a full disk) or a
-    database another process keeps locked raises
-    :class:`~cctx_research.errors.CacheError`, naming the directory and the
-    two ways out (``cache=False`` / ``--no-cache``, or ``CCTX_CACHE_DIR``).
+    A cache file that is not a readable database is damaged: it is moved
+    aside (to ``<name>.corrupt-<time>``, :func:`move_aside`) and rebuilt,
+    with a warning. Everything else is a fault of the directory, not of the
+    files, and the files are left alone: a directory that cannot be written
+    (read-only, another user's, a full disk) or a database another process
+    keeps locked raises :class:`~cctx_research.errors.CacheError`
+    (:func:`fault`), naming the directory and the two ways out
+    (``cache=False`` / ``--no-cache``, or ``CCTX_CACHE_DIR``).
 
-Read-only directories
-    A directory that cannot be written but holds chunk files is opened
-    read-only, with a :class:`~cctx_research.errors.CacheWarning`: the
-    chunks it holds are answered from it, nothing new is stored, and the
-    reply database is not used (SQLite needs to write beside a database in
-    WAL mode even to read it). A read-only directory with nothing to read
-    is a :class:`~cctx_research.errors.CacheError`.
+Read-only
+    ``HttpCache(..., read_only=True)`` reads and stores nothing (SQLite
+    needs to write beside a database in WAL mode even to read it): its
+    sessions are plain ones. Whether a directory that cannot be written is
+    still worth using is its owner's decision (the analytics client answers
+    from the chunks such a directory holds).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import logging
 import os
 import sqlite3
@@ -74,20 +56,16 @@ import pandas as pd
 import requests
 from requests_cache import CachedSession, SQLiteCache
 
-from ..errors import CacheError, CacheWarning
-from .replies import envelope_ok
+from ..errors import CacheError
 
-__all__ = [
-    "CHUNK_DIR", "HttpCache", "default_cache_dir", "fault", "move_aside", "parse_age", "writable",
-]  # fmt: skip
+__all__ = ["HttpCache", "default_cache_dir", "fault", "move_aside", "parse_age", "writable"]
 
 logger = logging.getLogger(__name__)
 
 HTTP_FILE = "http.sqlite"
-CHUNK_DIR = "chunks"
 
 # Headers and fields never stored or matched. The lowercase spelling is the
-# one the client sends; the others cover requests-cache's defaults.
+# one the analytics client sends; the others cover requests-cache's defaults.
 IGNORED = ("x-api-key", "X-API-KEY", "X-Api-Key", "Authorization", "api_key", "access_token")
 
 
@@ -245,7 +223,7 @@ def _ensure_wal(path: Path, *, deadline: float = 30.0) -> None:
 
 
 class HttpCache:
-    """Level 1: replies in SQLite via requests-cache.
+    """Replies in SQLite via requests-cache.
 
     A write waits up to :attr:`busy_timeout_ms` for another writer, then
     fails with :class:`~cctx_research.errors.CacheError` ("locked").
@@ -256,18 +234,23 @@ class HttpCache:
         The cache directory (created if missing).
     base_url : str
         The service's base URL.
+    cacheable : callable
+        ``cacheable(response) -> bool``: which replies are kept (the
+        protocol's: an analytics reply with a 2xx envelope, an Iris reply
+        whose messages are all complete).
     namespace : str, optional
         Replaces ``base_url`` in the cache key, so that the same service
         reached at a different address (the embedded sample on a random
         loopback port) shares entries. Default: ``base_url``.
     expire_after : int
-        Default expiry in seconds (the client passes one per request).
+        Default expiry in seconds (senders pass one per request).
     methods : tuple of str, default ("POST",)
         The methods whose replies are kept.
-    cacheable : callable, optional
-        ``cacheable(response) -> bool``: which replies are kept (default:
-        HTTP 200 with a 2xx envelope). The Iris client keeps only replies
-        whose messages are all complete.
+    read_only : bool, default False
+        Read and store nothing (the directory cannot be written, and its
+        owner chose to go on without the reply cache). Otherwise a
+        directory that cannot be written is a
+        :class:`~cctx_research.errors.CacheError`.
     """
 
     def __init__(
@@ -275,10 +258,11 @@ class HttpCache:
         directory: Path,
         *,
         base_url: str,
+        cacheable: Callable[[requests.Response], bool],
         namespace: str | None = None,
         expire_after: int = 300,
         methods: tuple[str, ...] = ("POST",),
-        cacheable: Callable[[requests.Response], bool] | None = None,
+        read_only: bool = False,
     ) -> None:
         self.directory = Path(directory)
         self.path = self.directory / HTTP_FILE
@@ -286,35 +270,23 @@ class HttpCache:
         self.namespace = namespace or base_url
         self.expire_after = expire_after
         self.methods = methods
-        self.cacheable = cacheable or _cacheable
+        self.cacheable = cacheable
         self._admin: SQLiteCache | None = None
         self.busy_timeout_ms = 30_000
-        problem = writable(self.directory)
-        self.read_only = problem is not None
-        if problem is not None:
-            chunks = self.directory / CHUNK_DIR
-            try:
-                readable = chunks.is_dir() and any(chunks.glob("*.arrow"))
-            except OSError:
-                readable = False
-            if not readable:
-                raise fault(self.directory, problem, "creating a file in it")
-            message = (
-                f"the cache directory {self.directory} cannot be written ({problem.strerror}): "
-                "answering from the chunks it holds and storing nothing new. "
-                "To cache, point CCTX_CACHE_DIR (or cache_dir=) at a writable directory; "
-                "cache=False (--no-cache) skips the cache"
-            )
-            logger.warning(message)
-            warnings.warn(CacheWarning(message), stacklevel=4)
+        self.read_only = read_only
+        if read_only:
             return
+        problem = writable(self.directory)
+        if problem is not None:
+            raise fault(self.directory, problem, "creating a file in it")
         _check_sqlite(self.path)
         _ensure_wal(self.path)
 
     def _key_fn(self, request: requests.PreparedRequest, **kwargs: Any) -> str:
-        # The sender serialises every body canonically (sorted keys, no
-        # spaces) and sorts a GET's query string, so the method, the address
-        # and the body bytes identify a request. Hashing them directly costs a
+        # The request paths that are cached serialise a body canonically (the
+        # interface's: sorted keys, no spaces) and sort a GET's query string
+        # (rest_get), so the method, the address and the body bytes identify a
+        # request. Hashing them directly costs a
         # tenth of requests-cache's create_key, which normalises URLs, bodies
         # and headers for the general case (a seventh of a cold pull's time).
         url = request.url or ""
@@ -432,10 +404,10 @@ class _UncachedSession(requests.Session):
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("expire_after", None)
         if kwargs.pop("only_if_cached", False):
-            # what requests-cache answers for an only-if-cached miss
+            # what requests-cache answers for an only-if-cached miss: a bodiless 504
             response = requests.Response()
             response.status_code = 504
-            response._content = b""
+            response.raw = io.BytesIO(b"")
             response.url = url
             return response
         return super().request(method, url, *args, **kwargs)
@@ -453,10 +425,6 @@ class _Connection(sqlite3.Connection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.execute("PRAGMA synchronous=NORMAL")
-
-
-def _cacheable(response: requests.Response) -> bool:
-    return response.status_code == 200 and envelope_ok(response.content)
 
 
 def _slug(text: str) -> str:

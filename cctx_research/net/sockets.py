@@ -2,7 +2,7 @@
 
 A thread blocked reading a slow reply cannot be stopped from outside, but
 its socket can be shut down: the read then returns at once and the request
-fails. Every session of a :class:`~.http.Sender` mounts a
+fails. Every session of a :class:`~.sender.Sender` mounts a
 :class:`TrackingAdapter`, whose connections register their socket in the
 sender's :class:`Sockets` when they connect; ``Sender.abort()`` shuts
 them all down. Sockets are held weakly: a closed connection drops out.
@@ -20,7 +20,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
+
+from .bodies import WholeBody
 
 __all__ = ["Sockets", "TrackingAdapter"]
 
@@ -80,9 +81,8 @@ class TrackingAdapter(HTTPAdapter):
     """An :class:`~requests.adapters.HTTPAdapter` that registers each socket it opens.
 
     One per session; a session serves one request at a time, so its pool
-    holds a single connection. A reply that is not streamed is read whole,
-    in one call, rather than in the 10 kB pieces ``requests`` reads it in
-    (about 40 pieces, each with its own overhead, for a page of mints).
+    holds a single connection. Its replies are read whole, in one call
+    (:class:`~.bodies.WholeBody`).
     """
 
     def __init__(self, sockets: Sockets, **kwargs: Any) -> None:
@@ -91,21 +91,8 @@ class TrackingAdapter(HTTPAdapter):
         kwargs.setdefault("pool_maxsize", 1)
         super().__init__(**kwargs)
 
-    def send(self, request: Any, stream: bool = False, **kwargs: Any) -> Any:
-        response = super().send(request, stream=stream, **kwargs)
-        if not stream:
-            try:
-                response._content = response.raw.read(decode_content=True) or b""
-            except ProtocolError as exc:  # what requests raises for the same faults
-                raise requests.exceptions.ChunkedEncodingError(exc) from exc
-            except DecodeError as exc:
-                raise requests.exceptions.ContentDecodingError(exc) from exc
-            except ReadTimeoutError as exc:
-                raise requests.exceptions.ConnectionError(exc) from exc
-            except SSLError as exc:
-                raise requests.exceptions.SSLError(exc) from exc
-            response._content_consumed = True
-        return response
+    def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
+        return super().build_response(req, WholeBody(resp))
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)

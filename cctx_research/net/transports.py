@@ -1,14 +1,16 @@
 """The transport seam: what carries one HTTP request to the service and its reply back.
 
-By default a client talks to its service over real sockets. A
-:class:`BaseTransport` passed as ``Client(..., transport=...)`` replaces
-that wire, and only that: retries, the reply cache, envelope checks and
-typed errors work the same over any transport, since the client still
-speaks the interface's HTTP (method, address, headers, body; status,
+By default a sender talks to its service over real sockets. A
+:class:`BaseTransport` passed as ``transport=`` (``Client(...,
+transport=...)``, ``IrisClient(..., transport=...)``, ``sync(...,
+transport=...)``) replaces that wire, and only that: retries, the reply
+cache, reply checks and typed errors work the same over any transport,
+since the sender still speaks HTTP (method, address, headers, body; status,
 headers, body). :class:`WSGITransport` calls a WSGI application in this
 process, with no socket: how :func:`cctx_research.connect` serves local
-data and the embedded sample. Tests and in-process services plug in here
-(as with httpx's ``BaseTransport.handle_request``).
+data and the embedded sample. :class:`MockTransport` answers with a
+function, for tests. Tests and in-process services plug in here (as with
+httpx's ``BaseTransport.handle_request``).
 
 Examples
 --------
@@ -19,6 +21,9 @@ Examples
 ...     Request("POST", "http://local.invalid/rest/p/op", {}, b"{}"))
 >>> reply.status_code, reply.content
 (200, b'{"status": 200, "body": {}}')
+>>> echo = MockTransport(lambda request: Response(200, {}, request.content))
+>>> echo.handle_request(Request("POST", "http://x.invalid/", {}, b"[1]")).content
+b'[1]'
 """
 
 from __future__ import annotations
@@ -34,12 +39,16 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPResponse
 
-__all__ = ["BaseTransport", "Request", "Response", "TransportAdapter", "WSGITransport"]
+from .bodies import WholeBody
+
+__all__ = [
+    "BaseTransport", "MockTransport", "Request", "Response", "TransportAdapter", "WSGITransport",
+]
 
 
 @dataclass(frozen=True)
 class Request:
-    """One HTTP request as the client sends it."""
+    """One HTTP request as the sender sends it."""
 
     method: str
     url: str
@@ -62,7 +71,7 @@ class BaseTransport:
     """Carries one request to the service and returns its reply.
 
     Subclasses implement :meth:`handle_request`; it is called from the
-    client's worker threads, so it must be safe to call concurrently. A
+    sender's worker threads, so it must be safe to call concurrently. A
     transport raises :class:`requests.ConnectionError` (or
     :class:`requests.Timeout`) for a failure worth retrying, like a
     dropped connection.
@@ -154,13 +163,43 @@ class WSGITransport(BaseTransport):
         return f"WSGITransport({getattr(self.app, '__name__', type(self.app).__name__)})"
 
 
+class MockTransport(BaseTransport):
+    """Answer every request with ``handler(request)``: a service as a function, for tests.
+
+    As httpx's ``MockTransport``: the handler gets each :class:`Request` and
+    returns a :class:`Response`, or raises :class:`requests.ConnectionError`
+    (or :class:`requests.Timeout`) for a fault worth retrying. It is called
+    from the sender's worker threads.
+
+    Parameters
+    ----------
+    handler : callable
+        ``handler(request) -> Response``.
+    """
+
+    def __init__(self, handler: Callable[[Request], Response]) -> None:
+        if not callable(handler):
+            raise TypeError(
+                f"handler must be a callable taking a Request, got {type(handler).__name__}"
+            )
+        self.handler = handler
+
+    def handle_request(self, request: Request) -> Response:
+        """The handler's reply to ``request``."""
+        return self.handler(request)
+
+    def __repr__(self) -> str:
+        return f"MockTransport({getattr(self.handler, '__name__', type(self.handler).__name__)})"
+
+
 class TransportAdapter(HTTPAdapter):
     """A requests adapter that sends through a :class:`BaseTransport`.
 
-    Mounted on every session of a client built with ``transport=``, under
-    the reply cache, so that cached sessions work unchanged. The reply's
-    body stays unread in ``raw`` as well as in ``content``: requests-cache
-    copies it from there.
+    Mounted on every session of a sender built with ``transport=``, under
+    the reply cache, so that cached sessions work unchanged. The reply is
+    handed to requests as an HTTP response over its body, which requests
+    reads whole (:class:`~.bodies.WholeBody`), as it is: the transport's
+    reply is already what the application sent.
     """
 
     def __init__(self, transport: BaseTransport) -> None:
@@ -189,7 +228,4 @@ class TransportAdapter(HTTPAdapter):
             decode_content=False,
             request_url=request.url,
         )
-        response = self.build_response(request, raw)
-        response._content = reply.content
-        response._content_consumed = True
-        return response
+        return self.build_response(request, WholeBody(raw, decode=False))
