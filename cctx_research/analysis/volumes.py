@@ -110,59 +110,70 @@ def timeseries(
         agg = agg[["sum", "count"]]
     agg.columns = ["volume", "count"]
     if by is None:
-        if len(agg):
-            buckets = pd.date_range(agg.index.min(), agg.index.max(), freq=freq, name="timestamp")
-        else:
-            buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
-        agg = agg.reindex(buckets, fill_value=0)
-        out = agg.reset_index()
+        out = agg.reindex(_buckets(agg.index, freq), fill_value=0).reset_index()
     else:
-        stamps = agg.index.get_level_values(0)
-        if len(stamps):
-            buckets = pd.date_range(stamps.min(), stamps.max(), freq=freq, name="timestamp")
-        else:
-            buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
-        # Fill a dense (bucket x group) grid by position: no per-row string work.
-        observed = agg.index.droplevel(0)
-        groups = observed.unique()
-        names = groups.to_frame(index=False).astype(str)
-        order = chains.in_order(pd.unique(names.to_numpy().ravel()))
-        rank = {name: k for k, name in enumerate(order)}
-        sort_pos = sorted(
-            range(len(names)),
-            key=lambda i: tuple(rank[names.iat[i, j]] for j in range(len(group_cols))),
-        )
-        groups = groups[sort_pos]
-        names = names.iloc[sort_pos].reset_index(drop=True)
-        n_b, n_g = len(buckets), len(groups)
-        cell = buckets.get_indexer(agg.index.get_level_values(0)) * n_g + groups.get_indexer(
-            observed
-        )
-        volume = np.zeros(n_b * n_g, dtype="float64")
-        count = np.zeros(n_b * n_g, dtype="int64")
-        volume[cell] = agg["volume"].to_numpy()
-        count[cell] = agg["count"].to_numpy()
-        columns: dict[str, Any] = {"timestamp": np.repeat(buckets, n_g)}
-        if by == "corridor":
-            labels = np.array(
-                [
-                    _common.corridor_label(a, b)
-                    for a, b in zip(names["source_chain"], names["destination_chain"], strict=True)
-                ],
-                dtype=object,
-            )
-            columns["corridor"] = pd.array(np.tile(labels, n_b), dtype=schema.STRING)
-        for col in group_cols:
-            small = _common.chain_column(names[col], order)
-            columns[col] = pd.Categorical.from_codes(np.tile(small.codes, n_b), dtype=small.dtype)
-        columns["volume"] = volume
-        columns["count"] = count
-        out = pd.DataFrame(columns)
+        out = _grid(agg, freq, group_cols, corridor=by == "corridor")
     out["timestamp"] = out["timestamp"].astype(schema.TIMESTAMP)
     out["volume"] = out["volume"].astype("float64")
     out["count"] = out["count"].astype("int64")
     out.attrs.clear()
     return results.describe(out, span=win, freq=freq, by=by, covered=covered)
+
+
+def _buckets(stamps: pd.Index, freq: str) -> pd.DatetimeIndex:
+    """Every bucket start from the first to the last of ``stamps``; none when it is empty."""
+    if len(stamps):
+        return pd.date_range(stamps.min(), stamps.max(), freq=freq, name="timestamp")
+    return pd.DatetimeIndex([], tz="UTC", name="timestamp")
+
+
+def _grid(agg: pd.DataFrame, freq: str, group_cols: list[str], *, corridor: bool) -> pd.DataFrame:
+    """The (bucket, group) sums of ``agg`` on a dense bucket x group grid, zeros where empty.
+
+    Filled by position: no per-row string work.
+    """
+    buckets = _buckets(agg.index.get_level_values(0), freq)
+    observed = agg.index.droplevel(0)
+    groups, names, order = _groups_in_order(observed, len(group_cols))
+    n_b, n_g = len(buckets), len(groups)
+    cell = buckets.get_indexer(agg.index.get_level_values(0)) * n_g + groups.get_indexer(observed)
+    volume = np.zeros(n_b * n_g, dtype="float64")
+    count = np.zeros(n_b * n_g, dtype="int64")
+    volume[cell] = agg["volume"].to_numpy()
+    count[cell] = agg["count"].to_numpy()
+    columns: dict[str, Any] = {"timestamp": np.repeat(buckets, n_g)}
+    if corridor:
+        labels = np.array(
+            [
+                _common.corridor_label(a, b)
+                for a, b in zip(names["source_chain"], names["destination_chain"], strict=True)
+            ],
+            dtype=object,
+        )
+        columns["corridor"] = pd.array(np.tile(labels, n_b), dtype=schema.STRING)
+    for col in group_cols:
+        small = _common.chain_column(names[col], order)
+        columns[col] = pd.Categorical.from_codes(np.tile(small.codes, n_b), dtype=small.dtype)
+    columns["volume"] = volume
+    columns["count"] = count
+    return pd.DataFrame(columns)
+
+
+def _groups_in_order(observed: pd.Index, width: int) -> tuple[pd.Index, pd.DataFrame, list[str]]:
+    """The distinct groups seen, sorted by the registry order of their chains.
+
+    Returns the groups, their chain names (one column per group column) and
+    the registry order of every chain named.
+    """
+    groups = observed.unique()
+    names = groups.to_frame(index=False).astype(str)
+    order = chains.in_order(pd.unique(names.to_numpy().ravel()))
+    rank = {name: k for k, name in enumerate(order)}
+    sort_pos = sorted(
+        range(len(names)),
+        key=lambda i: tuple(rank[names.iat[i, j]] for j in range(width)),
+    )
+    return groups[sort_pos], names.iloc[sort_pos].reset_index(drop=True), order
 
 
 def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:
