@@ -291,6 +291,21 @@ def _integrator_key(frame: pd.DataFrame, by: str, table: Any) -> pd.Series:
     return key
 
 
+_INTEGRATOR_INPUTS = (
+    "source_domain", "destination_domain", "amount_raw", "burn_timestamp", "burn_tx_hash",
+    "burn_block", "message_sender", "mint_recipient", "destination_caller", "cctp_version",
+    "hook_data",
+)  # fmt: skip
+"""The ledger columns :func:`integrators` reads (and ``burn_tx_from`` where there is one)."""
+
+_INTEGRATOR_COLUMNS = (
+    "integrator", "transfers", "volume", "volume_raw", "routes", "volume_share",
+    "transfer_share", "volume_first_half", "volume_second_half", "growth", "v1_volume",
+    "v2_volume", "v2_share", "end_users",
+)  # fmt: skip
+"""The columns of :func:`integrators`, in order (before the label columns)."""
+
+
 def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) -> pd.DataFrame:
     """Volume, transfers and routes per integrator, with share, growth and V1/V2 split.
 
@@ -329,19 +344,7 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
     """
     if by not in INTEGRATOR_KEYS:
         raise ValueError(f"by={by!r} is not supported; pass one of {list(INTEGRATOR_KEYS)}")
-    cols = [
-        "source_domain",
-        "destination_domain",
-        "amount_raw",
-        "burn_timestamp",
-        "burn_tx_hash",
-        "burn_block",
-        "message_sender",
-        "mint_recipient",
-        "destination_caller",
-        "cctp_version",
-        "hook_data",
-    ]
+    cols = list(_INTEGRATOR_INPUTS)
     table = actor_inputs.labels_of(labels)
     _, names, _ = actor_inputs.checked_names(ledger, cols, what="actors.integrators")
     # the end users only where the source gives them: a column of nulls costs a pass
@@ -353,6 +356,16 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
     else:
         frame = actor_inputs.ledger_columns(ledger, cols, what="actors.integrators")
         groups, span = _integrator_groups(frame, by, table, users=users)
+    out = _integrator_table(groups)
+    if table is not None and by in ("message_sender", "destination_caller"):
+        label, kind = table.resolve(out["integrator"], None)
+        out["integrator_label"] = pd.array(label, dtype=schema.STRING)
+        out["integrator_kind"] = pd.array(kind, dtype=schema.STRING)
+    return results.describe(out, span=span, by=())
+
+
+def _integrator_table(groups: pd.DataFrame) -> pd.DataFrame:
+    """The integrators' table from their raw sums: amounts, shares, growth, V2 share, sorted."""
     out = pd.DataFrame(
         {
             "integrator": groups["integrator"].astype(schema.STRING),
@@ -373,30 +386,8 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
     out["growth"] = (out["volume_second_half"] / first - 1).astype("float64")
     known = out["v1_volume"] + out["v2_volume"]
     out["v2_share"] = (out["v2_volume"] / known.where(known > 0)).astype("float64")
-    order = [
-        "integrator",
-        "transfers",
-        "volume",
-        "volume_raw",
-        "routes",
-        "volume_share",
-        "transfer_share",
-        "volume_first_half",
-        "volume_second_half",
-        "growth",
-        "v1_volume",
-        "v2_volume",
-        "v2_share",
-        "end_users",
-    ]
-    out = out[order].iloc[_largest_first(out["volume_raw"], out["integrator"])]
-    out = out.reset_index(drop=True)
-    if table is not None and by in ("message_sender", "destination_caller"):
-        label, kind = table.resolve(out["integrator"], None)
-        out["integrator_label"] = pd.array(label, dtype=schema.STRING)
-        out["integrator_kind"] = pd.array(kind, dtype=schema.STRING)
-    return results.describe(out, span=span, by=())
-
+    out = out[list(_INTEGRATOR_COLUMNS)].iloc[_largest_first(out["volume_raw"], out["integrator"])]
+    return out.reset_index(drop=True)
 
 def _largest_first(values: pd.Series, names: pd.Series) -> np.ndarray:
     """Positions in descending ``values``, ties by ``names`` (nulls last).

@@ -145,10 +145,8 @@ def integrator_groups(
     bounds = engines.collect(
         lf.select(lo=nw.col("burn_timestamp").min(), hi=nw.col("burn_timestamp").max())
     )
-    columns = ["integrator", "transfers", "routes", "volume_raw"]
-    columns += ["first_raw", "second_raw", "v1_raw", "v2_raw"]
     if bounds.empty or pd.isna(bounds["lo"].iloc[0]):
-        out = pd.DataFrame({c: pd.Series([], dtype="int64") for c in columns})
+        out = pd.DataFrame({c: pd.Series([], dtype="int64") for c in _INTEGRATOR_SUMS})
         out["end_users"] = pd.Series([], dtype=schema.NULLABLE_INT)
         return out, (None, None)
     lo, hi = bounds["lo"].iloc[0], bounds["hi"].iloc[0]
@@ -157,19 +155,10 @@ def integrator_groups(
         # DuckDB keeps microseconds: the first microsecond at or after the middle
         mid = -(-mid // 1000) * 1000
     late = nw.col("burn_timestamp") >= nw.lit(pd.Timestamp(mid, tz="UTC"))
-    if by == "destination_caller":
-        caller = nw.col("destination_caller")
-        key = (
-            nw.when(~caller.str.to_lowercase().is_in(list(zero_callers)))
-            .then(caller)
-            .otherwise(nw.lit(None).cast(nw.String()))
-        )
-    else:
-        key = nw.col(by)
     amount = nw.col("amount_raw")
     version = nw.col("cctp_version")
     lf = lf.with_columns(
-        key.alias("integrator"),
+        _integrator_expr(by, zero_callers).alias("integrator"),
         (nw.col("source_domain").cast(nw.Int64) * (1 << 32) + nw.col("destination_domain")).alias(
             "__route"
         ),
@@ -178,6 +167,40 @@ def integrator_groups(
         nw.when(version == 1).then(amount).otherwise(0).alias("__v1"),
         nw.when(version == 2).then(amount).otherwise(0).alias("__v2"),
     )
+    out = engines.collect(lf.group_by("integrator").agg(**_integrator_aggs(users=users)))
+    out["integrator"] = out["integrator"].astype(schema.STRING)
+    for col in _INTEGRATOR_SUMS[1:]:
+        out[col] = out[col].to_numpy(dtype=np.int64)
+    if users:
+        known = out["__known"].to_numpy(dtype=np.int64)
+        users_ = out["__users"].to_numpy(dtype=np.int64) - (known < out["transfers"].to_numpy())
+        out["end_users"] = pd.arrays.IntegerArray(users_, known == 0)
+    else:
+        out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
+    return out[[*_INTEGRATOR_SUMS, "end_users"]], (lo, hi)
+
+
+_INTEGRATOR_SUMS = (
+    "integrator", "transfers", "routes", "volume_raw", "first_raw", "second_raw", "v1_raw",
+    "v2_raw",
+)  # fmt: skip
+"""The columns of :func:`integrator_groups` before ``end_users``."""
+
+
+def _integrator_expr(by: str, zero_callers: Sequence[str]) -> nw.Expr:
+    """What names the integrator: the column ``by``; a zero destination caller is null."""
+    if by != "destination_caller":
+        return nw.col(by)
+    caller = nw.col("destination_caller")
+    return (
+        nw.when(~caller.str.to_lowercase().is_in(list(zero_callers)))
+        .then(caller)
+        .otherwise(nw.lit(None).cast(nw.String()))
+    )
+
+
+def _integrator_aggs(*, users: bool) -> dict[str, nw.Expr]:
+    """The per-integrator aggregations, over the columns :func:`integrator_groups` adds."""
     aggs = {
         "transfers": nw.len(),
         "routes": nw.col("__route").n_unique(),
@@ -191,18 +214,7 @@ def integrator_groups(
         # n_unique counts null as a value: take it off where a sender is unknown
         aggs["__users"] = nw.col("burn_tx_from").n_unique()
         aggs["__known"] = nw.col("burn_tx_from").count()
-    out = engines.collect(lf.group_by("integrator").agg(**aggs))
-    out["integrator"] = out["integrator"].astype(schema.STRING)
-    for col in columns[1:]:
-        out[col] = out[col].to_numpy(dtype=np.int64)
-    if users:
-        known = out["__known"].to_numpy(dtype=np.int64)
-        users_ = out["__users"].to_numpy(dtype=np.int64) - (known < out["transfers"].to_numpy())
-        out["end_users"] = pd.arrays.IntegerArray(users_, known == 0)
-    else:
-        out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
-    return out[[*columns, "end_users"]], (lo, hi)
-
+    return aggs
 
 # --- round trips on DuckDB: integer codes of the addresses, not their strings ----------------
 #

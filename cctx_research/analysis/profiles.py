@@ -244,31 +244,9 @@ def profile(
             "windows are half-open [start, end)"
         )
     if client is not None:
-        if not callable(getattr(client, "received", None)):
-            raise TypeError("client must have a received(address, start=..., end=...) method")
-        # received lists each transfer once: by its mint when completed, by
-        # its burn while pending; both are USDC on its way to this address
-        frame = schema.validate(client.received(addr, start=start, end=end), "received")
-        source = "client"
+        frame, source = _from_client(client, addr, start, end), "client"
     else:
-        if engines.is_pandas(transfers) or not engines.recognised(transfers):
-            frame = _common.transfers_frame(transfers)
-        else:
-            # only this address's rows leave the engine
-            spellings = [addr, "0x" + "00" * 12 + addr[2:]] if len(addr) == 42 else [addr]
-            lf = engines.lazy(transfers, "transfers")
-            hit = nw.col("mint_recipient").str.to_lowercase().is_in(spellings)
-            if _common.OWNER in lf.collect_schema().names():
-                hit = hit | nw.col(_common.OWNER).str.to_lowercase().is_in(spellings).fill_null(
-                    False)
-            frame = _common.typed(engines.collect(lf.filter(hit)), "transfers")
-        # a token account's owner receives what lands in any of its accounts
-        hit = _common.canonical_addresses(frame["mint_recipient"]) == addr
-        if _common.OWNER in frame.columns:
-            owner = frame[_common.OWNER].astype(schema.STRING)
-            hit |= _common.canonical_addresses(owner) == addr
-        frame = frame[hit]
-        source = "transfers"
+        frame, source = _from_transfers(transfers, addr), "transfers"
     mask = pd.Series(True, index=frame.index)
     if start_ts is not None:
         mask &= frame["timestamp"] >= start_ts
@@ -276,7 +254,60 @@ def profile(
         mask &= frame["timestamp"] < end_ts
     frame = frame[mask]
     first, last = results.span_of(frame["timestamp"])
-    if source == "transfers" and len(frame):
+    return AddressProfile(
+        address=addr,
+        transfers=len(frame),
+        volume=float(frame["amount"].sum()),
+        volume_raw=int(frame["amount_raw"].sum()),
+        median_amount=float(frame["amount"].median()) if len(frame) else float("nan"),
+        first_seen=first,
+        last_seen=last,
+        source_chains=_per_chain(frame, "source_chain"),
+        destination_chains=_per_chain(frame, "destination_chain"),
+        corridors=_profile_corridors(frame),
+        counterparties=_counterparties(frame if source == "transfers" else None),
+        activity=_activity(frame, freq),
+        start=start_ts,
+        end=end_ts,
+        source=source,
+    )
+
+
+def _from_client(
+    client: Any, addr: str, start: times.TimeLike | None, end: times.TimeLike | None
+) -> pd.DataFrame:
+    """What ``client.received`` lists for the address (a ``"received"`` frame)."""
+    if not callable(getattr(client, "received", None)):
+        raise TypeError("client must have a received(address, start=..., end=...) method")
+    # received lists each transfer once: by its mint when completed, by
+    # its burn while pending; both are USDC on its way to this address
+    return schema.validate(client.received(addr, start=start, end=end), "received")
+
+
+def _from_transfers(transfers: Any, addr: str) -> pd.DataFrame:
+    """The rows of a transfers frame (any engine) received by the address or its owner."""
+    if engines.is_pandas(transfers) or not engines.recognised(transfers):
+        frame = _common.transfers_frame(transfers)
+    else:
+        # only this address's rows leave the engine
+        spellings = [addr, "0x" + "00" * 12 + addr[2:]] if len(addr) == 42 else [addr]
+        lf = engines.lazy(transfers, "transfers")
+        hit = nw.col("mint_recipient").str.to_lowercase().is_in(spellings)
+        if _common.OWNER in lf.collect_schema().names():
+            hit = hit | nw.col(_common.OWNER).str.to_lowercase().is_in(spellings).fill_null(
+                False)
+        frame = _common.typed(engines.collect(lf.filter(hit)), "transfers")
+    # a token account's owner receives what lands in any of its accounts
+    hit = _common.canonical_addresses(frame["mint_recipient"]) == addr
+    if _common.OWNER in frame.columns:
+        owner = frame[_common.OWNER].astype(schema.STRING)
+        hit |= _common.canonical_addresses(owner) == addr
+    return frame[hit]
+
+
+def _counterparties(frame: pd.DataFrame | None) -> pd.DataFrame:
+    """Volume and count per ``message_sender``, largest first; empty without senders (None)."""
+    if frame is not None and len(frame):
         cp = frame.groupby("message_sender")["amount"].agg(["sum", "count"]).reset_index()
         cp.columns = ["message_sender", "volume", "count"]
         cp = cp.sort_values(
@@ -290,21 +321,4 @@ def profile(
                 "count": pd.Series([], dtype="int64"),
             }
         )
-    cp = cp.astype({"message_sender": schema.STRING, "volume": "float64", "count": "int64"})
-    return AddressProfile(
-        address=addr,
-        transfers=len(frame),
-        volume=float(frame["amount"].sum()),
-        volume_raw=int(frame["amount_raw"].sum()),
-        median_amount=float(frame["amount"].median()) if len(frame) else float("nan"),
-        first_seen=first,
-        last_seen=last,
-        source_chains=_per_chain(frame, "source_chain"),
-        destination_chains=_per_chain(frame, "destination_chain"),
-        corridors=_profile_corridors(frame),
-        counterparties=cp,
-        activity=_activity(frame, freq),
-        start=start_ts,
-        end=end_ts,
-        source=source,
-    )
+    return cp.astype({"message_sender": schema.STRING, "volume": "float64", "count": "int64"})

@@ -1,4 +1,4 @@
-"""Volumes over time, ticket sizes, seasonality, KPIs and USDC in flight.
+"""Volumes over time, ticket sizes (computed in :mod:`.sizes`), seasonality, KPIs, USDC in flight.
 
 Functions take a canonical ``"transfers"`` frame (or, for :func:`in_flight`,
 a ``"volume"`` frame) first and options keyword-only; amounts are in USDC.
@@ -14,7 +14,6 @@ rule, are in :mod:`.once`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -23,6 +22,9 @@ import pandas as pd
 
 from .. import arguments, chains, schema, times
 from . import _common, _coverage, engines, once, results
+
+# ticket sizes live in .sizes; their public names stay here (QUANTILES outside __all__)
+from .sizes import QUANTILES, SIZE_CLASSES, SizeDistribution, size_buckets  # noqa: F401
 
 __all__ = [
     "SIZE_CLASSES",
@@ -33,18 +35,6 @@ __all__ = [
     "size_buckets",
     "timeseries",
 ]
-
-SIZE_CLASSES: tuple[tuple[str, float, float], ...] = (
-    ("dust", 0.0, 1.0),
-    ("small", 1.0, 100.0),
-    ("retail", 100.0, 1_000.0),
-    ("mid", 1_000.0, 10_000.0),
-    ("large", 10_000.0, 100_000.0),
-    ("whale", 100_000.0, float("inf")),
-)
-"""Ticket-size classes as ``(name, lower, upper)`` in USDC; ``lower <= amount < upper``."""
-
-QUANTILES: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 
 _BY = (None, "source_chain", "destination_chain", "corridor")
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -120,54 +110,9 @@ def timeseries(
         agg = agg[["sum", "count"]]
     agg.columns = ["volume", "count"]
     if by is None:
-        if len(agg):
-            buckets = pd.date_range(agg.index.min(), agg.index.max(), freq=freq, name="timestamp")
-        else:
-            buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
-        agg = agg.reindex(buckets, fill_value=0)
-        out = agg.reset_index()
+        out = agg.reindex(_buckets(agg.index, freq), fill_value=0).reset_index()
     else:
-        stamps = agg.index.get_level_values(0)
-        if len(stamps):
-            buckets = pd.date_range(stamps.min(), stamps.max(), freq=freq, name="timestamp")
-        else:
-            buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
-        # Fill a dense (bucket x group) grid by position: no per-row string work.
-        observed = agg.index.droplevel(0)
-        groups = observed.unique()
-        names = groups.to_frame(index=False).astype(str)
-        order = chains.in_order(pd.unique(names.to_numpy().ravel()))
-        rank = {name: k for k, name in enumerate(order)}
-        sort_pos = sorted(
-            range(len(names)),
-            key=lambda i: tuple(rank[names.iat[i, j]] for j in range(len(group_cols))),
-        )
-        groups = groups[sort_pos]
-        names = names.iloc[sort_pos].reset_index(drop=True)
-        n_b, n_g = len(buckets), len(groups)
-        cell = buckets.get_indexer(agg.index.get_level_values(0)) * n_g + groups.get_indexer(
-            observed
-        )
-        volume = np.zeros(n_b * n_g, dtype="float64")
-        count = np.zeros(n_b * n_g, dtype="int64")
-        volume[cell] = agg["volume"].to_numpy()
-        count[cell] = agg["count"].to_numpy()
-        columns: dict[str, Any] = {"timestamp": np.repeat(buckets, n_g)}
-        if by == "corridor":
-            labels = np.array(
-                [
-                    _common.corridor_label(a, b)
-                    for a, b in zip(names["source_chain"], names["destination_chain"], strict=True)
-                ],
-                dtype=object,
-            )
-            columns["corridor"] = pd.array(np.tile(labels, n_b), dtype=schema.STRING)
-        for col in group_cols:
-            small = _common.chain_column(names[col], order)
-            columns[col] = pd.Categorical.from_codes(np.tile(small.codes, n_b), dtype=small.dtype)
-        columns["volume"] = volume
-        columns["count"] = count
-        out = pd.DataFrame(columns)
+        out = _grid(agg, freq, group_cols, corridor=by == "corridor")
     out["timestamp"] = out["timestamp"].astype(schema.TIMESTAMP)
     out["volume"] = out["volume"].astype("float64")
     out["count"] = out["count"].astype("int64")
@@ -175,123 +120,60 @@ def timeseries(
     return results.describe(out, span=win, freq=freq, by=by, covered=covered)
 
 
-@dataclass(frozen=True, repr=False)
-class SizeDistribution:
-    """Ticket sizes of a set of transfers (see :func:`size_buckets`).
+def _buckets(stamps: pd.Index, freq: str) -> pd.DatetimeIndex:
+    """Every bucket start from the first to the last of ``stamps``; none when it is empty."""
+    if len(stamps):
+        return pd.date_range(stamps.min(), stamps.max(), freq=freq, name="timestamp")
+    return pd.DatetimeIndex([], tz="UTC", name="timestamp")
 
-    Attributes
-    ----------
-    classes : pandas.DataFrame
-        One row per class of :data:`SIZE_CLASSES`, in order: ``size_class``,
-        ``lower``, ``upper`` (USDC), ``count``, ``volume`` (USDC),
-        ``count_share`` and ``volume_share``.
-    quantiles : pandas.Series
-        Amount (USDC) at each quantile of :data:`QUANTILES` (index ``q``);
-        NaN when there are no transfers.
-    count : int
-    volume : float
-    mean : float
-        NaN when there are no transfers.
-    span : tuple
-        First and last timestamp of the data, or ``(None, None)``.
+
+def _grid(agg: pd.DataFrame, freq: str, group_cols: list[str], *, corridor: bool) -> pd.DataFrame:
+    """The (bucket, group) sums of ``agg`` on a dense bucket x group grid, zeros where empty.
+
+    Filled by position: no per-row string work.
     """
-
-    classes: pd.DataFrame
-    quantiles: pd.Series
-    count: int
-    volume: float
-    mean: float
-    span: tuple[Any, Any] = field(default=(None, None))
-
-    def __repr__(self) -> str:
-        return (
-            f"SizeDistribution(count={self.count}, volume={self.volume:,.2f} USDC, "
-            f"median={self.quantiles.get(0.5, float('nan')):,.2f})\n"
-            + self.classes.to_string(index=False)
+    buckets = _buckets(agg.index.get_level_values(0), freq)
+    observed = agg.index.droplevel(0)
+    groups, names, order = _groups_in_order(observed, len(group_cols))
+    n_b, n_g = len(buckets), len(groups)
+    cell = buckets.get_indexer(agg.index.get_level_values(0)) * n_g + groups.get_indexer(observed)
+    volume = np.zeros(n_b * n_g, dtype="float64")
+    count = np.zeros(n_b * n_g, dtype="int64")
+    volume[cell] = agg["volume"].to_numpy()
+    count[cell] = agg["count"].to_numpy()
+    columns: dict[str, Any] = {"timestamp": np.repeat(buckets, n_g)}
+    if corridor:
+        labels = np.array(
+            [
+                _common.corridor_label(a, b)
+                for a, b in zip(names["source_chain"], names["destination_chain"], strict=True)
+            ],
+            dtype=object,
         )
+        columns["corridor"] = pd.array(np.tile(labels, n_b), dtype=schema.STRING)
+    for col in group_cols:
+        small = _common.chain_column(names[col], order)
+        columns[col] = pd.Categorical.from_codes(np.tile(small.codes, n_b), dtype=small.dtype)
+    columns["volume"] = volume
+    columns["count"] = count
+    return pd.DataFrame(columns)
 
-    def _repr_html_(self) -> str:
-        return (
-            f"<p><b>Ticket sizes</b>: {self.count:,} transfers, {self.volume:,.2f} USDC</p>"
-            + self.classes.to_html(index=False)
-            + self.quantiles.rename("amount (USDC)").to_frame().to_html()
-        )
 
+def _groups_in_order(observed: pd.Index, width: int) -> tuple[pd.Index, pd.DataFrame, list[str]]:
+    """The distinct groups seen, sorted by the registry order of their chains.
 
-def size_buckets(transfers: pd.DataFrame, *, dedupe: Any = None) -> SizeDistribution:
-    """Counts and volume per ticket-size class, and amount quantiles.
-
-    Exact quantiles need every amount: given a Polars, DuckDB or Dask frame,
-    this collects the ``amount`` and ``timestamp`` columns only.
-
-    The classes (USDC, ``lower <= amount < upper``) are:
-
-    ======  ==========  ==========
-    class   lower       upper
-    ======  ==========  ==========
-    dust    0           1
-    small   1           100
-    retail  100         1,000
-    mid     1,000       10,000
-    large   10,000      100,000
-    whale   100,000     (none)
-    ======  ==========  ==========
-
-    Parameters
-    ----------
-    transfers : pandas.DataFrame
-        A canonical ``"transfers"`` frame.
-    dedupe : DataFrame, optional
-        Count each end-user movement once (see :func:`timeseries`).
-
-    Returns
-    -------
-    SizeDistribution
-        ``classes`` has all six classes even when empty (zero counts);
-        ``quantiles`` the amounts at the 1, 5, 10, 25, 50, 75, 90, 95 and
-        99 % quantiles.
-
-    Raises
-    ------
-    DataError
-        If ``transfers`` does not follow the schema.
-
-    Examples
-    --------
-    >>> size_buckets(transfers).classes  # doctest: +SKIP
+    Returns the groups, their chain names (one column per group column) and
+    the registry order of every chain named.
     """
-    transfers = once.transfers_once(transfers, dedupe)
-    transfers = _common.transfers_frame(transfers, columns=["timestamp", "amount"])
-    amount = transfers["amount"].to_numpy(dtype="float64", na_value=np.nan)
-    amount = amount[~np.isnan(amount)]
-    uppers = np.array([c[2] for c in SIZE_CLASSES[:-1]])
-    idx = np.searchsorted(uppers, amount, side="right")
-    k = len(SIZE_CLASSES)
-    counts = np.bincount(idx, minlength=k).astype("int64")
-    vols = np.bincount(idx, weights=amount, minlength=k).astype("float64")
-    total_n, total_v = int(counts.sum()), float(vols.sum())
-    names = [c[0] for c in SIZE_CLASSES]
-    classes = pd.DataFrame(
-        {
-            "size_class": pd.Categorical(names, categories=names, ordered=True),
-            "lower": np.array([c[1] for c in SIZE_CLASSES], dtype="float64"),
-            "upper": np.array([c[2] for c in SIZE_CLASSES], dtype="float64"),
-            "count": counts,
-            "volume": vols,
-            "count_share": counts / total_n if total_n else np.zeros(k),
-            "volume_share": vols / total_v if total_v else np.zeros(k),
-        }
+    groups = observed.unique()
+    names = groups.to_frame(index=False).astype(str)
+    order = chains.in_order(pd.unique(names.to_numpy().ravel()))
+    rank = {name: k for k, name in enumerate(order)}
+    sort_pos = sorted(
+        range(len(names)),
+        key=lambda i: tuple(rank[names.iat[i, j]] for j in range(width)),
     )
-    qs = np.quantile(amount, QUANTILES) if len(amount) else np.full(len(QUANTILES), np.nan)
-    quantiles = pd.Series(qs, index=pd.Index(QUANTILES, name="q"), name="amount", dtype="float64")
-    return SizeDistribution(
-        classes=classes,
-        quantiles=quantiles,
-        count=total_n,
-        volume=total_v,
-        mean=float(amount.mean()) if len(amount) else float("nan"),
-        span=results.span_of(transfers["timestamp"]),
-    )
+    return groups[sort_pos], names.iloc[sort_pos].reset_index(drop=True), order
 
 
 def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:

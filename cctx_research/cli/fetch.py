@@ -6,8 +6,14 @@ import argparse
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from .options import add_service_options, service_options
+
+if TYPE_CHECKING:  # the command line parses first and imports heavy things when it runs
+    from pathlib import Path
+
+    import pandas as pd
 
 logger = logging.getLogger(__name__)
 
@@ -75,31 +81,12 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import pandas as pd
-
-    from ..client.parse import coerce
     from ..connection import connect
-    from ..export import sidecar_path, write
     from ..provenance import is_synthetic
 
     out = Path(args.out)
-    suffix = out.suffix.lower()
     to_dataset = args.out.endswith(("/", os.sep)) or out.is_dir()
-    if to_dataset and args.what != "mints":
-        raise ValueError(
-            f"--out {args.out!r} is a directory: a partitioned dataset holds mints; "
-            "for this frame pass a .parquet, .csv or .json file"
-        )
-    if not to_dataset and suffix not in (".parquet", ".csv", ".json"):
-        raise ValueError(
-            f"--out must end in .parquet, .csv or .json, or be a directory (DIR/) for a "
-            f"partitioned dataset, got {args.out!r}"
-        )
-    needs = {"received": "address", "transaction": "tx_hash"}
-    if args.what in needs and not getattr(args, needs[args.what]):
-        raise ValueError(f"fetch {args.what} needs --{needs[args.what].replace('_', '-')}")
-    if args.what == "volume-history" and (args.start is None or args.end is None):
-        raise ValueError("fetch volume-history needs --start and --end")
+    _check(args, out, to_dataset)
     service = service_options(args)
     with connect(
         sample=True if args.sample else (False if service else None),
@@ -109,38 +96,69 @@ def run(args: argparse.Namespace) -> int:
         offline=args.offline,
         progress=False if args.no_progress else None,
     ) as client:
-        if args.what == "mints":
-            frame = client.mints(
-                args.start, args.end, source=args.source, destination=args.destination
-            )
-        elif args.what == "received":
-            frame = client.received(args.address, args.start, args.end)
-        elif args.what == "volume-history":
-            frame = client.volume_history(args.start, args.end, freq=args.freq)
-        elif args.what == "top-senders":
-            frame = client.top_senders(args.start, args.end, limit=args.limit)
-        else:  # one-row answers: a typed one-row frame
-            row = (
-                client.volume(args.start, args.end)
-                if args.what == "volume"
-                else client.transaction(args.tx_hash)
-            )
-            kind = "volume" if args.what == "volume" else "transaction"
-            frame = coerce(pd.DataFrame([row.to_dict()]), kind)
-            frame.attrs = dict(row.attrs)
+        frame = _fetch(client, args)
+    where = _write(frame, out, to_dataset)
+    synthetic = ", synthetic data" if is_synthetic(frame) else ""
+    sys.stdout.write(f"wrote {_count(len(frame), _NOUNS[args.what])} to {where}{synthetic}\n")
+    return 0
+
+
+def _check(args: argparse.Namespace, out: Path, to_dataset: bool) -> None:
+    """Refuse, before connecting, an output the frame cannot go to or a missing option."""
+    if to_dataset and args.what != "mints":
+        raise ValueError(
+            f"--out {args.out!r} is a directory: a partitioned dataset holds mints; "
+            "for this frame pass a .parquet, .csv or .json file"
+        )
+    if not to_dataset and out.suffix.lower() not in (".parquet", ".csv", ".json"):
+        raise ValueError(
+            f"--out must end in .parquet, .csv or .json, or be a directory (DIR/) for a "
+            f"partitioned dataset, got {args.out!r}"
+        )
+    needs = {"received": "address", "transaction": "tx_hash"}
+    if args.what in needs and not getattr(args, needs[args.what]):
+        raise ValueError(f"fetch {args.what} needs --{needs[args.what].replace('_', '-')}")
+    if args.what == "volume-history" and (args.start is None or args.end is None):
+        raise ValueError("fetch volume-history needs --start and --end")
+
+
+def _fetch(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    """The frame ``args.what`` names, from the client."""
+    if args.what == "mints":
+        return client.mints(args.start, args.end, source=args.source, destination=args.destination)
+    if args.what == "received":
+        return client.received(args.address, args.start, args.end)
+    if args.what == "volume-history":
+        return client.volume_history(args.start, args.end, freq=args.freq)
+    if args.what == "top-senders":
+        return client.top_senders(args.start, args.end, limit=args.limit)
+    import pandas as pd
+
+    from ..client.parse import coerce
+
+    # one-row answers: a typed one-row frame
+    if args.what == "volume":
+        row, kind = client.volume(args.start, args.end), "volume"
+    else:
+        row, kind = client.transaction(args.tx_hash), "transaction"
+    frame = coerce(pd.DataFrame([row.to_dict()]), kind)
+    frame.attrs = dict(row.attrs)
+    return frame
+
+
+def _write(frame: pd.DataFrame, out: Path, to_dataset: bool) -> str:
+    """Write the frame to a file or a partitioned dataset; where it went, for the line printed."""
     if to_dataset:
         from .. import datasets
 
         written = datasets.write(frame, out)
-        where = (
+        return (
             f"the dataset {out}{os.sep}: {_count(len(written.days), 'day')}, "
             f"{_count(written.replaced_rows, 'row')} replaced"
         )
-    else:
-        write(frame, out)
-        where = f"{out} (provenance in " + (
-            "the file's metadata)" if suffix == ".parquet" else f"{sidecar_path(out).name})"
-        )
-    synthetic = ", synthetic data" if is_synthetic(frame) else ""
-    sys.stdout.write(f"wrote {_count(len(frame), _NOUNS[args.what])} to {where}{synthetic}\n")
-    return 0
+    from ..export import sidecar_path, write
+
+    write(frame, out)
+    return f"{out} (provenance in " + (
+        "the file's metadata)" if out.suffix.lower() == ".parquet" else f"{sidecar_path(out).name})"
+    )

@@ -159,6 +159,16 @@ def plot_latency(
     if data.empty:
         return _axes.no_data(ax)
     rows = data.iloc[::-1].reset_index(drop=True)  # first row at the top
+    _latency_bars(rows, ax, log=log)
+    if marks:
+        _mark_published(rows, ax, marks)
+    if "finality" in rows.columns or marks:
+        _finality_legend(rows, ax)
+    return ax
+
+
+def _latency_bars(rows: pd.DataFrame, ax: Axes, *, log: bool) -> None:
+    """One bar per row, bottom up: the median, a p10-p90 error bar, coloured by finality."""
     y = np.arange(len(rows))
     median = rows["median_s"].to_numpy(dtype=float)
     low = np.clip(median - rows["p10_s"].to_numpy(dtype=float), 0, None)
@@ -172,40 +182,43 @@ def plot_latency(
     if log:
         ax.set_xscale("log")
     _axes.compact_axis(ax.xaxis)
-    if marks:
-        keys = [
-            f"{s}->{d}"
-            for s, d in zip(rows["source_chain"], rows["destination_chain"], strict=True)
-        ]
-        # published medians are of standard (finality-waiting) transfers
-        fast = (
-            (rows["finality"].astype(str) == "fast").to_numpy()
-            if "finality" in rows.columns
-            else np.zeros(len(rows), dtype=bool)
+
+
+def _mark_published(rows: pd.DataFrame, ax: Axes, marks: dict[str, float]) -> None:
+    """A marker at each route's published median, on its bars that are not fast ones."""
+    keys = [
+        f"{s}->{d}" for s, d in zip(rows["source_chain"], rows["destination_chain"], strict=True)
+    ]
+    # published medians are of standard (finality-waiting) transfers
+    fast = (
+        (rows["finality"].astype(str) == "fast").to_numpy()
+        if "finality" in rows.columns
+        else np.zeros(len(rows), dtype=bool)
+    )
+    hit = [(i, marks[k]) for i, k in enumerate(keys) if k in marks and not fast[i]]
+    if hit:
+        ax.scatter(
+            [v for _, v in hit],
+            [i for i, _ in hit],
+            marker="D",
+            color="black",
+            zorder=3,
+            label="published median",
         )
-        hit = [(i, marks[k]) for i, k in enumerate(keys) if k in marks and not fast[i]]
-        if hit:
-            ax.scatter(
-                [v for _, v in hit],
-                [i for i, _ in hit],
-                marker="D",
-                color="black",
-                zorder=3,
-                label="published median",
-            )
-    if "finality" in rows.columns or marks:
-        from matplotlib.patches import Patch
 
-        handles = [
-            Patch(color=_COLORS[c], label=c)
-            for c in _COLORS
-            if "finality" in rows.columns and c in set(rows["finality"].astype(str))
-        ]
-        extra, _ = ax.get_legend_handles_labels()
-        if handles or extra:  # a reference matching no route shown draws no marker
-            _axes.legend_outside(ax, handles + extra)
-    return ax
 
+def _finality_legend(rows: pd.DataFrame, ax: Axes) -> None:
+    """The legend: the finality classes drawn, and the published median if marked."""
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=_COLORS[c], label=c)
+        for c in _COLORS
+        if "finality" in rows.columns and c in set(rows["finality"].astype(str))
+    ]
+    extra, _ = ax.get_legend_handles_labels()
+    if handles or extra:  # a reference matching no route shown draws no marker
+        _axes.legend_outside(ax, handles + extra)
 
 def _latency_lines(
     data: pd.DataFrame, ax: Axes, *, log: bool, top: int, span: Any, title: str | None

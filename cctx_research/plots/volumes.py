@@ -217,13 +217,29 @@ def plot_size_distribution(
     """
     arguments.choice("weights", weights, ["count", "volume"])
     arguments.positive_int("bins", bins)
-    classes = None
+    classes, amount, span, empty = _sizes_of(data)
+    ax = _axes.get_axes(ax)
+    _axes.set_title(ax, "Transfer sizes", span, title)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"Transfer amount ({_axes.USDC}, log scale)")
+    ax.set_ylabel("Transfers" if weights == "count" else f"Volume ({_axes.USDC})")
+    if empty:
+        return _axes.no_data(ax)
+    if classes is not None:
+        _class_bars(ax, classes, weights)
+    else:
+        _amount_histogram(ax, amount, weights, bins)
+    _mark_size_classes(ax)
+    _axes.compact_axis(ax.xaxis)
+    _axes.compact_axis(ax.yaxis)
+    return ax
+
+
+def _sizes_of(data: Any) -> tuple[pd.DataFrame | None, np.ndarray, Any, bool]:
+    """(size classes or None, positive amounts, span, empty) of what the plot was given."""
     if isinstance(data, volumes.SizeDistribution):
-        classes = data.classes
-        span = data.span
-        amount = np.zeros(0)
-        empty = data.count == 0
-    elif isinstance(data, pd.DataFrame):
+        return data.classes, np.zeros(0), data.span, data.count == 0
+    if isinstance(data, pd.DataFrame):
         frame = schema.validate(data, "transfers")
         amount = frame["amount"].to_numpy(dtype=float, na_value=np.nan)
         span = span_of(frame["timestamp"])
@@ -238,41 +254,43 @@ def plot_size_distribution(
                 f"output or a 1-d array of amounts, got {type(data).__name__}"
             )
         span = None
-    if classes is None:
-        amount = amount[np.isfinite(amount) & (amount > 0)]
-        empty = amount.size == 0
-    ax = _axes.get_axes(ax)
-    _axes.set_title(ax, "Transfer sizes", span, title)
-    ax.set_xscale("log")
-    ax.set_xlabel(f"Transfer amount ({_axes.USDC}, log scale)")
-    ax.set_ylabel("Transfers" if weights == "count" else f"Volume ({_axes.USDC})")
-    if empty:
-        return _axes.no_data(ax)
-    if classes is not None:
-        lower = classes["lower"].to_numpy(dtype=float).clip(min=0.01)
-        upper = classes["upper"].to_numpy(dtype=float)
-        upper = np.where(np.isfinite(upper), upper, lower * 10)
-        ax.bar(
-            lower,
-            classes[weights].to_numpy(dtype=float),
-            width=upper - lower,
-            align="edge",
-            color="#2775ca",
-            alpha=0.85,
-            edgecolor="white",
-        )
-    else:
-        lo, hi = amount.min(), amount.max()
-        if lo == hi:
-            lo, hi = lo / 1.5, hi * 1.5
-        edges = np.logspace(np.log10(lo), np.log10(hi), bins + 1)
-        ax.hist(
-            amount,
-            bins=edges,
-            weights=amount if weights == "volume" else None,
-            color="#2775ca",
-            alpha=0.85,
-        )
+    amount = amount[np.isfinite(amount) & (amount > 0)]
+    return None, amount, span, amount.size == 0
+
+
+def _class_bars(ax: Axes, classes: pd.DataFrame, weights: str) -> None:
+    """One bar per size class, spanning it on the log axis (dust from 0.01, whale to 10x)."""
+    lower = classes["lower"].to_numpy(dtype=float).clip(min=0.01)
+    upper = classes["upper"].to_numpy(dtype=float)
+    upper = np.where(np.isfinite(upper), upper, lower * 10)
+    ax.bar(
+        lower,
+        classes[weights].to_numpy(dtype=float),
+        width=upper - lower,
+        align="edge",
+        color="#2775ca",
+        alpha=0.85,
+        edgecolor="white",
+    )
+
+
+def _amount_histogram(ax: Axes, amount: np.ndarray, weights: str, bins: int) -> None:
+    """A histogram of the amounts in ``bins`` log-spaced bins."""
+    lo, hi = amount.min(), amount.max()
+    if lo == hi:
+        lo, hi = lo / 1.5, hi * 1.5
+    edges = np.logspace(np.log10(lo), np.log10(hi), bins + 1)
+    ax.hist(
+        amount,
+        bins=edges,
+        weights=amount if weights == "volume" else None,
+        color="#2775ca",
+        alpha=0.85,
+    )
+
+
+def _mark_size_classes(ax: Axes) -> None:
+    """A dashed line, with the class's name, at each size class's lower bound."""
     for name, lower_bound, _upper in volumes.SIZE_CLASSES[1:]:
         ax.axvline(lower_bound, color="0.4", linestyle="--", linewidth=0.8)
         ax.text(
@@ -284,10 +302,6 @@ def plot_size_distribution(
             va="top",
             color="0.3",
         )
-    _axes.compact_axis(ax.xaxis)
-    _axes.compact_axis(ax.yaxis)
-    return ax
-
 
 def plot_seasonality(
     data: pd.DataFrame,

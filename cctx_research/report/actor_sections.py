@@ -10,6 +10,7 @@ this module only lays it out.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -56,27 +57,11 @@ def _actors(ctx: Context) -> Sequence[Part]:
     concentration = actors.hhi(relayed).iloc[0]
     integrated = actors.integrators(ledger)
     flagged = movements.rebalancing_share(ledger)
-    gross = float(flagged["volume"].sum())
-    rebalancing = float(flagged["rebalancing_volume"].sum())
     once = movements.dedupe(ledger)
     net = float(once["amount_raw"].sum()) / 1e6
-    labelled = integrated["integrator_label"].notna()
     signers = "burn_tx_from" in ledger.columns and bool(ledger["burn_tx_from"].notna().any())
     ctx.data.update(relayers=relayed, integrators=integrated, rebalancing=flagged)
-    top = relayed[relayed["relayer"].notna()].head(1)
-    parts: list[Part] = [
-        cards([
-            ("relayers", f"{int(concentration['actors']):,}"),
-            ("largest relayer's share of mints",
-             f"{float(top['mint_share'].iloc[0]) * 100:.1f}%" if len(top) else "no data"),
-            ("relayer concentration (HHI)", f"{float(concentration['hhi']):.3f}"),
-            ("volume through labelled integrators",
-             f"{float(integrated.loc[labelled, 'volume_share'].sum()) * 100:.1f}%"),
-            ("rebalancing share of volume",
-             f"{rebalancing / gross * 100:.1f}%" if gross else "no data"),
-            ("volume counted once per movement", usd(net)),
-        ])
-    ]
+    parts: list[Part] = [_actor_cards(relayed, concentration, integrated, flagged, net)]
     shown = _named(relayed.head(ctx.top_n), "relayer_label", "relayer")
     shown = shown[list(_RELAYER_HEADERS)]
     shown["median_relay_s"] = [duration(v) for v in shown["median_relay_s"]]
@@ -89,41 +74,74 @@ def _actors(ctx: Context) -> Sequence[Part]:
         f"<h3>Depositors (the {min(len(integrated), ctx.top_n)} largest by volume)</h3>",
         html_table(shown[list(_INTEGRATOR_HEADERS)].rename(columns=_INTEGRATOR_HEADERS)),
     ]
-    routes = flagged[flagged["rebalancing_volume"] > 0].sort_values(
-        "rebalancing_volume", ascending=False
-    ).head(ctx.top_n)
-    if len(routes):
-        table = routes[["source_chain", "destination_chain", "count", "volume",
-                        "rebalancing_volume", "volume_share"]].rename(columns={
-            "source_chain": "from", "destination_chain": "to", "count": "transfers",
-            "volume": "volume (USDC)", "rebalancing_volume": "rebalancing (USDC)",
-            "volume_share": "rebalancing share of volume",
-        })  # fmt: skip
-        parts += ["<h3>Rebalancing per route</h3>", html_table(table)]
-    parts.append(
-        note(
-            "Relayer: who called receiveMessage on the destination (MessageReceived's caller), "
-            "who paid to mint; a transfer whose recipient relays itself counts under the "
-            "recipient. Depositor: the burn's message sender, an application's contract when "
-            "it burns for its users (end users: the distinct signers of its burns, where the "
-            "data names them); labels from the bundled table (Circle's contracts and "
-            "integrators' published addresses) or your own. Rebalancing: an operator moving "
-            "its own money (the same labelled address or entity on both sides) or one end "
-            "user burning A to B and back within a day (the end user: who signed the burn, "
-            "else the depositor unless it is a labelled integrator's contract)."
-            + ("" if signers else " This data names no burn's signer (burn_tx_from: receipts "
-               "and cryo give it, eth_getLogs does not), so an unlabelled contract burning for "
-               "many users is one end user here, and its users' opposite transfers read as "
-               "its round trips.")
-            + " Counted once: a leg that continues an "
-            "earlier one (burned by the contract the earlier leg minted to) is left out, so a "
-            "movement wrapped by an integrator is counted once."
-            + (" The sample's relayers, integrator shares and rebalancing are synthetic."
-               if ctx.provenance.get("synthetic") else "")
-        )
-    )
+    parts += _rebalancing_routes(flagged, ctx.top_n)
+    parts.append(note(_actors_note(signers=signers, synthetic=ctx.provenance.get("synthetic"))))
     return parts
 
+
+def _actor_cards(
+    relayed: pd.DataFrame,
+    concentration: pd.Series,
+    integrated: pd.DataFrame,
+    flagged: pd.DataFrame,
+    net: float,
+) -> Part:
+    """The headline numbers: relayers and their concentration, integrators, rebalancing."""
+    gross = float(flagged["volume"].sum())
+    rebalancing = float(flagged["rebalancing_volume"].sum())
+    labelled = integrated["integrator_label"].notna()
+    top = relayed[relayed["relayer"].notna()].head(1)
+    return cards([
+        ("relayers", f"{int(concentration['actors']):,}"),
+        ("largest relayer's share of mints",
+         f"{float(top['mint_share'].iloc[0]) * 100:.1f}%" if len(top) else "no data"),
+        ("relayer concentration (HHI)", f"{float(concentration['hhi']):.3f}"),
+        ("volume through labelled integrators",
+         f"{float(integrated.loc[labelled, 'volume_share'].sum()) * 100:.1f}%"),
+        ("rebalancing share of volume",
+         f"{rebalancing / gross * 100:.1f}%" if gross else "no data"),
+        ("volume counted once per movement", usd(net)),
+    ])  # fmt: skip
+
+
+def _rebalancing_routes(flagged: pd.DataFrame, top_n: int) -> list[Part]:
+    """The routes with the most rebalancing volume, if any."""
+    routes = flagged[flagged["rebalancing_volume"] > 0].sort_values(
+        "rebalancing_volume", ascending=False
+    ).head(top_n)
+    if not len(routes):
+        return []
+    table = routes[["source_chain", "destination_chain", "count", "volume",
+                    "rebalancing_volume", "volume_share"]].rename(columns={
+        "source_chain": "from", "destination_chain": "to", "count": "transfers",
+        "volume": "volume (USDC)", "rebalancing_volume": "rebalancing (USDC)",
+        "volume_share": "rebalancing share of volume",
+    })  # fmt: skip
+    return ["<h3>Rebalancing per route</h3>", html_table(table)]
+
+
+def _actors_note(*, signers: bool, synthetic: Any) -> str:
+    """What relayer, depositor, rebalancing and counted once mean here."""
+    return (
+        "Relayer: who called receiveMessage on the destination (MessageReceived's caller), "
+        "who paid to mint; a transfer whose recipient relays itself counts under the "
+        "recipient. Depositor: the burn's message sender, an application's contract when "
+        "it burns for its users (end users: the distinct signers of its burns, where the "
+        "data names them); labels from the bundled table (Circle's contracts and "
+        "integrators' published addresses) or your own. Rebalancing: an operator moving "
+        "its own money (the same labelled address or entity on both sides) or one end "
+        "user burning A to B and back within a day (the end user: who signed the burn, "
+        "else the depositor unless it is a labelled integrator's contract)."
+        + ("" if signers else " This data names no burn's signer (burn_tx_from: receipts "
+           "and cryo give it, eth_getLogs does not), so an unlabelled contract burning for "
+           "many users is one end user here, and its users' opposite transfers read as "
+           "its round trips.")
+        + " Counted once: a leg that continues an "
+        "earlier one (burned by the contract the earlier leg minted to) is left out, so a "
+        "movement wrapped by an integrator is counted once."
+        + (" The sample's relayers, integrator shares and rebalancing are synthetic."
+           if synthetic else "")
+    )
 
 SPECS: tuple[SectionSpec, ...] = (
     SectionSpec(

@@ -246,65 +246,16 @@ def _pending(ctx: Context) -> Sequence[Part]:
     late = pending.stuck(ledger, as_of=now, attestations=ctx.attestations)
     ctx.data.update(in_flight_at_end=routes, stuck=late)
     factor = result_info(late).factor or 3.0
-    waiting = int(total["count"]) - len(late)
-    waiting_usdc = max(float(total["amount"]) - float(late["amount"].sum()), 0.0)
-    parts: list[Part] = [
-        cards(
-            [
-                ("burned, not minted", f"{int(total['count']):,}"),
-                (f"pending now ({usd(waiting_usdc)} USDC)", f"{waiting:,}"),
-                (f"never minted: older than {factor:g}x the usual latency "
-                 f"({usd(float(late['amount'].sum()))} USDC)", f"{len(late):,}"),
-                ("oldest burned, not minted, since", when(total["oldest"])),
-            ]
-        )
-    ]
+    parts: list[Part] = [_pending_cards(total, late, factor)]
     if len(routes):
         parts += [
             "<h3>Burned, not minted, per route</h3>",
             html_table(_durations(routes.drop(columns=["amount_raw"]), ["max_age_s"])),
         ]
     if len(late):
-        shown = late.head(ctx.top_n)[
-            [
-                "burn_tx_hash",
-                "source_chain",
-                "destination_chain",
-                "finality",
-                "amount",
-                "burn_timestamp",
-                "age_s",
-                "reference_s",
-                "reference",
-                *(["waiting_on", "delay_reason"] if "waiting_on" in late.columns else []),
-            ]
-        ]
-        shown = _durations(shown, ["age_s", "reference_s"]).rename(columns=_STUCK_HEADERS)
-        parts += [
-            figure(
-                "stuck",
-                "Never minted: age against amount",
-                plots.plot_stuck,
-                late,
-                figsize=(9.0, 4.0),
-            ),
-            f"<h3>Never minted (the {min(len(late), ctx.top_n)} oldest of {len(late):,})</h3>",
-            html_table(shown, links={"burn transaction": ("tx", "from")}),
-        ]
+        parts += _stuck_parts(late, ctx.top_n)
     if ctx.attestations is not None and int(total["count"]):
-        waits = pending.waiting(ledger, ctx.attestations, as_of=now)
-        ctx.data["waiting"] = waits
-        summary = (
-            waits.assign(delay_reason=waits["delay_reason"].fillna("-"))
-            .groupby(["waiting_on", "delay_reason"], observed=True)["amount"]
-            .agg(["size", "sum"]).reset_index()
-            .rename(columns={"waiting_on": "waiting on", "delay_reason": "Circle's delay reason",
-                             "size": "transfers", "sum": "amount (USDC)"})
-        )  # fmt: skip
-        parts += [
-            "<h3>What the transfers burned and not minted wait on (Circle's API)</h3>",
-            html_table(summary),
-        ]
+        parts += _waiting_parts(ctx, ledger)
     clock = (
         f"{when(now)}, the data's last event" if ctx.as_of is not None else f"{when(now)}, "
         "the end of the window"
@@ -320,6 +271,67 @@ def _pending(ctx: Context) -> Sequence[Part]:
     )
     return parts
 
+
+def _pending_cards(total: pd.Series, late: pd.DataFrame, factor: float) -> Part:
+    """Burned and not minted: in all, pending now, never minted, and the oldest burn."""
+    waiting = int(total["count"]) - len(late)
+    waiting_usdc = max(float(total["amount"]) - float(late["amount"].sum()), 0.0)
+    return cards(
+        [
+            ("burned, not minted", f"{int(total['count']):,}"),
+            (f"pending now ({usd(waiting_usdc)} USDC)", f"{waiting:,}"),
+            (f"never minted: older than {factor:g}x the usual latency "
+             f"({usd(float(late['amount'].sum()))} USDC)", f"{len(late):,}"),
+            ("oldest burned, not minted, since", when(total["oldest"])),
+        ]
+    )
+
+
+def _stuck_parts(late: pd.DataFrame, top_n: int) -> list[Part]:
+    """The never-minted transfers: their figure and a table of the oldest ``top_n``."""
+    shown = late.head(top_n)[
+        [
+            "burn_tx_hash",
+            "source_chain",
+            "destination_chain",
+            "finality",
+            "amount",
+            "burn_timestamp",
+            "age_s",
+            "reference_s",
+            "reference",
+            *(["waiting_on", "delay_reason"] if "waiting_on" in late.columns else []),
+        ]
+    ]
+    shown = _durations(shown, ["age_s", "reference_s"]).rename(columns=_STUCK_HEADERS)
+    return [
+        figure(
+            "stuck",
+            "Never minted: age against amount",
+            plots.plot_stuck,
+            late,
+            figsize=(9.0, 4.0),
+        ),
+        f"<h3>Never minted (the {min(len(late), top_n)} oldest of {len(late):,})</h3>",
+        html_table(shown, links={"burn transaction": ("tx", "from")}),
+    ]
+
+
+def _waiting_parts(ctx: Context, ledger: pd.DataFrame) -> list[Part]:
+    """What the pending transfers wait on, by Circle's attestation API (Iris)."""
+    waits = pending.waiting(ledger, ctx.attestations, as_of=ctx.now)
+    ctx.data["waiting"] = waits
+    summary = (
+        waits.assign(delay_reason=waits["delay_reason"].fillna("-"))
+        .groupby(["waiting_on", "delay_reason"], observed=True)["amount"]
+        .agg(["size", "sum"]).reset_index()
+        .rename(columns={"waiting_on": "waiting on", "delay_reason": "Circle's delay reason",
+                         "size": "transfers", "sum": "amount (USDC)"})
+    )  # fmt: skip
+    return [
+        "<h3>What the transfers burned and not minted wait on (Circle's API)</h3>",
+        html_table(summary),
+    ]
 
 _STUCK_HEADERS = {
     "burn_tx_hash": "burn transaction",

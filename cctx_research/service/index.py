@@ -37,6 +37,8 @@ _ADDRESS_COLUMNS = (
     "destination_caller",
     "destination_token_messenger",
 )
+_PADDED = frozenset({"mint_recipient", "destination_caller", "destination_token_messenger"})
+"""Address columns the interface writes as bytes32 (see :func:`bytes32`)."""
 
 
 # --------------------------------------------------------------------------
@@ -148,13 +150,42 @@ def encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.nda
     return remap.astype(np.int32)[codes], table
 
 
+def _times_and_amounts(ledger: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Burn and mint times (ns) and amounts in the ledger's row order, checked."""
+    burn_ns = nanos(ledger["burn_timestamp"])
+    mint_ns = nanos(ledger["mint_timestamp"])
+    # a mint whose burn is not in the data has no burn time: it is in no burn window
+    if ((burn_ns == NAT) & (mint_ns == NAT)).any():
+        raise DataError(
+            "column 'burn_timestamp' has missing values where 'mint_timestamp' has none "
+            "too (every transfer needs a burn or a mint time)"
+        )
+    amount = ledger["amount_raw"].to_numpy(dtype=np.int64)
+    if len(amount) and amount.min() < 0:
+        raise DataError("column 'amount_raw' has negative amounts")
+    if len(amount) and float(amount.astype(np.float64).sum()) >= 2.0**62:
+        raise DataError("the amounts of 'amount_raw' sum beyond int64; split the ledger")
+    return burn_ns, mint_ns, amount
+
+
+def _id_ranks(ledger: pd.DataFrame) -> tuple[pa.Array, np.ndarray]:
+    """The transfer ids (ledger's row order) and each row's rank among them."""
+    ids = arrow_strings(ledger["transfer_id"])
+    if ids.null_count:
+        raise DataError("column 'transfer_id' has missing values")
+    n = len(ids)
+    id_sort = np.asarray(pc.array_sort_indices(ids), dtype=np.int64)
+    id_rank = np.empty(n, dtype=np.int64)
+    id_rank[id_sort] = np.arange(n, dtype=np.int64)
+    return ids, id_rank
+
+
 def domain_mask(wanted: Iterable[int], size: int) -> np.ndarray:
     mask = np.zeros(size, dtype=bool)
     for d in wanted:
         if 0 <= d < size:
             mask[d] = True
     return mask
-
 
 
 # --------------------------------------------------------------------------
@@ -179,28 +210,9 @@ class LedgerIndex:
     def __init__(self, ledger: pd.DataFrame) -> None:
         n = len(ledger)
         self.n = n
-
-        burn_ns = nanos(ledger["burn_timestamp"])
-        mint_ns = nanos(ledger["mint_timestamp"])
-        # a mint whose burn is not in the data has no burn time: it is in no burn window
-        if ((burn_ns == NAT) & (mint_ns == NAT)).any():
-            raise DataError(
-                "column 'burn_timestamp' has missing values where 'mint_timestamp' has none "
-                "too (every transfer needs a burn or a mint time)"
-            )
-        amount = ledger["amount_raw"].to_numpy(dtype=np.int64)
-        if n and amount.min() < 0:
-            raise DataError("column 'amount_raw' has negative amounts")
-        if n and float(amount.astype(np.float64).sum()) >= 2.0**62:
-            raise DataError("the amounts of 'amount_raw' sum beyond int64; split the ledger")
-
+        burn_ns, mint_ns, amount = _times_and_amounts(ledger)
         # order: (burn time, transfer id); id ranks break ties in every listing
-        ids = arrow_strings(ledger["transfer_id"])
-        if ids.null_count:
-            raise DataError("column 'transfer_id' has missing values")
-        id_sort = np.asarray(pc.array_sort_indices(ids), dtype=np.int64)
-        id_rank = np.empty(n, dtype=np.int64)
-        id_rank[id_sort] = np.arange(n, dtype=np.int64)
+        ids, id_rank = _id_ranks(ledger)
         order = np.lexsort((id_rank, burn_ns))
 
         self.ids = ids.take(pa.array(order))
@@ -209,6 +221,20 @@ class LedgerIndex:
         self.mint_ns = mint_ns[order]
         self.minted = self.mint_ns != NAT
         self.amount = amount[order]
+        self._index_routes(ledger, order)
+        # burn side: prefix sums over burn order
+        self.burn_cum = np.concatenate([[0], np.cumsum(self.amount)])
+        self._index_mints()
+        self._index_addresses(ledger, order)
+        # senders: amounts split for exact float64 bincount sums
+        self.amt_hi = (self.amount >> SPLIT).astype(np.float64)
+        self.amt_lo = (self.amount & ((1 << SPLIT) - 1)).astype(np.float64)
+        self._index_hashes(ledger, order)
+        logger.debug("store built: %d transfers, %d indexed hashes", n, len(self._hash_slot))
+
+    def _index_routes(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
+        """Domains and blocks in burn order, and how many domain ids a mask needs."""
+        n = self.n
         self.src = ledger["source_domain"].to_numpy(dtype=np.int64)[order]
         self.dst = ledger["destination_domain"].to_numpy(dtype=np.int64)[order]
         if n and min(self.src.min(), self.dst.min()) < 0:
@@ -217,10 +243,8 @@ class LedgerIndex:
         self.mint_block = ledger["mint_block"].to_numpy(dtype=np.int64)[order]
         self.n_domains = int(max(self.src.max(), self.dst.max())) + 1 if n else 1
 
-        # burn side: prefix sums over burn order
-        self.burn_cum = np.concatenate([[0], np.cumsum(self.amount)])
-
-        # mint side: minted rows by (mint time, id)
+    def _index_mints(self) -> None:
+        """The mint order: minted rows by (mint time, id), with their domains and prefix sums."""
         minted_rows = np.flatnonzero(self.minted)
         by_mint = np.lexsort((self.id_rank[minted_rows], self.mint_ns[minted_rows]))
         self.mint_rows = minted_rows[by_mint]
@@ -231,7 +255,8 @@ class LedgerIndex:
         self.present_src = np.unique(self.mint_src)
         self.present_dst = np.unique(self.mint_dst)
 
-        # addresses, dictionary-encoded; output forms precomputed per unique value
+    def _index_addresses(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
+        """Addresses dictionary-encoded, their output forms, and the recipients' CSR index."""
         self.codes: dict[str, np.ndarray] = {}
         self.uniques: dict[str, np.ndarray] = {}
         self.out: dict[str, list[str]] = {}
@@ -239,13 +264,8 @@ class LedgerIndex:
             codes, table = encode_addresses(ledger[column], column)
             self.codes[column] = codes[order]
             self.uniques[column] = table
-            padded = column in (
-                "mint_recipient",
-                "destination_caller",
-                "destination_token_messenger",
-            )
-            self.out[column] = [bytes32(a) for a in table] if padded else table.tolist()
-
+            # output forms precomputed per unique value
+            self.out[column] = [bytes32(a) for a in table] if column in _PADDED else table.tolist()
         # recipients: CSR of rows (burn order) by recipient code
         rcpt = self.codes["mint_recipient"]
         self.rcpt_rows = np.argsort(rcpt, kind="stable")
@@ -253,11 +273,8 @@ class LedgerIndex:
             [[0], np.cumsum(np.bincount(rcpt, minlength=len(self.uniques["mint_recipient"])))]
         )
 
-        # senders: amounts split for exact float64 bincount sums
-        self.amt_hi = (self.amount >> SPLIT).astype(np.float64)
-        self.amt_lo = (self.amount & ((1 << SPLIT) - 1)).astype(np.float64)
-
-        # tx hashes: raw bytes + sorted uint64 prefix index over burn and mint hashes
+    def _index_hashes(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
+        """Tx hashes: raw bytes + a sorted uint64 prefix index over burn and mint hashes."""
         self._burn_hash, self._has_burn_hash, burn_other = _hash_bytes(
             ledger["burn_tx_hash"].iloc[order], "burn_tx_hash"
         )
@@ -280,8 +297,6 @@ class LedgerIndex:
         by_prefix = np.lexsort((slots, prefixes))
         self._hash_prefix = prefixes[by_prefix]
         self._hash_slot = slots[by_prefix]
-        logger.debug("store built: %d transfers, %d indexed hashes", n, len(slots))
-
 
     def find_hash(self, text: str) -> Iterator[tuple[int, bool]]:
         """(row, is_mint) of each transaction whose hash is ``text`` (spelled as normalize_hash)."""

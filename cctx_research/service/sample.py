@@ -21,6 +21,7 @@ cached pull of a past window stays true while the 30-day window slides.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -80,12 +81,9 @@ def generate_day(
     day_ts = to_timestamp(day, name="day").floor("D")
     day_start = int(day_ts.value // 1_000_000_000)
     day_index = day_ts.date().toordinal() - _EPOCH_DAY
+    # one stream per day, drawn from in a fixed order: each step below draws after the last
     rng = np.random.default_rng([seed, day_index + 1_000_000])
-
-    weekend = day_ts.day_of_week >= 5
-    wf = cal["activity"]["weekend_factor"]
-    mean = per_day * (wf if weekend else 1.0) / ((5 + 2 * wf) / 7)
-    n = int(rng.poisson(mean))
+    n = _day_count(rng, day_ts, per_day, cal["activity"]["weekend_factor"])
 
     # time and route
     burn_time = np.sort(day_start + seconds_of_day(rng, n))
@@ -94,47 +92,16 @@ def generate_day(
     route = rng.choice(len(r_p), size=n, p=r_p)
     src, dst = r_src[route], r_dst[route]
 
-    # amounts: a calibrated quantile function, tilted per route
-    u = 1.0 - (1.0 - rng.random(n)) ** params["tilt"][route]
-    usd = np.minimum(amounts_usd(u), cal["amounts"]["cap_usd"])
-    amount_raw = np.maximum(np.round(usd * 1_000_000), 1).astype(np.int64)
-
-    # latency and completion
-    sigma = cal["latency_seconds"]["sigma"]
-    latency = np.maximum(params["median"][route] * rng.lognormal(0.0, sigma, n), 5).astype(np.int64)
-    pending = rng.random(n) < cal["pending_share"]
-
-    # addresses
+    amount_raw = _amounts(rng, params["tilt"][route], cal["amounts"]["cap_usd"])
+    latency, pending = _latency(rng, params["median"][route], cal)
     sender, recipient, caller = _addresses(rng, seed, src, dst)
-
-    # V2: version, finality, latency of fast transfers, fees, hooks
-    v2cfg = cal["v2"]
-    is_v2 = params["v2"][route] & (rng.random(n) < v2cfg["share"])
-    fast = is_v2 & params["can_fast"][route] & (rng.random(n) < v2cfg["fast_share"])
-    fast_sigma = v2cfg["fast_latency_seconds"]["sigma"]
-    fast_latency = params["fast"][route] * rng.lognormal(0.0, fast_sigma, n)
-    latency = np.where(fast, np.maximum(fast_latency, 2).astype(np.int64), latency)
+    is_v2, fast, latency = _versions(rng, route, params, cal["v2"], latency)
     mint_time = burn_time + latency
-    v2 = _v2_columns(rng, n, is_v2, fast, pending, amount_raw, params["bps"][route], v2cfg)
-
-    # ids: V1 nonces increase per source domain through the day; V2 nonces are
-    # bytes32 assigned by Circle at attestation
-    order_in_src = pd.Series(src).groupby(src).cumcount().to_numpy()
-    nonce = (day_index * 1_000_000 + order_in_src).astype(str).astype(object)
-    v2_rows = np.flatnonzero(is_v2)
-    nonce[v2_rows] = hex_strings(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
-    chain_ids = {d: chains.chain_id(int(d)) for d in np.unique(np.concatenate([src, dst]))}
-    src_cid = np.array([chain_ids[d] for d in src], dtype=object)
-    dst_cid = np.array([chain_ids[d] for d in dst], dtype=object)
-    transfer_id = [f"{a}_{b}_{c}" for a, b, c in zip(nonce, src_cid, dst_cid, strict=True)]
-
-    contracts = contract_addresses()
-    messenger = np.array(
-        [contracts["v2" if v else "v1"][d] for d, v in zip(dst, is_v2, strict=True)], dtype=object
-    )
+    v2 = _v2_columns(rng, n, is_v2, fast, pending, amount_raw, params["bps"][route], cal["v2"])
+    nonce, transfer_id = _ids(rng, day_index, src, dst, is_v2)
+    burn_token, messenger = _contract_columns(src, dst, is_v2)
     burn_hash, mint_hash = _tx_hashes(rng, src, dst)
 
-    burn_ts = pd.to_datetime(burn_time, unit="s", utc=True)
     mint_ts = pd.to_datetime(np.where(pending, 0, mint_time), unit="s", utc=True)
     frame = pd.DataFrame(
         {
@@ -142,7 +109,7 @@ def generate_day(
             "source_domain": src.astype(np.int64),
             "destination_domain": dst.astype(np.int64),
             "amount_raw": amount_raw,
-            "burn_timestamp": burn_ts,
+            "burn_timestamp": pd.to_datetime(burn_time, unit="s", utc=True),
             "mint_timestamp": mint_ts.where(~pending, pd.NaT),
             "burn_tx_hash": burn_hash,
             "mint_tx_hash": np.where(pending, None, mint_hash),
@@ -150,7 +117,7 @@ def generate_day(
             "mint_block": np.where(pending, -1, block_numbers(dst, mint_time)),
             "message_sender": sender,
             "mint_recipient": recipient,
-            "burn_token": [contracts["usdc"][d] for d in src],
+            "burn_token": burn_token,
             "destination_caller": caller,
             "destination_token_messenger": messenger,
             "cctp_version": np.where(is_v2, 2, 1).astype(np.int64),
@@ -163,6 +130,80 @@ def generate_day(
         day=day_index,
     )
     return _typed(frame)
+
+
+def _day_count(
+    rng: np.random.Generator, day_ts: pd.Timestamp, per_day: int, weekend_factor: float
+) -> int:
+    """How many transfers the day has: Poisson, quieter at weekends, ``per_day`` on average."""
+    weekend = day_ts.day_of_week >= 5
+    mean = per_day * (weekend_factor if weekend else 1.0) / ((5 + 2 * weekend_factor) / 7)
+    return int(rng.poisson(mean))
+
+
+def _amounts(rng: np.random.Generator, tilt: np.ndarray, cap_usd: float) -> np.ndarray:
+    """Raw amounts: a calibrated quantile function, tilted per route, capped, at least 1."""
+    u = 1.0 - (1.0 - rng.random(len(tilt))) ** tilt
+    usd = np.minimum(amounts_usd(u), cap_usd)
+    return np.maximum(np.round(usd * 1_000_000), 1).astype(np.int64)
+
+
+def _latency(
+    rng: np.random.Generator, median: np.ndarray, cal: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Burn-to-mint seconds of a standard transfer (at least 5), and which are never minted."""
+    n = len(median)
+    sigma = cal["latency_seconds"]["sigma"]
+    latency = np.maximum(median * rng.lognormal(0.0, sigma, n), 5).astype(np.int64)
+    pending = rng.random(n) < cal["pending_share"]
+    return latency, pending
+
+
+def _versions(
+    rng: np.random.Generator,
+    route: np.ndarray,
+    params: Mapping[str, np.ndarray],
+    v2cfg: dict[str, Any],
+    latency: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(is V2, is fast, latency): fast transfers get the fast latency (at least 2 s)."""
+    n = len(route)
+    is_v2 = params["v2"][route] & (rng.random(n) < v2cfg["share"])
+    fast = is_v2 & params["can_fast"][route] & (rng.random(n) < v2cfg["fast_share"])
+    fast_sigma = v2cfg["fast_latency_seconds"]["sigma"]
+    fast_latency = params["fast"][route] * rng.lognormal(0.0, fast_sigma, n)
+    latency = np.where(fast, np.maximum(fast_latency, 2).astype(np.int64), latency)
+    return is_v2, fast, latency
+
+
+def _ids(
+    rng: np.random.Generator, day_index: int, src: np.ndarray, dst: np.ndarray, is_v2: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """(nonce, transfer id) of each transfer.
+
+    V1 nonces increase per source domain through the day; V2 nonces are
+    bytes32 assigned by Circle at attestation.
+    """
+    order_in_src = pd.Series(src).groupby(src).cumcount().to_numpy()
+    nonce = (day_index * 1_000_000 + order_in_src).astype(str).astype(object)
+    v2_rows = np.flatnonzero(is_v2)
+    nonce[v2_rows] = hex_strings(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
+    chain_ids = {d: chains.chain_id(int(d)) for d in np.unique(np.concatenate([src, dst]))}
+    src_cid = np.array([chain_ids[d] for d in src], dtype=object)
+    dst_cid = np.array([chain_ids[d] for d in dst], dtype=object)
+    transfer_id = [f"{a}_{b}_{c}" for a, b, c in zip(nonce, src_cid, dst_cid, strict=True)]
+    return nonce, transfer_id
+
+
+def _contract_columns(
+    src: np.ndarray, dst: np.ndarray, is_v2: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """(burn token, destination token messenger) of each transfer."""
+    contracts = contract_addresses()
+    messenger = np.array(
+        [contracts["v2" if v else "v1"][d] for d, v in zip(dst, is_v2, strict=True)], dtype=object
+    )
+    return [contracts["usdc"][d] for d in src], messenger
 
 
 def _addresses(

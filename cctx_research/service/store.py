@@ -22,7 +22,8 @@ Layout (every array is a numpy array; row ``i`` is the ``i``-th transfer in
   to :func:`numpy.bincount` for the top-senders report.
 
 The arrays are built by :class:`~cctx_research.service.index.LedgerIndex`;
-this module answers the operations from them.
+this module finds the rows that answer each operation, and
+:mod:`~cctx_research.service.records` writes them as the interface's records.
 
 The store has a clock (see :mod:`cctx_research.service`): a pinned
 ``pandas.Timestamp`` or ``None`` for "now", read again on every call. It
@@ -41,12 +42,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from .. import arguments, chains, schema
 from ..addressing import normalize_hash
 from ..errors import NotFoundError
 from ..times import TimeLike, to_timestamp
+from . import records
 from .index import SPLIT, LedgerIndex, domain_mask, wire
 
 __all__ = [
@@ -64,9 +65,6 @@ MAX_LIMIT = 1000
 MAX_PAGE = 1_000_000_000
 DEFAULT_WINDOW = 86_400
 """Default window length in seconds (the interface's "1 day before now")."""
-
-INSTANCE_ID = "cctx-research-local"
-"""``instanceId`` of every record: this service is one indexer instance."""
 
 _NS = 1_000_000_000
 _I64_MAX = np.iinfo(np.int64).max
@@ -185,49 +183,6 @@ class Store:
         return a, max(a, b)
 
     # ------------------------------------------------------------------
-    # records
-
-    def _summaries(self, rows: np.ndarray, ts_ns: np.ndarray, clock: int) -> list[dict[str, Any]]:
-        """Transaction summaries (interface 2.1) of ``rows`` with the given times."""
-        ids = self._ix.ids.take(pa.array(rows, type=pa.int64())).to_pylist()
-        completed = (self._ix.minted[rows] & (self._ix.mint_ns[rows] <= clock)).tolist()
-        c = self._ix.codes
-        o = self._ix.out
-        recipients = [o["mint_recipient"][k] for k in c["mint_recipient"][rows].tolist()]
-        senders = [o["message_sender"][k] for k in c["message_sender"][rows].tolist()]
-        tokens = [o["burn_token"][k] for k in c["burn_token"][rows].tolist()]
-        callers = [o["destination_caller"][k] for k in c["destination_caller"][rows].tolist()]
-        messengers = [
-            o["destination_token_messenger"][k]
-            for k in c["destination_token_messenger"][rows].tolist()
-        ]
-        return [
-            {
-                "id": ids[i],
-                "amount": amount,
-                "timestamp": ts,
-                "isCompleted": done,
-                "sourceDomain": str(src),
-                "destinationDomain": str(dst),
-                "mintRecipient": recipients[i],
-                "messageSender": senders[i],
-                "burnToken": tokens[i],
-                "destinationCaller": callers[i],
-                "detinationTokenMessenger": messengers[i],
-            }
-            for i, (amount, ts, done, src, dst) in enumerate(
-                zip(
-                    self._ix.amount[rows].tolist(),
-                    (ts_ns // _NS).tolist(),
-                    completed,
-                    self._ix.src[rows].tolist(),
-                    self._ix.dst[rows].tolist(),
-                    strict=True,
-                )
-            )
-        ]
-
-    # ------------------------------------------------------------------
     # operations
 
     def mints(
@@ -275,23 +230,7 @@ class Store:
             positions = np.arange(min(a + skip, b), min(a + skip + limit, b))
         else:
             positions = self._scan_mints(a, b, src_ok, dst_ok, skip, limit)
-        rows = self._ix.mint_rows[positions]
-        records = self._summaries(rows, self._ix.mint_ns[rows], clock)
-        groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
-        for src, dst, record in zip(
-            self._ix.src[rows].tolist(), self._ix.dst[rows].tolist(), records, strict=True
-        ):
-            groups.setdefault((src, dst), []).append(record)
-        return [
-            {
-                "sourceChain": chains.chain_id(src),
-                "destinationChain": chains.chain_id(dst),
-                "totalAmount": sum(r["amount"] for r in txs),
-                "chain": chains.chain_id(dst),
-                "transactions": txs,
-            }
-            for (src, dst), txs in sorted(groups.items())
-        ]
+        return records.mint_groups(self._ix, self._ix.mint_rows[positions], clock)
 
     def _scan_mints(
         self, a: int, b: int, src_ok: np.ndarray, dst_ok: np.ndarray, skip: int, limit: int
@@ -342,30 +281,10 @@ class Store:
             when = self._ix.mint_ns[row] if is_mint else self._ix.burn_ns[row]
             if when <= clock:
                 shown = text if text.startswith("0x") else self._ix.hash_text(row, is_mint)
-                return self._detail(row, is_mint, shown, clock)
+                return records.detail(self._ix, row, is_mint, shown, clock)
         raise NotFoundError(
             "no transaction with that hash", operation="transactions-txHash", status=404
         )
-
-    def _detail(self, row: int, is_mint: bool, tx_hash: str, clock: int) -> dict[str, Any]:
-        ts_ns = self._ix.mint_ns[row] if is_mint else self._ix.burn_ns[row]
-        rows = np.array([row])
-        record = self._summaries(rows, np.array([ts_ns]), clock)[0]
-        src, dst = int(self._ix.src[row]), int(self._ix.dst[row])
-        seconds = int(ts_ns // _NS)
-        record.update(
-            {
-                "_id": f"{seconds & 0xFFFFFFFF:08x}{int(is_mint):02x}{row:014x}",
-                "transactionHash": tx_hash,
-                "entityId": "mintTransactionsTable" if is_mint else "burnTransactionsTable",
-                "blockNumber": int((self._ix.mint_block if is_mint else self._ix.burn_block)[row]),
-                "chainId": chains.chain_id(dst if is_mint else src),
-                "instanceId": INSTANCE_ID,
-                "sourceChain": chains.chain_id(src),
-                "destinationChain": chains.chain_id(dst),
-            }
-        )
-        return {"transactionType": "mint" if is_mint else "burn", "transaction": record}
 
     def received(
         self,
@@ -415,22 +334,7 @@ class Store:
         skip = (page - 1) * limit
         sel = order[skip : skip + limit]
         rows, ts, done = rows[sel], ts[sel], done[sel]
-        ids = self._ix.ids.take(pa.array(rows, type=pa.int64())).to_pylist()
-        items = []
-        for i, (row, t, is_mint) in enumerate(
-            zip(rows.tolist(), ts.tolist(), done.tolist(), strict=True)
-        ):
-            items.append(
-                {
-                    "id": ids[i],
-                    "amount": int(self._ix.amount[row]),
-                    "timestamp": t // _NS,
-                    "sourceChain": chains.chain_id(int(self._ix.src[row])),
-                    "destinationChain": chains.chain_id(int(self._ix.dst[row])),
-                    "transactionType": "mint" if is_mint else "burn",
-                    "transactionHash": self._ix.hash_text(row, is_mint),
-                }
-            )
+        items = records.received_items(self._ix, rows, ts, done)
         return {"address": canon, "totalTransactions": int(keep.sum()), "transactions": items}
 
     def volume(self, start: int | None = None, end: int | None = None) -> dict[str, Any]:

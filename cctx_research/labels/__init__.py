@@ -37,16 +37,17 @@ Examples
 ...                      "label": ["my messenger"], "kind": ["user"]})
 >>> lookup("0xbd3fa81b58ba92a82136038b25adec7066af3155", "ethereum", user=mine).label
 'my messenger'
+
+The rows themselves (Circle's, the bundled file's, a user's: read and
+checked) are built in :mod:`~cctx_research.labels.rows`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import addressing, chains, schema
-from ._codes import unique_ints
+from .. import chains, schema
+from .._codes import unique_ints
+from .rows import COLUMNS, KINDS, _bundled, _canonical, bundled, read
 
 __all__ = [
     "COLUMNS",
@@ -75,13 +77,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-KINDS: tuple[str, ...] = ("integrator", "relayer", "exchange", "circle", "user")
-"""What a labelled address is: an integrator's contract (or its operator), a relayer that
-calls ``receiveMessage``, an exchange, Circle itself, or an end user."""
-
-COLUMNS: tuple[str, ...] = ("chain", "address", "label", "kind", "source", "licence")
-"""The columns of a label table (:func:`table` adds ``origin``)."""
-
 DEFAULT_COLUMNS: tuple[str, ...] = (
     "message_sender",
     "mint_recipient",
@@ -92,16 +87,6 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
 
 _SOURCE_SIDE = frozenset({"message_sender", "burn_token"})
 """Address columns that live on the source chain; the others on the destination."""
-
-_REGISTRY_SOURCE = (
-    "cctx_research.chains (Circle's developer documentation, CCTP contract addresses; "
-    "github:circlefin/evm-cctp-contracts)"
-)
-_CONTRACT_NAMES = (
-    ("token_messenger", "TokenMessenger"),
-    ("message_transmitter", "MessageTransmitter"),
-    ("token_minter", "TokenMinter"),
-)
 
 
 @dataclass(frozen=True)
@@ -127,157 +112,6 @@ class Label:
     source: str
     licence: str
     origin: str
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
-
-
-def _canonical(values: Iterable[Any]) -> list[Any]:
-    out = addressing.canonical_addresses(list(values))
-    return [None if pd.isna(v) else str(v) for v in out]
-
-
-def _circle_rows() -> list[dict[str, Any]]:
-    """Circle's contracts, derived from the registry (never typed in twice)."""
-    rows: list[dict[str, Any]] = []
-    for chain in chains.CHAINS:
-        if chain.address_format != "evm":
-            continue
-        for version in (1, 2):
-            found = chains.contracts(chain.domain, version)
-            if found is None:
-                continue
-            for field, name in _CONTRACT_NAMES:
-                address = getattr(found, field, None)
-                if address:
-                    rows.append(_circle_row(chain.name, address, name, version))
-    return rows
-
-
-def _circle_row(chain: str | None, address: str, name: str, version: int) -> dict[str, Any]:
-    return {
-        "chain": chain,
-        "address": address.lower(),
-        "label": f"Circle {name}{'V2' if version == 2 else ''}",
-        "kind": "circle",
-        "source": _REGISTRY_SOURCE,
-        "licence": "Apache-2.0",
-    }
-
-
-def _data_file() -> dict[str, Any]:
-    try:
-        text = (resources.files("cctx_research._data") / "labels.json").read_text("utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):
-        text = (Path(__file__).resolve().parents[1] / "data" / "labels.json").read_text("utf-8")
-    return json.loads(text)
-
-
-@functools.lru_cache(maxsize=1)
-def _bundled() -> pd.DataFrame:
-    data = _data_file()
-    sources = data["sources"]
-    rows = _circle_rows()
-    for row in data["rows"]:
-        origin = sources[row["from"]]
-        rows.append(
-            {
-                "chain": row["chain"],
-                "address": row["address"],
-                "label": row["label"],
-                "kind": row["kind"],
-                "source": origin["source"],
-                "licence": origin["licence"],
-            }
-        )
-    return _checked(pd.DataFrame(rows, columns=list(COLUMNS)), what="bundled labels")
-
-
-def bundled() -> pd.DataFrame:
-    """The bundled label table (a copy): Circle's contracts first, then integrators'.
-
-    Examples
-    --------
-    >>> set(bundled()["kind"]) <= set(KINDS)
-    True
-    """
-    return _bundled().copy()
-
-
-def _checked(frame: pd.DataFrame, *, what: str) -> pd.DataFrame:
-    """Columns in order and typed, addresses canonical, kinds and chains known."""
-    missing = [c for c in ("address", "label", "kind") if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"{what} lack the column(s) {missing}; pass a CSV or DataFrame with columns "
-            f"address, label, kind (and optionally chain, source, licence)"
-        )
-    out = pd.DataFrame(index=range(len(frame)))
-    for col in COLUMNS:
-        values = frame[col].tolist() if col in frame.columns else [None] * len(frame)
-        out[col] = pd.Series([None if _missing(v) else v for v in values], dtype=object)
-    if out["address"].isna().any() or out["label"].isna().any():
-        raise ValueError(f"{what}: every row needs an address and a label")
-    bad = sorted(set(out["kind"].dropna()) - set(KINDS)) + (
-        ["(missing)"] if out["kind"].isna().any() else []
-    )
-    if bad:
-        raise ValueError(f"{what}: unknown kind(s) {bad}; use one of {list(KINDS)}")
-    out["address"] = _canonical(str(a).strip() for a in out["address"])
-    names = []
-    for value in out["chain"]:
-        if _missing(value) or str(value).strip() == "":
-            names.append(None)
-            continue
-        try:
-            names.append(chains.chain_name(chains.domain(value)))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{what}: unknown chain {value!r}; use a registry name "
-                f"({', '.join(chains.known_names()[:6])}, ...) or leave it empty"
-            ) from exc
-    out["chain"] = names
-    for col in COLUMNS:
-        out[col] = out[col].astype(schema.STRING)
-    return out
-
-
-def read(user: str | Path | pd.DataFrame) -> pd.DataFrame:
-    """Your labels as a checked label table (``origin`` not yet set).
-
-    Parameters
-    ----------
-    user : path or DataFrame
-        A CSV file, or a frame, with columns ``address``, ``label``, ``kind``
-        and optionally ``chain``, ``source`` and ``licence``.
-
-    Raises
-    ------
-    TypeError
-        If ``user`` is neither a path nor a DataFrame.
-    ValueError
-        For a missing column, an unknown kind or chain, or two rows for one
-        chain and address that disagree.
-    """
-    if isinstance(user, (str, Path)):
-        frame = pd.read_csv(user, dtype=str, keep_default_na=False, na_values=[""])
-        what = f"labels in {Path(user).name}"
-    elif isinstance(user, pd.DataFrame):
-        frame, what = user, "user labels"
-    else:
-        raise TypeError(f"user labels must be a CSV path or a DataFrame, got {type(user).__name__}")
-    out = _checked(frame, what=what)
-    out["source"] = out["source"].fillna("user")
-    key = out["chain"].fillna("").astype(str) + "|" + out["address"].astype(str)
-    clash = out.assign(key=key).groupby("key")[["label", "kind"]].nunique()
-    clash = clash[(clash["label"] > 1) | (clash["kind"] > 1)]
-    if len(clash):
-        raise ValueError(
-            f"{what}: rows for the same chain and address disagree: "
-            f"{', '.join(clash.index[:5])}; keep one row per chain and address"
-        )
-    return out.loc[~key.duplicated()].reset_index(drop=True)
 
 
 class Labels:
