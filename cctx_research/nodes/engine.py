@@ -37,7 +37,7 @@ import pyarrow as pa
 from .. import chains, errors
 from ..client.http import RequestStats
 from ..client.runner import Concurrency, Task, run
-from ..ingest import events
+from ..ingest.evm import events
 from . import blocks
 from .ranges import Sizer, too_large
 from .rpc import Rpc, RpcError

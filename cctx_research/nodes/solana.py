@@ -50,7 +50,7 @@ from typing import Any
 
 from ..client.runner import Concurrency, run
 from ..client.transports import BaseTransport
-from ..ingest.solana_layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
+from ..ingest.solana.layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
 from ..times import to_timestamp
 from .engine import ChainSync
 from .rpc import Rpc, RpcError

@@ -8,7 +8,7 @@ import pytest
 from eth_utils import keccak
 from test_public_api import isort_key
 
-from cctx_research.ingest import events as ev
+from cctx_research.ingest.evm import events as ev
 from ingest.logs import SIGNATURES, canonical_signature, parse_signature
 
 SPECS = {
@@ -104,14 +104,15 @@ def test_the_registry_knows_the_emitting_contracts_of_the_fixtures():
 @pytest.mark.parametrize(
     "name",
     [
-        "events",
-        "evm_logs",
-        "log_decoder",
-        "log_frame",
-        "log_keys",
+        "evm",
+        "evm.events",
+        "evm.logs",
+        "evm.decoder",
+        "evm.frame",
+        "evm.log_keys",
         "hexcodec",
-        "abi_words",
-        "messages",
+        "evm.abi_words",
+        "evm.messages",
         "rows",
     ],
 )

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from cctx_research import schema
 from cctx_research.errors import DataError
-from cctx_research.ingest.evm_logs import decode_logs, read_blocks, read_logs
+from cctx_research.ingest.evm.logs import decode_logs, read_blocks, read_logs
 from cctx_research.ingest.hexcodec import hex_slices, hex_to_bytes
 from ingest.logs import (
     FIXTURES,
@@ -330,7 +330,7 @@ def test_a_file_of_another_format_says_what_was_expected(tmp_path):
 
 def test_the_decoder_needs_no_abi_library():
     code = (
-        "import sys, cctx_research.ingest.evm_logs; "
+        "import sys, cctx_research.ingest.evm.logs; "
         "assert not {'eth_abi', 'eth_utils', 'eth_hash'} & set(sys.modules), sys.modules"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from cctx_research import schema
-from cctx_research.ingest import keys, linking
+from cctx_research.ingest.ledger import keys, linking
 
 
 def _strings(rng: np.random.Generator, n: int, pool: list[str | None]) -> pd.Series:

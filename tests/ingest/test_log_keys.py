@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cctx_research.ingest.log_frame import conform_logs
-from cctx_research.ingest.log_keys import chain_columns, duplicates
+from cctx_research.ingest.evm.frame import conform_logs
+from cctx_research.ingest.evm.log_keys import chain_columns, duplicates
 
 TX = "0x" + "ab" * 32
 

@@ -21,7 +21,7 @@ import cctx_research as cctx
 from cctx_research.addressing import base58_decode, base58_encode, to_bytes32
 from cctx_research.errors import DataError
 from cctx_research.ingest import solana
-from cctx_research.ingest.solana_base58 import ALPHABET, decode_many
+from cctx_research.ingest.solana.base58 import ALPHABET, decode_many
 from cctx_research.provenance import provenance
 
 from .real import Message, burn_logs, message, mint_logs, tx, write

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from cctx_research.addressing import base58_encode
-from cctx_research.ingest import solana_read
-from cctx_research.ingest.solana_base58 import decode_many
-from cctx_research.ingest.solana_columns import Unexpected, read_block
+from cctx_research.ingest.solana import replies as solana_read
+from cctx_research.ingest.solana.base58 import decode_many
+from cctx_research.ingest.solana.walk import Unexpected, read_block
 from tests.solana_node.standin import recorded
 
 

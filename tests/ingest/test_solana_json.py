@@ -22,7 +22,10 @@ import pandas as pd
 import pytest
 
 from cctx_research.addressing import base58_encode
-from cctx_research.ingest import solana, solana_json, solana_read
+from cctx_research.ingest import solana
+from cctx_research.ingest.solana import decoder
+from cctx_research.ingest.solana import replies as solana_read
+from cctx_research.ingest.solana import text as solana_json
 from tests.solana_node.standin import FIXTURES, recorded
 
 FIELDS = ("signature", "slot", "block_time", "entry", "ev_tx", "ev_position", "ev_code",
@@ -41,7 +44,7 @@ def _same(path: Path) -> solana_read.Flat:
     reference = solana_read.flatten(path)
     for name in FIELDS:
         assert getattr(fast, name) == getattr(reference, name), name
-    got, want = solana.decode(path), solana._decoded(reference)
+    got, want = solana.decode(path), decoder._decoded(reference)
     assert got.counts == want.counts
     for kind in ("burns", "mints", "sent", "received", "bad"):
         pd.testing.assert_frame_equal(getattr(got, kind), getattr(want, kind))

@@ -1,16 +1,16 @@
 """Solana's CCTP transactions as the event tables of the EVM decoder, vectorised.
 
 :func:`decode` reads files of ``getTransaction`` replies (see
-:mod:`cctx_research.ingest.solana_read` for the shapes; :func:`decode_json`
+:mod:`cctx_research.ingest.solana.replies` for the shapes; :func:`decode_json`
 the same text held in memory, both straight from the text with
-:mod:`cctx_research.ingest.solana_json`) and decodes the
+:mod:`cctx_research.ingest.solana.text`) and decodes the
 Anchor self-CPI events of Circle's programs (layouts in
-:mod:`cctx_research.ingest.solana_layouts`) into the frames of
-:class:`cctx_research.ingest.evm_logs.DecodedLogs`: ``burns``
+:mod:`cctx_research.ingest.solana.layouts`) into the frames of
+:class:`cctx_research.ingest.evm.logs.DecodedLogs`: ``burns``
 (``DepositForBurn``), ``mints`` (``MintAndWithdraw``), ``received``
 (``MessageReceived``) and ``sent`` (the ``MessageSent`` accounts given in
-the same file), so that :mod:`~cctx_research.ingest.sides` and
-:mod:`~cctx_research.ingest.linking` make ledger rows of them that link to
+the same file), so that :mod:`~cctx_research.ingest.ledger.sides` and
+:mod:`~cctx_research.ingest.ledger.linking` make ledger rows of them that link to
 their EVM sides (V1 by nonce, V2 by content).
 
 Solana's columns: ``domain`` 5, ``chain_id`` ``"solana"``, ``tx_hash`` the
@@ -26,7 +26,7 @@ not list it).
 
 Base58 decoding, the field reads and the message decoding run over all the
 events of a file at once, and the walk over the replies' instructions over
-blocks of replies (:mod:`cctx_research.ingest.solana_columns`); token
+blocks of replies (:mod:`cctx_research.ingest.solana.walk`); token
 balances and ``MessageSent`` accounts are read for the rows that need them.
 Failed transactions, transactions of other programs, events of other
 names, replies cut short and events whose bytes do not fit their layout
@@ -53,17 +53,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .. import chains, schema
-from ..errors import DataError
-from . import solana_json, solana_read
-from .abi_words import bytes32_address, hex_words
-from .evm_logs import DecodedLogs
-from .formats import FileRead
-from .hexcodec import hex_slices, take_rows
-from .messages import BODY_COLUMNS, decode_message
-from .rows import Reasons, nullable, string_column
-from .solana_base58 import decode_many
-from .solana_layouts import (
+from ... import chains, schema
+from ...errors import DataError
+from ..evm.abi_words import bytes32_address, hex_words
+from ..evm.logs import DecodedLogs
+from ..evm.messages import BODY_COLUMNS, decode_message
+from ..formats import FileRead
+from ..hexcodec import hex_slices, take_rows
+from ..rows import Reasons, nullable, string_column
+from . import replies as solana_read
+from . import text as solana_json
+from .base58 import decode_many
+from .layouts import (
     CODES,
     EMITTERS,
     EVENT_TAG,
@@ -75,7 +76,7 @@ from .solana_layouts import (
     Layout,
     discriminator,
 )
-from .solana_read import Flat, flatten_documents, transmitter_calls
+from .replies import Flat, flatten_documents, transmitter_calls
 
 __all__ = ["DOMAIN", "decode", "decode_json", "decode_replies", "read"]
 
@@ -382,7 +383,7 @@ def decode(path: str | Path) -> DecodedLogs:
     ----------
     path : str or Path
         JSON or JSON Lines of replies (see
-        :mod:`cctx_research.ingest.solana_read`), optionally with the
+        :mod:`cctx_research.ingest.solana.replies`), optionally with the
         ``MessageSent`` accounts of ``getProgramAccounts``.
 
     Returns
@@ -409,7 +410,7 @@ def decode_json(text: bytes | str, *, source_file: str = "<json>") -> DecodedLog
     What an RPC client receives, or a file's content: one reply, a list of
     them, JSON-RPC responses, or JSON Lines of any of these. Replies in
     encoding ``json`` are read straight from the text, only the fields the
-    decoder needs (:mod:`cctx_research.ingest.solana_json`): several times
+    decoder needs (:mod:`cctx_research.ingest.solana.text`): several times
     faster than parsing the text first and passing the values to
     :func:`decode_replies`, with the same result.
 

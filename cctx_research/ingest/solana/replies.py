@@ -21,7 +21,7 @@ Nothing here raises for a bad entry: a failed transaction (``meta.err``), a
 transaction that calls no CCTP program, and a reply that is cut short or
 malformed each get a reason, counted by the caller.
 
-Replies are read in blocks by :mod:`cctx_research.ingest.solana_columns`
+Replies are read in blocks by :mod:`cctx_research.ingest.solana.walk`
 (the walk over instructions as whole columns); a block with anything that
 columnar reading does not expect (``jsonParsed``, a missing field, a
 reply without ``meta.err``) is read here one reply at a time, with the same
@@ -41,8 +41,8 @@ from typing import Any
 
 import orjson
 
-from .solana_columns import Unexpected, read_block
-from .solana_layouts import CODES, MESSAGE_TRANSMITTERS, PROGRAMS
+from .layouts import CODES, MESSAGE_TRANSMITTERS, PROGRAMS
+from .walk import Unexpected, read_block
 
 __all__ = ["Flat", "Reader", "balances", "flatten", "flatten_documents", "line_documents",
            "read_documents", "text_documents", "transmitter_calls"]  # fmt: skip
@@ -191,7 +191,7 @@ def _members(result: dict[str, Any], keys: list[str]) -> Iterator[tuple[int, dic
 
 
 def _flatten_tx(result: dict[str, Any], entry: int, flat: Flat, seen: set[str]) -> None:
-    """One reply into ``flat`` (the reference for :mod:`~cctx_research.ingest.solana_columns`)."""
+    """One reply into ``flat`` (the reference for :mod:`~cctx_research.ingest.solana.walk`)."""
     transaction, meta = result.get("transaction"), result.get("meta")
     if not isinstance(transaction, dict) or not isinstance(meta, dict):
         raise _Bad("reply lacks transaction or meta: a truncated reply?")
@@ -293,7 +293,7 @@ def _message(result: Any) -> Any:
 
 class Reader:
     """The entries of one file into a :class:`Flat`, in order: parsed JSON values, or typed
-    replies (:mod:`cctx_research.ingest.solana_json`) a block at a time."""
+    replies (:mod:`cctx_research.ingest.solana.text`) a block at a time."""
 
     def __init__(self, source_file: str) -> None:
         self.flat = Flat(source_file)

@@ -5,7 +5,7 @@ identical transfers share every field a burn and its mint both carry, the
 content alone cannot say which mint is whose (``pairing="content_ambiguous"``).
 Iris can: ``/v2/messages/{domain}?transactionHash=`` gives each message of a
 burn transaction with its ``eventNonce``. This module gives the burns those
-nonces, so :func:`~cctx_research.ingest.linking.link` joins them on
+nonces, so :func:`~cctx_research.ingest.ledger.linking.link` joins them on
 ``(source_domain, nonce)`` (``pairing="attested"``).
 
 *messages* is the frame of :meth:`cctx_research.iris.IrisClient.messages`
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ...errors import DataError
 
 __all__ = ["NEEDED", "attach", "read"]
 

@@ -1,6 +1,6 @@
 """The walk over Solana replies' instructions, a block of replies at a time, as whole columns.
 
-Reading a reply one at a time (:mod:`cctx_research.ingest.solana_read`) is
+Reading a reply one at a time (:mod:`cctx_research.ingest.solana.replies`) is
 a Python loop over its account keys and instructions, most of the cost of
 decoding. Here each field is gathered for a whole block of replies by the
 interpreter's C loops (``map`` with ``itemgetter``, ``itertools.chain``),
@@ -12,7 +12,7 @@ its inner instructions), which instructions are events (a CCTP program,
 one account, data), and which replies are failed, of other programs,
 duplicates or without events.
 
-:func:`read_block` adds to a :class:`~cctx_research.ingest.solana_read.Flat`
+:func:`read_block` adds to a :class:`~cctx_research.ingest.solana.replies.Flat`
 exactly what the reply-at-a-time reading adds, for replies in encoding
 ``json`` that are whole. A block holding anything else (``jsonParsed``,
 a reply without ``meta.err``, a missing or mistyped field, an instruction
@@ -21,7 +21,7 @@ anything is added, and is read one reply at a time, which names what is
 wrong.
 
 The replies are dicts (as ``json.loads`` gives them), or, with
-``typed=True``, the structs of :mod:`cctx_research.ingest.solana_json`,
+``typed=True``, the structs of :mod:`cctx_research.ingest.solana.text`,
 decoded from JSON text with only the fields read here: their fields are
 read as attributes, and the checks of types the decoder made already are
 not made again.
@@ -38,7 +38,7 @@ import msgspec
 import numpy as np
 from msgspec import UNSET
 
-from .solana_layouts import CODES
+from .layouts import CODES
 
 __all__ = ["Unexpected", "read_block"]
 
@@ -121,7 +121,7 @@ def read_block(results: list[Any], entries: list[int], flat: Any, seen: set[str]
     """Add a block of ``getTransaction`` results to ``flat``, or raise :class:`Unexpected`.
 
     ``results`` are dicts, or with ``typed`` the structs of
-    :mod:`~cctx_research.ingest.solana_json`; ``entries`` their entry
+    :mod:`~cctx_research.ingest.solana.text`; ``entries`` their entry
     numbers; ``seen`` the signatures of the transactions kept so far
     (updated).
     """

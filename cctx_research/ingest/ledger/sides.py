@@ -1,11 +1,11 @@
 """Decoded CCTP events as the two sides of a transfer: burns and arrivals.
 
 The event tables use the column names of
-:class:`cctx_research.ingest.evm_logs.DecodedLogs`, whoever produced them
+:class:`cctx_research.ingest.evm.logs.DecodedLogs`, whoever produced them
 (the log decoder, or Dune's decoded tables): ``burns`` (``DepositForBurn``),
 ``sent`` (``MessageSent``), ``received`` (``MessageReceived``) and ``mints``
 (``MintAndWithdraw``). This module turns them into the *burns* and
-*arrivals* tables of :mod:`~cctx_research.ingest.linking`. Every event
+*arrivals* tables of :mod:`~cctx_research.ingest.ledger.linking`. Every event
 stands alone, and two events of one transfer become one side:
 
 - a **burn** comes from ``DepositForBurn`` or ``MessageSent``, whichever is
@@ -42,7 +42,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import chains, schema
+from ... import chains, schema
 
 __all__ = ["arrivals", "burns", "token_transfers"]
 

@@ -3,7 +3,7 @@
 A ``MessageSent`` log carries the whole message (header, then body); a
 ``MessageReceived`` log carries the body alone. Both are packed, not
 ABI-encoded: fields sit at the fixed byte offsets of the layouts in
-:mod:`cctx_research.ingest.events`. Rows are read with numpy gathers from
+:mod:`cctx_research.ingest.evm.events`. Rows are read with numpy gathers from
 the flat byte buffer of the log data; a body is decoded as a burn message
 when its length fits one (V1: exactly 132 bytes; V2: at least 228, the rest
 being hook data), and left <NA> otherwise (a message of another
@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from cctx_research import schema
-from cctx_research.ingest import events as ev
-from cctx_research.ingest.abi_words import (
+from cctx_research.ingest.evm import events as ev
+from cctx_research.ingest.evm.abi_words import (
     be_uint,
     bytes32_address,
     hex_words,

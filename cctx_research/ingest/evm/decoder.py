@@ -1,7 +1,7 @@
 """Decode CCTP event logs, all rows at once.
 
 :func:`decode_logs` takes the normalised log frame
-(:mod:`cctx_research.ingest.log_frame`) and returns :class:`DecodedLogs`:
+(:mod:`cctx_research.ingest.evm.frame`) and returns :class:`DecodedLogs`:
 one frame per event family, a table of the logs it could not decode, and
 counts. Fixed 32-byte words are read for every log of an event at once
 (numpy over one flat byte buffer, see :mod:`cctx_research.ingest.hexcodec`);
@@ -11,7 +11,7 @@ only the dynamic ``bytes`` fields (``hookData``, ``message``,
 Examples
 --------
 >>> import pandas as pd
->>> from cctx_research.ingest.events import MINT_AND_WITHDRAW_V1 as spec
+>>> from cctx_research.ingest.evm.events import MINT_AND_WITHDRAW_V1 as spec
 >>> word = lambda v: "%064x" % v
 >>> logs = pd.DataFrame({"block_number": [9], "log_index": [2], "tx_hash": ["0x" + "ab" * 32],
 ...     "address": ["0x" + "11" * 20],
@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cctx_research import schema
-from cctx_research.ingest import events as ev
-from cctx_research.ingest.abi_words import (
+from cctx_research.ingest.evm import events as ev
+from cctx_research.ingest.evm.abi_words import (
     address_word,
     be_uint,
     bytes32_address,
@@ -48,10 +48,10 @@ from cctx_research.ingest.abi_words import (
     uint256_text,
     uint_word,
 )
+from cctx_research.ingest.evm.frame import conform_logs
+from cctx_research.ingest.evm.log_keys import chain_columns, duplicates, timestamps
+from cctx_research.ingest.evm.messages import BODY_COLUMNS, decode_message
 from cctx_research.ingest.hexcodec import HexColumn, gather, hex_slices, hex_to_bytes
-from cctx_research.ingest.log_frame import conform_logs
-from cctx_research.ingest.log_keys import chain_columns, duplicates, timestamps
-from cctx_research.ingest.messages import BODY_COLUMNS, decode_message
 from cctx_research.ingest.rows import Reasons, column, int_column, string_column
 
 __all__ = ["COUNTS", "DecodedLogs", "decode_logs"]
@@ -392,15 +392,15 @@ def decode_logs(
     Parameters
     ----------
     logs : DataFrame
-        What :func:`~cctx_research.ingest.evm_logs.read_logs` returns (or any
-        frame :func:`~cctx_research.ingest.log_frame.conform_logs` accepts).
+        What :func:`~cctx_research.ingest.evm.logs.read_logs` returns (or any
+        frame :func:`~cctx_research.ingest.evm.frame.conform_logs` accepts).
     chain : str, int or mapping, optional
         The chain of logs whose row has no ``chain_id``: a chain name or
         ``"domain-N"`` (``"base"``), or an EVM chain id (``8453``; numbers are
         always chain ids, never domains), or a mapping from ``source_file``
         to either. Rows with a ``chain_id`` (cryo) keep theirs.
     blocks : DataFrame, optional
-        Block times (:func:`~cctx_research.ingest.evm_logs.read_blocks`), used
+        Block times (:func:`~cctx_research.ingest.evm.logs.read_blocks`), used
         for logs without ``block_timestamp``. Joined on ``(chain_id,
         block_number)`` when the blocks carry a chain id, else on the number.
 

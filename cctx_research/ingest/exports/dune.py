@@ -41,10 +41,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .. import chains, schema
-from ..errors import DataError
-from .formats import FileRead
-from .values import Rows
+from ... import chains, schema
+from ...errors import DataError
+from ..formats import FileRead
+from ..values import Rows
 
 __all__ = ["DUNE_CHAINS", "read"]
 
@@ -300,9 +300,9 @@ def _bodies(text: pd.Series, version: int) -> pd.DataFrame:
     """The BurnMessage fields of ``messageBody`` hex (null where it is another message)."""
     import pyarrow as pa
 
-    from .hexcodec import hex_to_bytes
-    from .messages import decode_message
-    from .rows import Reasons
+    from ..evm.messages import decode_message
+    from ..hexcodec import hex_to_bytes
+    from ..rows import Reasons
 
     column = hex_to_bytes(pa.array(text.array, type=pa.large_string(), from_pandas=True))
     reasons = Reasons(len(text))

@@ -1,6 +1,6 @@
 """The normalised event-log frame: its columns, and conforming a frame to them.
 
-Readers (:mod:`cctx_research.ingest.evm_logs`) produce this frame and the
+Readers (:mod:`cctx_research.ingest.evm.logs`) produce this frame and the
 decoder consumes it, so a frame a user builds by hand, or cryo's logs read
 with pandas, decodes the same way. One row per log:
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .hexcodec import take_rows
+from ..hexcodec import take_rows
 
 __all__ = ["ALPHABET", "decode_many"]
 

@@ -18,15 +18,15 @@ Logs come in two families:
   such rows) reads too.
 
 :func:`read_logs` turns any of them into the normalised log frame
-(:mod:`cctx_research.ingest.log_frame`); :func:`decode_logs` (re-exported
-here from :mod:`cctx_research.ingest.log_decoder`) decodes the CCTP events
+(:mod:`cctx_research.ingest.evm.frame`); :func:`decode_logs` (re-exported
+here from :mod:`cctx_research.ingest.evm.decoder`) decodes the CCTP events
 in it. A log the reader cannot parse is kept as a row with its ``problem``
 filled in, so the decoder lists it with the others, never drops it.
 
 Examples
 --------
 >>> import json, tempfile, pathlib
->>> from cctx_research.ingest.events import MESSAGE_SENT
+>>> from cctx_research.ingest.evm.events import MESSAGE_SENT
 >>> log = {"address": "0x" + "81" * 20, "topics": [MESSAGE_SENT.topic0], "data": "0x",
 ...        "blockNumber": "0x10", "transactionHash": "0x" + "ab" * 32, "logIndex": "0x3",
 ...        "transactionIndex": "0x0", "removed": False}
@@ -53,10 +53,10 @@ import pyarrow.parquet as pq
 
 from cctx_research import schema
 from cctx_research.errors import DataError
+from cctx_research.ingest.evm.decoder import DecodedLogs, decode_logs
+from cctx_research.ingest.evm.frame import LOG_COLUMNS, conform_logs
 from cctx_research.ingest.files import sniff
 from cctx_research.ingest.hexcodec import binary_to_hex
-from cctx_research.ingest.log_decoder import DecodedLogs, decode_logs
-from cctx_research.ingest.log_frame import LOG_COLUMNS, conform_logs
 
 __all__ = ["DecodedLogs", "decode_logs", "read_blocks", "read_logs"]
 
@@ -351,7 +351,7 @@ def read_logs(path_or_paths: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        The normalised log frame (:data:`~cctx_research.ingest.log_frame.LOG_COLUMNS`),
+        The normalised log frame (:data:`~cctx_research.ingest.evm.frame.LOG_COLUMNS`),
         one row per log, in file order; ``source_file`` and ``index`` (the
         log's position in its file) name each row.
 

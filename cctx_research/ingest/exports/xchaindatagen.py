@@ -29,9 +29,9 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ..formats import FileRead
+from ..values import Rows
 from .dune import chain_domains
-from .formats import FileRead
-from .values import Rows
 
 __all__ = ["apply_times", "read"]
 

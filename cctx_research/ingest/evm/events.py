@@ -23,7 +23,7 @@ V2: the message's own ``version`` field (0 for V1, 1 for V2) tells them apart.
 
 Examples
 --------
->>> from cctx_research.ingest.events import BY_TOPIC0, DEPOSIT_FOR_BURN_V2
+>>> from cctx_research.ingest.evm.events import BY_TOPIC0, DEPOSIT_FOR_BURN_V2
 >>> DEPOSIT_FOR_BURN_V2.signature
 'DepositForBurn(address,uint256,address,bytes32,uint32,bytes32,bytes32,uint256,uint32,bytes)'
 >>> [p.name for p in DEPOSIT_FOR_BURN_V2.indexed]
@@ -81,7 +81,7 @@ class EventSpec:
     topic0: str
     """``0x`` + keccak256 of :attr:`signature`, lowercase."""
     kind: str
-    """Which frame of :class:`~cctx_research.ingest.evm_logs.DecodedLogs` it lands in."""
+    """Which frame of :class:`~cctx_research.ingest.evm.logs.DecodedLogs` it lands in."""
 
     @property
     def signature(self) -> str:

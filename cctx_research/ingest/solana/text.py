@@ -11,17 +11,17 @@ into the structs below, which hold only those fields: the rest is skipped
 in C, and no dict is made.
 
 The structs answer ``reply["meta"]``, ``.get(...)`` and ``in`` as the
-dicts do, so :func:`~cctx_research.ingest.solana_read.balances` and
-:func:`~cctx_research.ingest.solana_read.transmitter_calls` read them
+dicts do, so :func:`~cctx_research.ingest.solana.replies.balances` and
+:func:`~cctx_research.ingest.solana.replies.transmitter_calls` read them
 unchanged; the walk over instructions reads their attributes
-(:func:`~cctx_research.ingest.solana_columns.read_block` with
+(:func:`~cctx_research.ingest.solana.walk.read_block` with
 ``typed=True``).
 
 What the structs do not fit is read as before, with the same result: a
 file whose text is not one list of replies or JSON Lines of replies, a
 block of lines holding anything else (a JSON-RPC envelope, ``jsonParsed``,
 a ``MessageSent`` account, a bad line, a mistyped field) is parsed into
-dicts (:mod:`cctx_research.ingest.solana_read`), lines numbered as there.
+dicts (:mod:`cctx_research.ingest.solana.replies`), lines numbered as there.
 ``tests/ingest/test_solana_json.py`` checks that both readings agree.
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from .solana_read import Flat, Reader, line_documents, text_documents
+from .replies import Flat, Reader, line_documents, text_documents
 
 __all__ = ["Reply", "Response", "flatten_text"]
 
@@ -69,7 +69,7 @@ class Instruction(_Object, gc=False):
     Its accounts are kept as their JSON text: a tuple for each of the ten or
     more instructions of a reply would be made, tracked by the garbage
     collector and freed, while only those of Circle's programs are read
-    (:func:`~cctx_research.ingest.solana_columns.read_block` reads them all
+    (:func:`~cctx_research.ingest.solana.walk.read_block` reads them all
     at once; ``ix["accounts"]`` reads one).
     """
 
@@ -152,9 +152,9 @@ _SHAPES = (
 
 
 def flatten_text(data: bytes, source_file: str) -> Flat:
-    """A :class:`~cctx_research.ingest.solana_read.Flat` of a file's bytes.
+    """A :class:`~cctx_research.ingest.solana.replies.Flat` of a file's bytes.
 
-    The same as :func:`~cctx_research.ingest.solana_read.flatten` of a file
+    The same as :func:`~cctx_research.ingest.solana.replies.flatten` of a file
     holding ``data``, the same errors too (``UnicodeDecodeError`` for text
     that is not UTF-8).
     """

@@ -35,8 +35,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .hexcodec import large_strings, take_rows
-from .rows import column as arrow_column
+from ..hexcodec import large_strings, take_rows
+from ..rows import column as arrow_column
 
 __all__ = ["Parts", "duplicated", "fold", "group_ids"]
 

@@ -21,9 +21,9 @@ import logging
 import numpy as np
 import pandas as pd
 
-from .. import schema
-from ..errors import DataError
-from .values import Rows, malformed_error
+from ... import schema
+from ...errors import DataError
+from ..values import Rows, malformed_error
 
 __all__ = ["LEDGER_NEEDS", "TRANSFERS_NEEDS", "ledger_from_frame", "ledger_from_rows", "missing"]
 

@@ -1,6 +1,6 @@
 """Ledger rows from the rows of burns and arrivals: gathered columns, ids and tokens.
 
-:func:`cctx_research.ingest.linking.link` decides which burn row goes with
+:func:`cctx_research.ingest.ledger.linking.link` decides which burn row goes with
 which arrival row; this module turns those pairs of row numbers into ledger
 columns. Each column is read once, from the side a row comes from, in the
 ledger's final order (time, then transfer id), so no whole-ledger copy is
@@ -16,9 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import chains, schema
-from .hexcodec import large_strings
-from .rows import column as arrow_column
+from ... import chains, schema
+from ..hexcodec import large_strings
+from ..rows import column as arrow_column
 
 __all__ = ["arrow_array", "ledger_rows", "token_symbols", "transfer_ids"]
 

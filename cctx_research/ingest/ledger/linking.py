@@ -67,9 +67,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import schema
+from ... import schema
 from . import keys
-from .ledger_rows import arrow_array, ledger_rows, token_symbols, transfer_ids
+from .rows import arrow_array, ledger_rows, token_symbols, transfer_ids
 
 __all__ = [
     "AMBIGUOUS",

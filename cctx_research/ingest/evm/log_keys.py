@@ -11,7 +11,7 @@ The decoder's per-log context, decided before any event is decoded:
 Examples
 --------
 >>> import pandas as pd
->>> from cctx_research.ingest.log_frame import conform_logs
+>>> from cctx_research.ingest.evm.frame import conform_logs
 >>> frame = conform_logs(pd.DataFrame({"block_number": [1, 1], "log_index": [0, 0],
 ...     "tx_hash": ["0xAB", "0xab"], "address": ["0x1"] * 2, "topic0": ["0x2"] * 2,
 ...     "data": ["0x"] * 2}))
@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from cctx_research import chains, schema
 from cctx_research.ingest.hexcodec import large_strings, take_rows
-from cctx_research.ingest.keys import fold
+from cctx_research.ingest.ledger.keys import fold
 from cctx_research.ingest.rows import column, string_column
 
 __all__ = ["chain_columns", "duplicates", "resolve_chain", "timestamps"]
