@@ -1,4 +1,8 @@
-"""The columnar walk over Solana replies reads what the one-reply-at-a-time walk reads.
+"""The walk over Solana replies reads a block as it reads each of its replies alone.
+
+Alone: each reply put in the walk's shape first (``replies.shaped``, what a
+block the walk does not read as it is goes through), then read as a block
+of one.
 
 Replies: the real ones of tests/fixtures/solana (README there), with copies
 changed the ways sync output and files vary (FILLED: the changes, each
@@ -52,16 +56,11 @@ def _varied() -> list[dict[str, Any]]:
 def _read(replies: list[dict[str, Any]], *, columns: bool) -> solana_read.Flat:
     if columns:
         return solana_read.flatten_documents(((r, None) for r in replies), "f")
-    original = solana_read.read_block
-
-    def refuse(*args: Any) -> None:
-        raise Unexpected
-
-    solana_read.read_block = refuse
-    try:
-        return solana_read.flatten_documents(((r, None) for r in replies), "f")
-    finally:
-        solana_read.read_block = original
+    flat, seen = solana_read.Flat("f"), set()
+    for i, reply in enumerate(replies):
+        solana_read.read_shaped([reply], [i], flat, seen)
+    flat.entries = len(replies)
+    return flat
 
 
 def _fields(flat: solana_read.Flat) -> dict[str, Any]:
@@ -70,7 +69,7 @@ def _fields(flat: solana_read.Flat) -> dict[str, Any]:
                                           "duplicates", "problems", "entries")}  # fmt: skip
 
 
-def test_the_columns_read_what_one_reply_at_a_time_reads():
+def test_a_block_reads_as_each_reply_alone_reads():
     replies = _varied()
     flat = solana_read.Flat("f")
     read_block(replies, list(range(len(replies))), flat, set())  # no Unexpected: all columnar
@@ -81,7 +80,7 @@ def test_the_columns_read_what_one_reply_at_a_time_reads():
     assert len(columns.ev_data) > 30
 
 
-def test_what_the_columns_do_not_read_is_read_one_reply_at_a_time():
+def test_what_the_walk_does_not_read_as_it_is_is_shaped_first():
     replies = _varied()
     odd = copy.deepcopy(replies[3])
     del odd["meta"]["err"]  # recorded with its status only

@@ -1,8 +1,8 @@
 """Reading replies straight from JSON text gives what parsing them first gives, always.
 
-The reference is the reading of parsed values (``solana_read.flatten``, the
-decoder before the typed reading, with ``json``/``orjson``); the fast path is
-``solana_json.flatten_text`` (what ``decode``, ``decode_json`` and
+The reference is the reading of parsed values (``text.flatten_parsed``,
+every entry parsed into dicts with ``json``/``orjson``); the fast path is
+``text.flatten_text`` (what ``decode``, ``decode_json`` and
 ``load(format="solana")`` use). Replies: the real ones of
 tests/fixtures/solana (README there), each fixture file as it is, and copies
 written the ways files vary: as ``sync`` writes them (JSON Lines of bare
@@ -41,7 +41,7 @@ def _results() -> list[dict[str, Any]]:
 def _same(path: Path) -> solana_read.Flat:
     """Check the fast reading of ``path`` against the reference; return the fast one."""
     fast = solana_json.flatten_text(path.read_bytes(), str(path))
-    reference = solana_read.flatten(path)
+    reference = solana_json.flatten_parsed(path.read_bytes(), str(path))
     for name in FIELDS:
         assert getattr(fast, name) == getattr(reference, name), name
     got, want = solana.decode(path), decoder._decoded(reference)
@@ -224,6 +224,6 @@ def test_text_that_is_not_utf8_raises_as_reading_the_file_does(tmp_path) -> None
     path = tmp_path / "bad.jsonl"
     path.write_bytes(json.dumps(_results()[0]).encode() + b'\n{"x": "\xff"}\n')
     with pytest.raises(UnicodeDecodeError):
-        solana_read.flatten(path)
+        solana_json.flatten_parsed(path.read_bytes(), str(path))
     with pytest.raises(UnicodeDecodeError):
         solana.decode(path)

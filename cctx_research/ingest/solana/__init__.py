@@ -1,11 +1,11 @@
-"""Solana's CCTP transactions: ``getTransaction`` replies decoded as the EVM decoder's events.
+"""Solana's CCTP transactions: ``getTransaction`` replies read once, decoded as EVM events.
 
-:func:`decode` reads a file of replies, :func:`decode_json` JSON text in
-memory, :func:`decode_replies` the dicts an RPC client holds; :func:`read`
-is the reader of ``load(format="solana")``. Replies are read by
-:mod:`~cctx_research.ingest.solana.replies` (from JSON text by
-:mod:`~cctx_research.ingest.solana.text`); Circle's programs and their
-event layouts are in :mod:`~cctx_research.ingest.solana.layouts`.
+One reader of replies (:mod:`~cctx_research.ingest.solana.replies`, the walk
+over instructions in :mod:`~cctx_research.ingest.solana.walk`) serves every
+entry point: :func:`decode` a file, :func:`decode_json` JSON text in memory
+(read straight into typed replies by :mod:`~cctx_research.ingest.solana.text`),
+:func:`decode_replies` the dicts an RPC client holds. Circle's programs and
+their event layouts are in :mod:`~cctx_research.ingest.solana.layouts`.
 """
 
 from __future__ import annotations

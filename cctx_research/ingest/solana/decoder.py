@@ -6,7 +6,7 @@ the same text held in memory, both straight from the text with
 :mod:`cctx_research.ingest.solana.text`) and decodes the
 Anchor self-CPI events of Circle's programs (layouts in
 :mod:`cctx_research.ingest.solana.layouts`) into the frames of
-:class:`cctx_research.ingest.evm.logs.DecodedLogs`: ``burns``
+:class:`cctx_research.ingest.evm.decoder.DecodedLogs`: ``burns``
 (``DepositForBurn``), ``mints`` (``MintAndWithdraw``), ``received``
 (``MessageReceived``) and ``sent`` (the ``MessageSent`` accounts given in
 the same file), so that :mod:`~cctx_research.ingest.ledger.sides` and
@@ -24,10 +24,11 @@ burn's ``mint_recipient``; ``contract`` is the program id in that form.
 minted to, from the transaction's token balances (``<NA>`` when they do
 not list it).
 
-Base58 decoding, the field reads and the message decoding run over all the
-events of a file at once, and the walk over the replies' instructions over
-blocks of replies (:mod:`cctx_research.ingest.solana.walk`); token
-balances and ``MessageSent`` accounts are read for the rows that need them.
+Base58 decoding, the field reads (:mod:`cctx_research.ingest.solana.fields`)
+and the message decoding run over all the events of a file at once, and
+the walk over the replies' instructions over blocks of replies
+(:mod:`cctx_research.ingest.solana.walk`); token balances and
+``MessageSent`` accounts are read for the rows that need them.
 Failed transactions, transactions of other programs, events of other
 names, replies cut short and events whose bytes do not fit their layout
 are each counted by reason, never guessed at.
@@ -51,19 +52,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from ... import chains, schema
 from ...errors import DataError
-from ..evm.abi_words import bytes32_address, hex_words
-from ..evm.logs import DecodedLogs
+from ..evm.decoder import DecodedLogs
 from ..evm.messages import BODY_COLUMNS, decode_message
 from ..formats import FileRead
 from ..hexcodec import hex_slices, take_rows
-from ..rows import Reasons, nullable, string_column
-from . import replies as solana_read
-from . import text as solana_json
+from ..rows import Reasons, string_column
 from .base58 import decode_many
+from .fields import EventBytes, columns, pubkeys_hex
 from .layouts import (
     CODES,
     EMITTERS,
@@ -73,10 +71,10 @@ from .layouts import (
     MESSAGE_TRANSMITTERS,
     PROGRAM_IDS,
     PROGRAMS,
-    Layout,
     discriminator,
 )
-from .replies import Flat, flatten_documents, transmitter_calls
+from .replies import Flat, balances, flatten_documents, transmitter_calls
+from .text import flatten_text
 
 __all__ = ["DOMAIN", "decode", "decode_json", "decode_replies", "read"]
 
@@ -86,7 +84,6 @@ DOMAIN = 5
 """Solana's CCTP domain."""
 
 _DISCRIMINATORS = {name: np.frombuffer(discriminator(name), "<u8")[0] for name in EMITTERS}
-_INT64_MAX = np.uint64(np.iinfo(np.int64).max)
 _BASE = {
     "domain": schema.NULLABLE_INT, "chain_id": schema.STRING, "block_number": "int64",
     "timestamp": schema.TIMESTAMP, "tx_hash": schema.STRING, "log_index": "int64",
@@ -121,103 +118,6 @@ _COLUMNS: dict[str, dict[str, Any]] = {
 _KIND = {"DepositForBurn": "burns", "MintAndWithdraw": "mints", "MessageReceived": "received"}
 
 
-def _pubkeys_hex(values: list[str]) -> pd.Series:
-    """Base58 pubkeys in the decoder's bytes32 spelling; ``<NA>`` where not 32 bytes of base58."""
-    buffer, starts, lengths, ok = decode_many(values)
-    ok &= lengths == 32
-    words = take_rows(buffer, np.where(ok, starts, 0), 32) if len(buffer) else np.zeros(
-        (len(values), 32), dtype=np.uint8)
-    return string_column(bytes32_address(words)).where(ok)
-
-
-class _Events:
-    """The events of one (name, version) group: their bytes, and the checks made so far."""
-
-    def __init__(self, layout: Layout, buffer: np.ndarray, text: np.ndarray | None,
-                 starts: np.ndarray, lengths: np.ndarray) -> None:
-        self.layout, self.buffer, self.text = layout, buffer, text
-        self.starts, self.lengths = starts, lengths
-        self.reasons = Reasons(len(starts))
-        what = f"{layout.name} V{layout.version}"
-        if layout.dynamic:
-            short = lengths < layout.fixed
-            self.reasons.flag(short, f"{what} event shorter than its {layout.fixed} fixed bytes")
-            size = self._le(np.where(short, 0, layout.fixed - 4 - 16), 4)
-            self.reasons.flag(size != lengths - layout.fixed,
-                              f"{what} event: the length of its bytes field does not match")
-        else:
-            self.reasons.flag(lengths != layout.fixed,
-                              f"{what} event is not the {layout.fixed} bytes of its layout")
-        self.safe = ~self.reasons.flagged
-
-    def _raw(self, offset: np.ndarray | int, width: int) -> np.ndarray:
-        starts = np.where(self.safe if hasattr(self, "safe") else True, self.starts, 0)
-        return take_rows(self.buffer, starts + 16 + offset, width)
-
-    def _le(self, offset: np.ndarray | int, width: int) -> np.ndarray:
-        raw = self._raw(offset, width)
-        padded = np.zeros((len(raw), 8), dtype=np.uint8)
-        padded[:, :width] = raw
-        return padded.view("<u8").ravel()
-
-    def __getitem__(self, name: str) -> Any:
-        f = self.layout.field(name)
-        if f.type == "pubkey":
-            return string_column(bytes32_address(self._raw(f.offset, 32)))
-        if f.type == "bytes32":
-            return string_column(hex_words(self._raw(f.offset, 32)))
-        if f.type == "u32":
-            return self._le(f.offset, 4).astype(np.int64)
-        if f.type == "u64":
-            values = self._le(f.offset, 8)
-            self.reasons.flag(values > _INT64_MAX, f"{name} does not fit int64")
-            return values.astype(np.int64)
-        start = self.starts + self.layout.fixed  # the trailing bytes field
-        return start, np.where(self.safe, self.lengths - self.layout.fixed, 0)
-
-
-def _decimal(values: np.ndarray) -> pd.Series:
-    """Unsigned 64-bit values as decimal text (a nonce), in the schema's string dtype."""
-    return string_column(pa.array(values.astype(np.uint64)).cast(pa.string()))
-
-
-def _columns(kind: str, ev: _Events) -> dict[str, Any]:
-    v2 = ev.layout.version == 2
-    m = len(ev.starts)
-    if kind == "burns":
-        cols: dict[str, Any] = {
-            "nonce": pd.Series(pd.NA, index=range(m), dtype=schema.STRING) if v2
-            else _decimal(ev["nonce"]),
-            "burn_token": ev["burn_token"], "amount_raw": ev["amount"],
-            "message_sender": ev["depositor"], "mint_recipient": ev["mint_recipient"],
-            "destination_domain": ev["destination_domain"],
-            "destination_token_messenger": ev["destination_token_messenger"],
-            "destination_caller": ev["destination_caller"],
-        }
-        if v2:
-            cols["max_fee_raw"] = ev["max_fee"]
-            cols["min_finality_threshold"] = ev["min_finality_threshold"]
-            cols["hook_data"] = hex_slices(ev.text, *ev["hook_data"])
-        return cols
-    if kind == "mints":
-        cols = {"mint_recipient": ev["mint_recipient"], "amount_raw": ev["amount"],
-                "mint_token": ev["mint_token"]}
-        if v2:
-            cols["fee_raw"] = ev["fee_collected"]
-        return cols
-    cols = {"caller": ev["caller"], "source_domain": ev["source_domain"], "sender": ev["sender"]}
-    if v2:
-        cols["nonce"] = ev["nonce"]
-        cols["finality_threshold_executed"] = nullable(ev["finality_threshold_executed"],
-                                                       np.ones(m, dtype=bool))
-    else:
-        cols["nonce"] = _decimal(ev["nonce"])
-    start, length = ev["message_body"]
-    cols.update(decode_message(ev.buffer, ev.text, start, length, ev.reasons,
-                               body_version=ev.layout.version))
-    return cols
-
-
 def _frame(kind: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
     dtypes = {**_BASE, **_COLUMNS[kind]}
     if not parts:  # each column empty, of its type
@@ -239,7 +139,7 @@ class _Rows:
         self.slot = np.asarray(flat.slot, dtype=np.int64)
         self.entry = np.asarray(flat.entry, dtype=np.int64)
         # code -> the program's spelling (code 0: no program)
-        self.contract = np.asarray([None, *_pubkeys_hex(list(PROGRAM_IDS)).tolist()],
+        self.contract = np.asarray([None, *pubkeys_hex(list(PROGRAM_IDS)).tolist()],
                                    dtype=object)  # fmt: skip
 
     def base(self, tx: np.ndarray, position: np.ndarray, code: np.ndarray,
@@ -255,12 +155,12 @@ class _Rows:
 
 def _owners(flat: Flat, mints: pd.DataFrame, tx: np.ndarray) -> pd.Series:
     """The owner of each mint's recipient token account, from its transaction's balances."""
-    rows, account, mint, owner = solana_read.balances(flat, tx.tolist())
+    rows, account, mint, owner = balances(flat, tx.tolist())
     if not rows or not len(mints):
         return pd.Series(pd.NA, index=mints.index, dtype=schema.STRING)
     # each name spelled once; balances and mints are then joined on the numbers of spellings
     codes, names = pd.factorize(pd.Series(account + mint + owner, dtype=object))
-    spelled = _pubkeys_hex(list(names))
+    spelled = pubkeys_hex(list(names))
     number, spellings = pd.factorize(spelled, use_na_sentinel=False)
     spellings = pd.Index(spellings)
     k, width = len(rows), len(spellings) + 1
@@ -347,10 +247,10 @@ def _decode_flat(flat: Flat) -> tuple[DecodedLogs, dict[str, int]]:
             continue
         if layout.dynamic and text is None:  # a bytes field is read as hex text
             text = np.frombuffer(buffer.tobytes().hex().encode(), dtype=np.uint8)
-        ev = _Events(layout, buffer, text if layout.dynamic else None, starts[rows],
+        ev = EventBytes(layout, buffer, text if layout.dynamic else None, starts[rows],
                      lengths[rows])  # fmt: skip
         kind = _KIND[event]
-        cols = _columns(kind, ev)
+        cols = columns(kind, ev)
         good = ~ev.reasons.flagged
         for i in np.flatnonzero(~good):
             flat.bad(flat.entry[tx[rows[i]]], f"{flat.signature[tx[rows[i]]]} instruction "
@@ -401,7 +301,7 @@ def decode(path: str | Path) -> DecodedLogs:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
-    return _decoded(solana_json.flatten_text(path.read_bytes(), str(path)))
+    return _decoded(flatten_text(path.read_bytes(), str(path)))
 
 
 def decode_json(text: bytes | str, *, source_file: str = "<json>") -> DecodedLogs:
@@ -412,7 +312,8 @@ def decode_json(text: bytes | str, *, source_file: str = "<json>") -> DecodedLog
     encoding ``json`` are read straight from the text, only the fields the
     decoder needs (:mod:`cctx_research.ingest.solana.text`): several times
     faster than parsing the text first and passing the values to
-    :func:`decode_replies`, with the same result.
+    :func:`decode_replies`, with the same result (both are read by the same
+    reader, :mod:`cctx_research.ingest.solana.replies`).
 
     Parameters
     ----------
@@ -441,7 +342,7 @@ def decode_json(text: bytes | str, *, source_file: str = "<json>") -> DecodedLog
     elif not isinstance(text, bytes):
         raise TypeError(f"pass the JSON text as bytes or str, got {type(text).__name__} (for "
                         "parsed replies, use decode_replies)")
-    return _decoded(solana_json.flatten_text(text, source_file))
+    return _decoded(flatten_text(text, source_file))
 
 
 def decode_replies(replies: Iterable[Any], *, source_file: str = "<replies>") -> DecodedLogs:

@@ -1,4 +1,4 @@
-"""Solana ``getTransaction`` replies, flattened into the columns the CCTP decoder needs.
+"""Solana ``getTransaction`` replies, read into the columns the CCTP decoder needs.
 
 A file holds one reply, a list of them, JSON-RPC responses (``{"jsonrpc",
 "id", "result"}``, alone or in a list), or JSON Lines of any of these; the
@@ -8,50 +8,49 @@ into ``accountKeys`` + ``meta.loadedAddresses``) or ``jsonParsed``
 ``MessageSent`` accounts a ``getProgramAccounts`` call returned (entries
 ``{"pubkey", "account": {"data": [base64, "base64"], "owner"}}``).
 
-Every instruction of a transaction gets a position: the top-level
-instructions in order, each followed by its inner instructions
-(``meta.innerInstructions``). That position is the event's ``log_index``.
-Only what a CCTP decoder needs is kept: the instructions of Circle's
-programs with one account (an event's self-CPI has only the event
-authority), the instructions of the MessageTransmitter with their accounts
-(a ``MessageSent`` account is one of them), and the token balances (who owns
-a token account).
+One reader serves every entry point: a :class:`Reader` takes the entries of
+parsed JSON values (dicts, as ``json.loads`` gives them or an RPC client
+holds them) or typed replies (:mod:`cctx_research.ingest.solana.text`, read
+straight from JSON text), and reads them a block at a time by the walk of
+:mod:`cctx_research.ingest.solana.walk`, the one definition of which
+instruction is a CCTP event and which accounts it names. Only what a
+decoder needs is kept: the events (their transaction, position, program and
+data), and each kept transaction's reply, from which what only a few rows
+need (token balances: :func:`balances`; the MessageTransmitter's accounts:
+:func:`transmitter_calls`) is read later, for those rows only.
 
-Nothing here raises for a bad entry: a failed transaction (``meta.err``), a
-transaction that calls no CCTP program, and a reply that is cut short or
-malformed each get a reason, counted by the caller.
-
-Replies are read in blocks by :mod:`cctx_research.ingest.solana.walk`
-(the walk over instructions as whole columns); a block with anything that
-columnar reading does not expect (``jsonParsed``, a missing field, a
-reply without ``meta.err``) is read here one reply at a time, with the same
-result. What only a few rows need (token balances, the MessageTransmitter's
-accounts) is read later from :attr:`Flat.sources`, for those rows only.
+A block the walk does not read as it is (a reply in ``jsonParsed``,
+recorded with ``meta.status``, cut short or malformed) is read again with
+each reply put in the walk's shape first (:func:`shaped`), with the same
+result. Nothing here raises for a bad entry: a failed transaction
+(``meta.err``), a transaction that calls no CCTP program, and a reply that
+is cut short or malformed each get a reason, counted by the caller.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
-from operator import add, attrgetter, getitem, itemgetter, methodcaller
-from pathlib import Path
+from operator import add, getitem, itemgetter
 from typing import Any
 
-import orjson
+import numpy as np
 
-from .layouts import CODES, MESSAGE_TRANSMITTERS, PROGRAMS
-from .walk import Unexpected, read_block
+from .layouts import MESSAGE_TRANSMITTERS, PROGRAMS
+from .walk import DICTS, STRUCTS, Access, Unexpected, calls, read_block
 
-__all__ = ["Flat", "Reader", "balances", "flatten", "flatten_documents", "line_documents",
-           "read_documents", "text_documents", "transmitter_calls"]  # fmt: skip
+__all__ = ["BLOCK", "Bad", "Flat", "Reader", "balances", "flatten_documents", "read_shaped",
+           "shaped", "transmitter_calls"]  # fmt: skip
 
 BLOCK = 8192
-"""Replies read together by the columnar walk."""
+"""Replies read together by the walk."""
+
+_MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+_TRANSMITTERS = np.array([i + 1 for i, p in enumerate(PROGRAMS) if p in MESSAGE_TRANSMITTERS])
 
 
-class _Bad(Exception):
+class Bad(Exception):
     """An entry that is not a usable reply; the message says why."""
 
 
@@ -71,8 +70,9 @@ class Flat:
     ev_code: list[int] = field(default_factory=list)
     """The program of each event instruction, as its index in ``CODES`` plus one."""
     ev_data: list[str] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    """The reply of each transaction row (token balances and accounts are read from it later)."""
+    sources: list[Any] = field(default_factory=list)
+    """The reply of each transaction row, as the walk read it (token balances and accounts
+    are read from it later)."""
     accounts: list[tuple[int, str, str, str]] = field(default_factory=list)
     """``MessageSent`` candidates: (entry, pubkey, owner program, base64 data)."""
     skipped: dict[str, int] = field(default_factory=dict)
@@ -88,39 +88,154 @@ class Flat:
         self.problems.append({"source_file": self.source_file, "index": entry, "reason": reason})
 
 
-def _loads(text: bytes | str) -> Any:
-    """``json.loads``, by orjson where it can (a third of the time); json's error otherwise."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)  # what only json reads (NaN, huge ints), or json's own error
+def _malformed(exc: BaseException) -> str:
+    what = f"{type(exc).__name__}: {str(exc)[:80]}" if not isinstance(exc, Unexpected) else exc
+    return f"malformed getTransaction reply ({what}): a truncated reply?"
 
 
-def read_documents(path: Path) -> list[tuple[Any, str | None]]:
-    """The JSON values of a file (whole, or one per line): (value, None) or (None, why not)."""
-    return text_documents(path.read_text(encoding="utf-8-sig"))
+# ---------------------------------------------------------------------------
+# a reply in the walk's shape
 
 
-def text_documents(text: str) -> list[tuple[Any, str | None]]:
-    """The JSON values of a file's text (whole, or one per line), as :func:`read_documents`."""
-    try:
-        return [(_loads(text), None)]
-    except json.JSONDecodeError:
-        pass
-    return line_documents(text.splitlines())
+def _failed(meta: dict[str, Any]) -> bool:
+    if "err" in meta:
+        return meta["err"] is not None
+    status = meta.get("status")
+    if isinstance(status, dict) and ("Ok" in status or "Err" in status):
+        return "Err" in status
+    raise Bad("meta has neither err nor status: a truncated reply?")
 
 
-def line_documents(lines: Iterable[str], first: int = 1) -> list[tuple[Any, str | None]]:
-    """One JSON value a line, the first numbered ``first``; blank lines are no entry."""
-    out: list[tuple[Any, str | None]] = []
-    for number, line in enumerate(lines, start=first):
-        if not line.strip():
-            continue
-        try:
-            out.append((_loads(line), None))
-        except json.JSONDecodeError as exc:
-            out.append((None, f"line {number}: not JSON ({exc.msg}): a truncated reply?"))
+def _keys(message: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    keys = message["accountKeys"]
+    if keys and isinstance(keys[0], dict):  # jsonParsed: loaded addresses are listed already
+        return [k["pubkey"] for k in keys]
+    loaded = meta.get("loadedAddresses")
+    if not loaded:
+        return list(keys)
+    return [*keys, *loaded.get("writable", ()), *loaded.get("readonly", ())]
+
+
+def _instruction(ix: dict[str, Any], where: dict[Any, int], keys: list[str],
+                 indexed: bool) -> dict[str, Any]:  # fmt: skip
+    """One instruction in encoding ``json``: an index naming no account names no program, and
+    the walk reads its accounts only where it has data."""
+    if indexed:
+        index = where.get(ix["programIdIndex"], -1)
+    else:  # jsonParsed names its program
+        program = ix.get("programId")
+        index = where.get(program, -1)
+        if index < 0 and program in PROGRAMS:  # a CCTP program not among the keys
+            index = where[program] = len(keys)
+            keys.append(program)
+    out = {"programIdIndex": index}
+    if "data" in ix:
+        out["data"] = ix["data"]
+        if "accounts" in ix:
+            out["accounts"] = ix["accounts"]
     return out
+
+
+def _instructions(top: Any, meta: dict[str, Any], keys: list[str]) -> tuple[list, list]:
+    """Top-level instructions, and one group of inner instructions (in order) after those that
+    have one, in encoding ``json``."""
+    indexed = not top or "programIdIndex" in top[0]
+    where = {i: i for i in range(len(keys))} if indexed else {
+        k: i for i, k in enumerate(keys)}  # fmt: skip
+    inner = {g["index"]: g["instructions"] for g in meta["innerInstructions"]}
+    tops, groups = [], []
+    for i, ix in enumerate(top):
+        group = [_instruction(x, where, keys, indexed) for x in (ix, *inner.get(i, ()))]
+        tops.append(group[0])
+        if i in inner:
+            groups.append({"index": i, "instructions": group[1:]})
+    return tops, groups
+
+
+def _reply(result: dict[str, Any], signatures: list[Any], meta: dict[str, Any], keys: list[Any],
+           tops: list[Any], groups: list[Any]) -> dict[str, Any]:  # fmt: skip
+    shaped_meta = {"err": None, "innerInstructions": groups}
+    shaped_meta.update((k, meta[k]) for k in ("preTokenBalances", "postTokenBalances") if k in meta)
+    out = {k: result[k] for k in ("slot", "blockTime") if k in result}
+    out["meta"] = shaped_meta
+    out["transaction"] = {"signatures": signatures,
+                          "message": {"accountKeys": keys, "instructions": tops}}
+    return out
+
+
+def shaped(result: dict[str, Any], seen: set[str]) -> dict[str, Any]:
+    """``result`` as the walk reads it: a reply in encoding ``json`` that says ``meta.err``.
+
+    Read in the order a reader meets its fields, so that what decides first
+    decides: a failed transaction is failed however the rest is spelled,
+    one of other programs is that, a transaction kept before (``seen``) is
+    a duplicate; only then are its instructions read (those of
+    ``jsonParsed`` to program indexes; all account keys, loaded ones too,
+    in ``accountKeys``).
+
+    Raises
+    ------
+    Bad
+        With the reason, where the reply is cut short.
+    KeyError, IndexError, TypeError, ValueError, AttributeError
+        Where a field is missing or of another type.
+    """
+    transaction, meta = result.get("transaction"), result.get("meta")
+    if not isinstance(transaction, dict) or not isinstance(meta, dict):
+        raise Bad("reply lacks transaction or meta: a truncated reply?")
+    signatures = transaction.get("signatures")
+    message = transaction.get("message")
+    if not isinstance(signatures, list) or not signatures or not isinstance(message, dict):
+        raise Bad("transaction lacks signatures or message: a truncated reply?")
+    if _failed(meta):
+        return {"meta": {"err": True}, "transaction": {"signatures": signatures, "message": {}}}
+    keys = _keys(message, meta)
+    top = message["instructions"]
+    if PROGRAMS.keys().isdisjoint(keys):
+        return _reply(result, signatures, meta, keys, [], [])
+    if meta.get("innerInstructions") is None:
+        raise Bad("meta.innerInstructions is missing: the events are in inner instructions")
+    if signatures[0] in seen:
+        return _reply(result, signatures, meta, keys, [], [])
+    return _reply(result, signatures, meta, keys, *_instructions(top, meta, keys))
+
+
+def _read_one(reply: dict[str, Any], here: int, flat: Flat, seen: set[str]) -> None:
+    try:
+        read_block([shaped(reply, seen)], [here], flat, seen)
+    except Bad as exc:
+        flat.bad(here, str(exc))
+    except Unexpected as exc:
+        flat.bad(here, _malformed(exc.__cause__ or exc))
+    except _MALFORMED as exc:
+        flat.bad(here, _malformed(exc))
+
+
+def read_shaped(replies: list[Any], numbers: list[int], flat: Flat, seen: set[str]) -> None:
+    """Replies the walk did not read as they are: runs of them shaped, then read as a block;
+    one at a time where that does not do (which names what is wrong)."""
+    start = 0
+    while start < len(replies):
+        run: list[dict[str, Any]] = []
+        for reply in replies[start:]:
+            try:
+                run.append(shaped(reply, seen))
+            except (Bad, *_MALFORMED):
+                break
+        stop = start + len(run)
+        try:
+            if run:
+                read_block(run, numbers[start:stop], flat, seen)
+        except Unexpected:
+            for reply, here in zip(replies[start:stop], numbers[start:stop], strict=True):
+                _read_one(reply, here, flat, seen)
+        if stop < len(replies):
+            _read_one(replies[stop], numbers[stop], flat, seen)
+        start = stop + 1
+
+
+# ---------------------------------------------------------------------------
+# entries
 
 
 def _entries(doc: Any) -> list[tuple[Any, str | None]]:
@@ -149,146 +264,15 @@ def _nested(item: Any) -> bool:
     return isinstance(item, list) or ("jsonrpc" in item and "transaction" not in item)
 
 
-def _keys(message: dict[str, Any], meta: dict[str, Any]) -> list[str]:
-    keys = message["accountKeys"]
-    if keys and isinstance(keys[0], dict):  # jsonParsed: loaded addresses are listed already
-        return [k["pubkey"] for k in keys]
-    loaded = meta.get("loadedAddresses")
-    if not loaded:
-        return keys
-    return [*keys, *loaded.get("writable", ()), *loaded.get("readonly", ())]
-
-
-def _failed(meta: dict[str, Any]) -> bool:
-    if "err" in meta:
-        return meta["err"] is not None
-    status = meta.get("status")
-    if isinstance(status, dict) and ("Ok" in status or "Err" in status):
-        return "Err" in status
-    raise _Bad("meta has neither err nor status: a truncated reply?")
-
-
-def _members(result: dict[str, Any], keys: list[str]) -> Iterator[tuple[int, dict[str, Any], str]]:
-    """``(position, instruction, program)`` of each instruction of a CCTP program that has data."""
-    message, meta = result["transaction"]["message"], result["meta"]
-    top = message["instructions"]
-    indexed = not top or "programIdIndex" in top[0]  # encoding json; else jsonParsed
-    cctp = {i for i, k in enumerate(keys) if k in PROGRAMS} if indexed else PROGRAMS.keys()
-    inner = {g["index"]: g["instructions"] for g in meta["innerInstructions"]}
-    position = 0
-    for i, instruction in enumerate(top):
-        group = (instruction, *inner.get(i, ()))
-        if indexed:
-            members = [(position + j, ix, keys[ix["programIdIndex"]]) for j, ix in
-                       enumerate(group) if ix["programIdIndex"] in cctp]
-        else:
-            members = [(position + j, ix, ix["programId"]) for j, ix in enumerate(group)
-                       if ix.get("programId") in cctp]
-        position += len(group)
-        for at, ix, program in members:
-            if "data" in ix:
-                yield at, ix, program
-
-
-def _flatten_tx(result: dict[str, Any], entry: int, flat: Flat, seen: set[str]) -> None:
-    """One reply into ``flat`` (the reference for :mod:`~cctx_research.ingest.solana.walk`)."""
-    transaction, meta = result.get("transaction"), result.get("meta")
-    if not isinstance(transaction, dict) or not isinstance(meta, dict):
-        raise _Bad("reply lacks transaction or meta: a truncated reply?")
-    signatures = transaction.get("signatures")
-    message = transaction.get("message")
-    if not isinstance(signatures, list) or not signatures or not isinstance(message, dict):
-        raise _Bad("transaction lacks signatures or message: a truncated reply?")
-    if _failed(meta):
-        flat.skip("failed_transactions")
-        return
-    keys = _keys(message, meta)
-    message["instructions"]  # a reply without them is malformed, whatever programs it calls
-    if PROGRAMS.keys().isdisjoint(keys):
-        flat.skip("other_programs")
-        return
-    if meta.get("innerInstructions") is None:
-        raise _Bad("meta.innerInstructions is missing: the events are in inner instructions")
-    signature = signatures[0]
-    if signature in seen:
-        flat.duplicates += 1
-        return
-    # kept only once the whole reply has been read
-    found = [(at, program, ix["data"]) for at, ix, program in _members(result, keys)
-             if len(ix.get("accounts", ())) == 1]  # fmt: skip
-    if not found:
-        flat.skip("no_cctp_events")
-        return
-    for name in ("preTokenBalances", "postTokenBalances"):
-        for b in meta.get(name) or ():
-            b.get("owner")  # a balance that is not an object makes the reply malformed
-    row = len(flat.signature)
-    slot = int(result["slot"])
-    seen.add(signature)
-    flat.signature.append(signature)
-    flat.slot.append(slot)
-    flat.block_time.append(result.get("blockTime"))
-    flat.entry.append(entry)
-    flat.sources.append(result)
-    for position, program, data in found:
-        flat.ev_tx.append(row)
-        flat.ev_position.append(position)
-        flat.ev_code.append(CODES[program])
-        flat.ev_data.append(data)
-
-
-def transmitter_calls(flat: Flat) -> Iterator[tuple[int, int, str]]:
-    """``(row, position, account)`` of each account of each MessageTransmitter call with several.
-
-    A ``MessageSent`` account is one of the accounts of the transmitter's
-    ``send_message``; rows and positions come in order.
-    """
-    for row, result in enumerate(flat.sources):
-        keys = _keys(result["transaction"]["message"], result["meta"])
-        for position, ix, program in _members(result, keys):
-            accounts = ix.get("accounts", ())
-            if len(accounts) != 1 and program in MESSAGE_TRANSMITTERS:
-                for account in accounts:
-                    yield row, position, keys[account] if isinstance(account, int) else account
-
-
-def balances(flat: Flat, rows: Iterable[int]) -> tuple[list[int], list[str], list[str], list[str]]:
-    """Rows, token accounts, mints and owners of the token balances of ``rows`` naming an owner.
-
-    In order of row, then the balances before the transaction, then after.
-    """
-    rows = sorted(set(rows))
-    sources = list(map(flat.sources.__getitem__, rows))
-    # typed replies (solana_json) answer as dicts do, but their attributes are read faster
-    typed = dict not in set(map(type, sources))
-    get = attrgetter if typed else itemgetter
-    metas = list(map(get("meta"), sources))
-    if typed:  # keys are strings, fields are attributes (None where missing)
-        statics = map(get("transaction.message.accountKeys"), sources)
-        loaded = map(get("loadedAddresses"), metas)
-        keys = [k if a is None or not (a.writable or a.readonly) else (*k, *a.writable, *a.readonly)
-                for k, a in zip(statics, loaded, strict=True)]  # fmt: skip
-        pairs = zip(map(get("preTokenBalances"), metas), map(get("postTokenBalances"), metas),
-                    strict=True)  # fmt: skip
-    else:
-        keys = list(map(_keys, map(_message, sources), metas))
-        pairs = zip([m.get("preTokenBalances") for m in metas],
-                    [m.get("postTokenBalances") for m in metas], strict=True)  # fmt: skip
-    lists = [found or () for found in chain.from_iterable(pairs)]
-    sizes = list(map(len, lists))
-    per_row = list(map(add, sizes[::2], sizes[1::2]))
-    entries = list(chain.from_iterable(lists))
-    owners = list(map(get("owner") if typed else methodcaller("get", "owner"), entries))
-    named = list(map(bool, owners))
-    entries = list(compress(entries, named))
-    at = list(compress(chain.from_iterable(map(repeat, rows, per_row)), named))
-    row_keys = compress(chain.from_iterable(map(repeat, keys, per_row)), named)
-    account = list(map(getitem, row_keys, map(get("accountIndex"), entries)))
-    return at, account, list(map(get("mint"), entries)), list(compress(owners, named))
-
-
-def _message(result: Any) -> Any:
-    return result["transaction"]["message"]
+def _account(flat: Flat, here: int, item: dict[str, Any]) -> None:
+    """A ``MessageSent`` account of ``getProgramAccounts``, kept for the decoder."""
+    try:
+        account = item["account"]
+        data = account["data"]
+        flat.accounts.append((here, item["pubkey"], account["owner"],
+                              data[0] if isinstance(data, list) else data))  # fmt: skip
+    except _MALFORMED as exc:
+        flat.bad(here, _malformed(exc))
 
 
 class Reader:
@@ -317,14 +301,7 @@ class Reader:
                 if problem is not None:
                     flat.bad(here, problem)
                 elif isinstance(item, dict) and "pubkey" in item and "account" in item:
-                    try:
-                        account = item["account"]
-                        data = account["data"]
-                        flat.accounts.append((here, item["pubkey"], account["owner"],
-                                              data[0] if isinstance(data, list) else data))
-                    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-                        flat.bad(here, f"malformed getTransaction reply ({type(exc).__name__}: "
-                                       f"{str(exc)[:80]}): a truncated reply?")
+                    _account(flat, here, item)
                 elif isinstance(item, dict):
                     replies.append(item)
                     numbers.append(here)
@@ -333,12 +310,12 @@ class Reader:
         self.entry = entry
 
     def typed(self, replies: list[Any]) -> bool:
-        """Add typed replies, one entry each, as one block; False (nothing added) if the
-        columnar walk does not read them: then add them as parsed values instead."""
+        """Add typed replies, one entry each, as one block; False (nothing added) if the walk
+        does not read them: then add them as parsed values instead."""
         self._read()
         try:
             read_block(replies, range(self.entry, self.entry + len(replies)), self.flat,
-                       self.seen, typed=True)  # fmt: skip
+                       self.seen, STRUCTS)  # fmt: skip
         except Unexpected:
             return False
         self.entry += len(replies)
@@ -351,8 +328,7 @@ class Reader:
             try:
                 read_block(block, numbers, flat, seen)
             except Unexpected:
-                for reply, here in zip(block, numbers, strict=True):
-                    _read_one(reply, here, flat, seen)
+                read_shaped(block, numbers, flat, seen)
         self.replies, self.numbers = [], []
 
     def finish(self) -> Flat:
@@ -371,16 +347,74 @@ def flatten_documents(documents: Iterable[tuple[Any, str | None]], source_file: 
     return reader.finish()
 
 
-def _read_one(item: dict[str, Any], here: int, flat: Flat, seen: set[str]) -> None:
-    try:
-        _flatten_tx(item, here, flat, seen)
-    except _Bad as exc:
-        flat.bad(here, str(exc))
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        flat.bad(here, f"malformed getTransaction reply ({type(exc).__name__}: "
-                       f"{str(exc)[:80]}): a truncated reply?")
+# ---------------------------------------------------------------------------
+# what a few rows need, read from their replies
 
 
-def flatten(path: Path) -> Flat:
-    """Read one file of replies into a :class:`Flat`; bad entries become problems."""
-    return flatten_documents(read_documents(path), str(path))
+def _access(replies: list[Any]) -> Access:
+    # typed replies answer as dicts do, but their attributes are read faster
+    return STRUCTS if dict not in set(map(type, replies)) else DICTS
+
+
+def _account_keys(replies: list[Any], metas: list[Any], access: Access) -> list[Any]:
+    """Each reply's account keys: the static ones, then the loaded writable and readonly."""
+    statics = map(itemgetter("accountKeys"), map(itemgetter("message"),
+                                                 map(itemgetter("transaction"), replies)))
+    if access.typed:  # keys are strings, fields are attributes (None where missing)
+        loaded = access.get("loadedAddresses", metas)
+        return [k if a is None or not (a.writable or a.readonly) else (*k, *a.writable,
+                                                                       *a.readonly)
+                for k, a in zip(statics, loaded, strict=True)]  # fmt: skip
+    loaded = [m.get("loadedAddresses") for m in metas]
+    return [k if not a else [*k, *a.get("writable", ()), *a.get("readonly", ())]
+            for k, a in zip(statics, loaded, strict=True)]  # fmt: skip
+
+
+def transmitter_calls(flat: Flat) -> Iterator[tuple[int, int, str]]:
+    """``(row, position, account)`` of each account of each MessageTransmitter call with several.
+
+    A ``MessageSent`` account is one of the accounts of the transmitter's
+    ``send_message``; rows and positions come in order.
+    """
+    found: list[tuple[int, int, str]] = []
+    for typed in (True, False):
+        rows = [i for i, s in enumerate(flat.sources) if (type(s) is not dict) is typed]
+        if not rows:
+            continue
+        access = STRUCTS if typed else DICTS
+        replies = list(map(flat.sources.__getitem__, rows))
+        of = calls(replies, access)
+        several = np.flatnonzero(np.isin(of.code, _TRANSMITTERS) & (of.counts != 1))
+        several, _ = of.data(several, access)
+        keys = _account_keys(replies, access.get("meta", replies), access)
+        for at in several.tolist():
+            reply, position = int(of.reply[at]), int(of.position[at])
+            found.extend((rows[reply], position, keys[reply][a] if isinstance(a, int) else a)
+                         for a in of.accounts[at])  # fmt: skip
+    found.sort(key=itemgetter(0, 1))
+    return iter(found)
+
+
+def balances(flat: Flat, rows: Iterable[int]) -> tuple[list[int], list[str], list[str], list[str]]:
+    """Rows, token accounts, mints and owners of the token balances of ``rows`` naming an owner.
+
+    In order of row, then the balances before the transaction, then after.
+    """
+    rows = sorted(set(rows))
+    sources = list(map(flat.sources.__getitem__, rows))
+    access = _access(sources)
+    metas = access.get("meta", sources)
+    keys = _account_keys(sources, metas, access)
+    pairs = zip(access.optional("preTokenBalances", metas),
+                access.optional("postTokenBalances", metas), strict=True)  # fmt: skip
+    lists = [found or () for found in chain.from_iterable(pairs)]
+    sizes = list(map(len, lists))
+    per_row = list(map(add, sizes[::2], sizes[1::2]))
+    entries = list(chain.from_iterable(lists))
+    owners = access.optional("owner", entries)
+    named = list(map(bool, owners))
+    entries = list(compress(entries, named))
+    at = list(compress(chain.from_iterable(map(repeat, rows, per_row)), named))
+    row_keys = compress(chain.from_iterable(map(repeat, keys, per_row)), named)
+    account = list(map(getitem, row_keys, access.get("accountIndex", entries)))
+    return at, account, access.get("mint", entries), list(compress(owners, named))

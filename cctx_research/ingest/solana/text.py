@@ -1,4 +1,4 @@
-"""``getTransaction`` replies read straight from JSON text, only the fields the decoder needs.
+"""``getTransaction`` replies from JSON text: the front ends of the one reader.
 
 A reply (encoding ``json``) is 3-20 kB of JSON, of which the CCTP decoder
 reads the signature, slot and time, ``meta.err``, the account keys, the
@@ -10,33 +10,38 @@ cost the garbage collector again. Here msgspec's decoder reads the text
 into the structs below, which hold only those fields: the rest is skipped
 in C, and no dict is made.
 
-The structs answer ``reply["meta"]``, ``.get(...)`` and ``in`` as the
-dicts do, so :func:`~cctx_research.ingest.solana.replies.balances` and
-:func:`~cctx_research.ingest.solana.replies.transmitter_calls` read them
-unchanged; the walk over instructions reads their attributes
-(:func:`~cctx_research.ingest.solana.walk.read_block` with
-``typed=True``).
+Both front ends hand their replies to the same
+:class:`~cctx_research.ingest.solana.replies.Reader`: the typed structs
+(:func:`flatten_text`), read by the walk through their attributes, and,
+for what the structs do not fit, values parsed into dicts
+(:func:`flatten_parsed`; orjson, or ``json`` for what only it reads). The
+structs also answer ``reply["meta"]``, ``.get(...)`` and ``in`` as the
+dicts do.
 
-What the structs do not fit is read as before, with the same result: a
-file whose text is not one list of replies or JSON Lines of replies, a
-block of lines holding anything else (a JSON-RPC envelope, ``jsonParsed``,
-a ``MessageSent`` account, a bad line, a mistyped field) is parsed into
-dicts (:mod:`cctx_research.ingest.solana.replies`), lines numbered as there.
-``tests/ingest/test_solana_json.py`` checks that both readings agree.
+What the structs do not fit is parsed, with the same result: a file whose
+text is not one list of replies or JSON Lines of replies, a block of lines
+holding anything else (a JSON-RPC envelope, ``jsonParsed``, a
+``MessageSent`` account, a bad line, a mistyped field), lines numbered as
+in the whole file. ``tests/ingest/solana/test_text.py`` checks that both
+readings agree.
 """
 
 from __future__ import annotations
 
 import codecs
+import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
+import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from .replies import Flat, Reader, line_documents, text_documents
+from .replies import BLOCK, Flat, Reader
 
-__all__ = ["Reply", "Response", "flatten_text"]
+__all__ = ["Reply", "Response", "flatten_parsed", "flatten_text", "line_documents",
+           "text_documents"]  # fmt: skip
 
 _LINES_BYTES = 1 << 22
 """About this many bytes of JSON Lines are decoded together (a few hundred replies): their
@@ -69,7 +74,7 @@ class Instruction(_Object, gc=False):
     Its accounts are kept as their JSON text: a tuple for each of the ten or
     more instructions of a reply would be made, tracked by the garbage
     collector and freed, while only those of Circle's programs are read
-    (:func:`~cctx_research.ingest.solana.walk.read_block` reads them all
+    (:func:`~cctx_research.ingest.solana.walk.calls` reads them all
     at once; ``ix["accounts"]`` reads one).
     """
 
@@ -154,27 +159,25 @@ _SHAPES = (
 def flatten_text(data: bytes, source_file: str) -> Flat:
     """A :class:`~cctx_research.ingest.solana.replies.Flat` of a file's bytes.
 
-    The same as :func:`~cctx_research.ingest.solana.replies.flatten` of a file
-    holding ``data``, the same errors too (``UnicodeDecodeError`` for text
-    that is not UTF-8).
+    The same as :func:`flatten_parsed` of ``data``, the same errors too
+    (``UnicodeDecodeError`` for text that is not UTF-8).
     """
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
+    data = _without_bom(data)
     if not data.isascii() and any(c in data.decode("utf-8") for c in _SEPARATORS):
-        return _reference(data, source_file)
+        return flatten_parsed(data, source_file)
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return _reference(data, source_file)  # a line ends at a lone \r too
+        return flatten_parsed(data, source_file)  # a line ends at a lone \r too
     end = data.find(b"\n")
     first = data[:end] if end >= 0 else data
     if end >= 0 and _NONSPACE.search(data, end) and _parses(first):
         return _lines(data, source_file)
     replies = _whole(data)
-    if replies is None:  # not a list of replies: read it as before
-        return _reference(data, source_file)
+    if replies is None:  # not a list of replies: parse it
+        return flatten_parsed(data, source_file)
     reader = Reader(source_file)
-    for lo in range(0, len(replies), 8192):
-        if not reader.typed(replies[lo : lo + 8192]):
-            return _reference(data, source_file)
+    for lo in range(0, len(replies), BLOCK):
+        if not reader.typed(replies[lo : lo + BLOCK]):
+            return flatten_parsed(data, source_file)
     return reader.finish()
 
 
@@ -212,10 +215,47 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _reference(data: bytes, source_file: str) -> Flat:
+def flatten_parsed(data: bytes, source_file: str) -> Flat:
+    """A :class:`~cctx_research.ingest.solana.replies.Flat` of a file's bytes, every entry
+    parsed into dicts (as :func:`json.loads` reads it, whole or one value a line)."""
     reader = Reader(source_file)
-    reader.documents(text_documents(_text(data)))
+    reader.documents(text_documents(_text(_without_bom(data))))
     return reader.finish()
+
+
+def _without_bom(data: bytes) -> bytes:
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _loads(text: bytes | str) -> Any:
+    """``json.loads``, by orjson where it can (a third of the time); json's error otherwise."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)  # what only json reads (NaN, huge ints), or json's own error
+
+
+def text_documents(text: str) -> list[tuple[Any, str | None]]:
+    """The JSON values of a file's text (whole, or one per line): (value, None) or (None, why
+    not)."""
+    try:
+        return [(_loads(text), None)]
+    except json.JSONDecodeError:
+        pass
+    return line_documents(text.splitlines())
+
+
+def line_documents(lines: Iterable[str], first: int = 1) -> list[tuple[Any, str | None]]:
+    """One JSON value a line, the first numbered ``first``; blank lines are no entry."""
+    out: list[tuple[Any, str | None]] = []
+    for number, line in enumerate(lines, start=first):
+        if not line.strip():
+            continue
+        try:
+            out.append((_loads(line), None))
+        except json.JSONDecodeError as exc:
+            out.append((None, f"line {number}: not JSON ({exc.msg}): a truncated reply?"))
+    return out
 
 
 def _lines(data: bytes, source_file: str) -> Flat:
