@@ -69,6 +69,7 @@ import pyarrow.compute as pc
 
 from ... import schema
 from . import keys
+from .content import CONTENT_KEY, content_links
 from .rows import arrow_array, ledger_rows, token_symbols, transfer_ids
 
 __all__ = [
@@ -93,18 +94,6 @@ _ADDRESS_FIELDS = (
     "destination_token_messenger",
 )
 _SHARED = (*_ADDRESS_FIELDS, "amount_raw", "max_fee_raw", "hook_data", "min_finality_threshold")
-
-CONTENT_KEY: tuple[str, ...] = (
-    "source_domain",
-    "destination_domain",
-    "burn_token",
-    "mint_recipient",
-    "message_sender",
-    "amount_raw",
-    "max_fee_raw",
-    "hook_data",
-)
-"""The fields a V2 burn and its arrival both carry unchanged (BurnMessageV2 and header)."""
 
 AMBIGUOUS: tuple[str, ...] = ("link", "keep")
 """What :func:`link` does with identical transfers: link them in time order, or keep them apart."""
@@ -207,99 +196,6 @@ def _dedupe(frame: pd.DataFrame, keys_: list[str]) -> tuple[pd.DataFrame, int]:
     return frame[~dup].reset_index(drop=True), int(dup.sum())
 
 
-def _nanos(stamps: pd.Series, missing: int) -> np.ndarray:
-    values = stamps.array.asi8 if len(stamps) else np.zeros(0, dtype=np.int64)
-    return np.where(stamps.isna().to_numpy(), missing, values)
-
-
-def _fifo(
-    gb: np.ndarray, ga: np.ndarray, tb: np.ndarray, ta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Within each group, each mint (in time order) takes the earliest free burn not after it.
-
-    Returns (burn rows, arrival rows) of the links, as positions in the inputs. With
-    ``B`` burns before a group's ``j``-th mint, the links made so far follow
-    ``M_j = min(M_{j-1} + 1, B_j)``, whose closed form is
-    ``min(j + 1, j + min_{i<=j}(B_i - i))``: a cumulative minimum, vectorised over
-    every group at once by offsetting each group below the one before.
-    """
-    nb = len(gb)
-    group = np.concatenate([gb, ga])
-    when = np.concatenate([tb, ta])
-    side = np.concatenate([np.zeros(nb, np.int8), np.ones(len(ga), np.int8)])
-    order = np.lexsort((side, when, group))
-    g, s = group[order], side[order]
-    start = np.r_[True, g[1:] != g[:-1]]
-    group_start = np.maximum.accumulate(np.where(start, np.arange(len(g)), 0))
-    burns_so_far = np.cumsum(s == 0)
-    before = burns_so_far - np.r_[0, burns_so_far][group_start]  # burns in group up to here
-    mint = s == 1
-    mg, mb, mpos = g[mint], before[mint], order[mint] - nb
-    mstart = np.r_[True, mg[1:] != mg[:-1]]
-    mfirst = np.maximum.accumulate(np.where(mstart, np.arange(len(mg)), 0))
-    j = np.arange(len(mg)) - mfirst
-    span = 2 * (len(g) + 2)
-    # groups are sorted ascending: offset each below the ones before, then a running min
-    rank = np.cumsum(mstart) - 1
-    v = (mb - j) - rank * span
-    cummin = np.minimum.accumulate(v) + rank * span
-    m_now = np.minimum(j + 1, cummin + j)
-    m_before = np.where(mstart, 0, np.r_[0, m_now[:-1]])
-    linked = m_now > m_before
-    # the burn a link takes: the (M - 1)-th burn of the group, in time order
-    bmask = s == 0
-    bg, bpos = g[bmask], order[bmask]
-    bstart = np.r_[True, bg[1:] != bg[:-1]]
-    first_burn_of = {}
-    starts = np.flatnonzero(bstart)
-    first_burn_of = pd.Series(starts, index=bg[starts])
-    first = first_burn_of.reindex(mg[linked]).to_numpy(dtype=np.int64)
-    burn_rows = bpos[first + m_now[linked] - 1]
-    return burn_rows, mpos[linked]
-
-
-def _content_links(
-    burns: pd.DataFrame, arrivals: pd.DataFrame, cb: np.ndarray, ca: np.ndarray, ambiguous: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Content links among the V2 burns ``cb`` and arrivals ``ca`` (rows still unlinked).
-
-    Returns burn rows, arrival rows (positions in ``cb`` and ``ca``), whether each
-    link is ambiguous, its group size, and the group size of every burn in ``cb``
-    and arrival in ``ca`` (0 where the group is not shared).
-    """
-    gid = keys.group_ids([[(burns[c], cb), (arrivals[c], ca)] for c in CONTENT_KEY])
-    gb, ga = gid[: len(cb)], gid[len(cb) :]
-    n_groups = int(gid.max(initial=-1)) + 1
-    nb = np.bincount(gb, minlength=n_groups)
-    na = np.bincount(ga, minlength=n_groups)
-    size = np.maximum(nb, na)
-    tb = _nanos(burns["burn_timestamp"], np.iinfo(np.int64).min)[cb]
-    ta = _nanos(arrivals["mint_timestamp"], np.iinfo(np.int64).max)[ca]
-    single = (nb == 1) & (na == 1)
-    ub = np.flatnonzero(single[gb])
-    ua = np.flatnonzero(single[ga])
-    # one burn and one mint: pair by group (a mint before its burn is no link)
-    ua = ua[np.argsort(ga[ua], kind="stable")]
-    ub = ub[np.argsort(gb[ub], kind="stable")]
-    ok = tb[ub] <= ta[ua]
-    lb, la = ub[ok], ua[ok]
-    amb_b = np.empty(0, dtype=np.int64)
-    amb_a = np.empty(0, dtype=np.int64)
-    shared = (nb >= 1) & (na >= 1) & ~single
-    if ambiguous == "link" and shared.any():
-        rb = np.flatnonzero(shared[gb])
-        ra = np.flatnonzero(shared[ga])
-        fb, fa = _fifo(gb[rb], ga[ra], tb[rb], ta[ra])
-        amb_b, amb_a = rb[fb], ra[fa]
-    burn_rows = np.concatenate([lb, amb_b])
-    arrival_rows = np.concatenate([la, amb_a])
-    is_ambiguous = np.r_[np.zeros(len(lb), bool), np.ones(len(amb_b), bool)]
-    group_size = size[gb[burn_rows]] if len(burn_rows) else np.zeros(0, dtype=np.int64)
-    burn_group = np.where(size[gb] > 1, size[gb], 0)
-    arrival_group = np.where(size[ga] > 1, size[ga], 0)
-    return burn_rows, arrival_rows, is_ambiguous, group_size, burn_group, arrival_group
-
-
 def _source_claims(side: pd.DataFrame, paired: pd.DataFrame, prefix: str) -> np.ndarray:
     """Rows of ``side`` that a source-paired row covers (same chain, transaction and amount)."""
     domain = "source_domain" if prefix == "burn" else "destination_domain"
@@ -345,96 +241,141 @@ def link(
     """
     if ambiguous not in AMBIGUOUS:
         raise ValueError(f"ambiguous must be 'link' or 'keep', got {ambiguous!r}")
+    b, a, duplicates = _sides(burns, arrivals)
+    sourced = [_finish(p.assign(pairing="source")) for p in paired if len(p)]
+    source_rows = pd.concat(sourced, ignore_index=True) if sourced else None
+    if source_rows is not None:
+        b, a, claimed = _unclaimed(b, a, source_rows)
+        duplicates += claimed
+    links = _Links(b, a)
+    links.by_nonce()
+    links.by_content(ambiguous)
+    links.rest(ambiguous)
+    ledger = ledger_rows(b, a, *links.rows(), sort=source_rows is None)
+    if source_rows is not None:
+        ledger, repeated = _with_sourced(ledger, source_rows)
+        duplicates += repeated
+    counts = pairing_counts(ledger)
+    counts["duplicates"] = duplicates
+    return ledger, counts
+
+
+def _sides(burns: Sequence[pd.DataFrame],
+           arrivals: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame, int]:  # fmt: skip
+    """Burns and arrivals stacked, each event once and each nonce once; how many repeated."""
     b = _stack(burns, BURN_COLUMNS)
     a = _stack(arrivals, ARRIVAL_COLUMNS)
     b, dup_b = _dedupe(b, ["source_domain", "burn_tx_hash", "burn_log_index"])
     a, dup_a = _dedupe(a, ["destination_domain", "mint_tx_hash", "mint_log_index"])
     b, dup_kb = _dedupe(b, ["source_domain", "nonce"])
     a, dup_ka = _dedupe(a, ["source_domain", "nonce"])
-    duplicates = dup_b + dup_a + dup_kb + dup_ka
+    return b, a, dup_b + dup_a + dup_kb + dup_ka
 
-    sourced = [_finish(p.assign(pairing="source")) for p in paired if len(p)]
-    source_rows = pd.concat(sourced, ignore_index=True) if sourced else None
-    if source_rows is not None:
-        claimed_b = _source_claims(b, source_rows, "burn")
-        claimed_a = _source_claims(a, source_rows, "mint")
-        duplicates += int(claimed_b.sum() + claimed_a.sum())
-        b = b[~claimed_b].reset_index(drop=True)
-        a = a[~claimed_a].reset_index(drop=True)
 
-    # 2. the nonce, where both sides have it
-    keyed_b = np.flatnonzero(b["nonce"].notna().to_numpy())
-    keyed_a = np.flatnonzero(a["nonce"].notna().to_numpy()) if len(keyed_b) else keyed_b
-    nb_ = na_ = np.empty(0, dtype=np.int64)
-    if len(keyed_b) and len(keyed_a):
-        left = pd.DataFrame(
-            {"source_domain": b["source_domain"].to_numpy()[keyed_b],
-             "nonce": b["nonce"].array[keyed_b], "_b": keyed_b}
-        )
-        right = pd.DataFrame(
-            {"source_domain": a["source_domain"].to_numpy()[keyed_a],
-             "nonce": a["nonce"].array[keyed_a], "_a": keyed_a}
-        )
-        hits = left.merge(right, on=["source_domain", "nonce"], how="inner")
-        nb_, na_ = hits["_b"].to_numpy(dtype=np.int64), hits["_a"].to_numpy(dtype=np.int64)
-    version_b = b["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
-    version_a = a["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
-    nonce_kind = np.where(version_b[nb_] == 2, _KIND["attested"], _KIND["exact"])
+def _unclaimed(b: pd.DataFrame, a: pd.DataFrame,
+               source_rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:  # fmt: skip
+    """The burns and arrivals no source-paired row covers (a source's link wins), and how
+    many were covered."""
+    claimed_b = _source_claims(b, source_rows, "burn")
+    claimed_a = _source_claims(a, source_rows, "mint")
+    claimed = int(claimed_b.sum() + claimed_a.sum())
+    return b[~claimed_b].reset_index(drop=True), a[~claimed_a].reset_index(drop=True), claimed
 
-    # 3. content, among V2 sides still free
-    free_b = np.ones(len(b), dtype=bool)
-    free_a = np.ones(len(a), dtype=bool)
-    free_b[nb_] = False
-    free_a[na_] = False
-    cb = np.flatnonzero(free_b & (version_b == 2) & b["nonce"].isna().to_numpy())
-    ca = np.flatnonzero(free_a & (version_a == 2))
-    group_b = np.zeros(len(b), dtype=np.int64)
-    group_a = np.zeros(len(a), dtype=np.int64)
-    if len(cb) and len(ca):
-        lb, la, amb, size, gsb, gsa = _content_links(b, a, cb, ca, ambiguous)
-        group_b[cb], group_a[ca] = gsb, gsa
-        lb, la = cb[lb], ca[la]
-        content_kind = np.where(amb, _KIND["content_ambiguous"], _KIND["content"])
-    else:
-        lb = la = np.empty(0, dtype=np.int64)
-        size = np.empty(0, dtype=np.int64)
-        content_kind = np.empty(0, dtype=np.int64)
-    free_b[lb] = False
-    free_a[la] = False
 
-    pb = np.flatnonzero(free_b)
-    pa_ = np.flatnonzero(free_a)
-    kept_apart = (group_b[pb] > 0) & (ambiguous == "keep")
-    pending_kind = np.where(kept_apart, _KIND["unpaired"], _KIND["pending"])
-    bi = np.concatenate([nb_, lb, pb, np.full(len(pa_), -1)]).astype(np.int64)
-    ai = np.concatenate([na_, la, np.full(len(pb), -1), pa_]).astype(np.int64)
-    kinds = np.concatenate(
-        [nonce_kind, content_kind, pending_kind, np.full(len(pa_), _KIND["mint_only"])]
-    ).astype(np.int64)
-    group = np.concatenate([np.zeros(len(nb_), np.int64), size, group_b[pb], group_a[pa_]])
-    ledger = ledger_rows(b, a, bi, ai, (kinds, _PAIRINGS), group, sort=source_rows is None)
+class _Links:
+    """The links of burns ``b`` and arrivals ``a``, made rule by rule, strongest first.
 
-    if source_rows is not None:
-        ledger = pd.concat([ledger, source_rows], ignore_index=True)
-        rank = ledger["pairing"].map(_RANK).to_numpy()
-        ids = arrow_array(ledger["transfer_id"])
-        order = pc.sort_indices(
-            pa.table({"id": ids, "rank": rank}),
-            sort_keys=[("id", "ascending"), ("rank", "ascending")],
-        ).to_numpy()
-        ledger = ledger.iloc[order]
-        dup = ledger["transfer_id"].duplicated().to_numpy()
-        duplicates += int(dup.sum())
-        ledger = ledger[~dup]
-        when = ledger["burn_timestamp"].fillna(ledger["mint_timestamp"])
-        order = pc.sort_indices(
-            pa.table({"when": arrow_array(when), "id": arrow_array(ledger["transfer_id"])}),
-            sort_keys=[("when", "ascending"), ("id", "ascending")],
-        ).to_numpy()
-        ledger = ledger.iloc[order].reset_index(drop=True)
-    counts = pairing_counts(ledger)
-    counts["duplicates"] = duplicates
-    return ledger, counts
+    Each rule takes sides still free and adds rows: burn and arrival rows
+    (-1 where that side is absent), a pairing (its code in ``_PAIRINGS``) and
+    a ``link_group_size`` (0: null).
+    """
+
+    def __init__(self, b: pd.DataFrame, a: pd.DataFrame) -> None:
+        self.b, self.a = b, a
+        self.free_b = np.ones(len(b), dtype=bool)
+        self.free_a = np.ones(len(a), dtype=bool)
+        self.group_b = np.zeros(len(b), dtype=np.int64)
+        self.group_a = np.zeros(len(a), dtype=np.int64)
+        self.version_b = b["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+        self.version_a = a["cctp_version"].to_numpy(dtype="float64", na_value=np.nan)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def _add(self, bi: np.ndarray, ai: np.ndarray, kinds: np.ndarray, group: np.ndarray) -> None:
+        self.parts.append((bi, ai, kinds, group))
+        self.free_b[bi[bi >= 0]] = False
+        self.free_a[ai[ai >= 0]] = False
+
+    def by_nonce(self) -> None:
+        """2. the nonce, on ``(source_domain, nonce)``, where both sides have it."""
+        b, a = self.b, self.a
+        keyed_b = np.flatnonzero(b["nonce"].notna().to_numpy())
+        keyed_a = np.flatnonzero(a["nonce"].notna().to_numpy()) if len(keyed_b) else keyed_b
+        nb_ = na_ = np.empty(0, dtype=np.int64)
+        if len(keyed_b) and len(keyed_a):
+            left = pd.DataFrame(
+                {"source_domain": b["source_domain"].to_numpy()[keyed_b],
+                 "nonce": b["nonce"].array[keyed_b], "_b": keyed_b}
+            )
+            right = pd.DataFrame(
+                {"source_domain": a["source_domain"].to_numpy()[keyed_a],
+                 "nonce": a["nonce"].array[keyed_a], "_a": keyed_a}
+            )
+            hits = left.merge(right, on=["source_domain", "nonce"], how="inner")
+            nb_, na_ = hits["_b"].to_numpy(dtype=np.int64), hits["_a"].to_numpy(dtype=np.int64)
+        kinds = np.where(self.version_b[nb_] == 2, _KIND["attested"], _KIND["exact"])
+        self._add(nb_, na_, kinds, np.zeros(len(nb_), np.int64))
+
+    def by_content(self, ambiguous: str) -> None:
+        """3. content, among V2 sides still free (4. identical transfers, if ``"link"``)."""
+        b, a = self.b, self.a
+        cb = np.flatnonzero(self.free_b & (self.version_b == 2) & b["nonce"].isna().to_numpy())
+        ca = np.flatnonzero(self.free_a & (self.version_a == 2))
+        if not (len(cb) and len(ca)):
+            empty = np.empty(0, dtype=np.int64)
+            self._add(empty, empty, empty, empty)
+            return
+        lb, la, amb, size, gsb, gsa = content_links(b, a, cb, ca, ambiguous)
+        self.group_b[cb], self.group_a[ca] = gsb, gsa
+        kinds = np.where(amb, _KIND["content_ambiguous"], _KIND["content"])
+        self._add(cb[lb], ca[la], kinds, size)
+
+    def rest(self, ambiguous: str) -> None:
+        """What remains: burns pending (unpaired, where identical transfers are kept apart),
+        then mints only."""
+        pb, pa_ = np.flatnonzero(self.free_b), np.flatnonzero(self.free_a)
+        kept_apart = (self.group_b[pb] > 0) & (ambiguous == "keep")
+        pending = np.where(kept_apart, _KIND["unpaired"], _KIND["pending"])
+        self._add(pb, np.full(len(pb), -1), pending, self.group_b[pb])
+        self._add(np.full(len(pa_), -1), pa_, np.full(len(pa_), _KIND["mint_only"]),
+                  self.group_a[pa_])
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, tuple[str, ...]],
+                            np.ndarray]:  # fmt: skip
+        """Burn rows, arrival rows, (pairing codes, their names) and group sizes of every row."""
+        bi, ai, kinds, group = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        return (bi.astype(np.int64), ai.astype(np.int64), (kinds.astype(np.int64), _PAIRINGS),
+                group)  # fmt: skip
+
+
+def _with_sourced(ledger: pd.DataFrame, source_rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``ledger`` with the source-paired rows, each transfer once (the stronger pairing wins),
+    in the ledger's order; how many rows repeated a transfer."""
+    ledger = pd.concat([ledger, source_rows], ignore_index=True)
+    rank = ledger["pairing"].map(_RANK).to_numpy()
+    ids = arrow_array(ledger["transfer_id"])
+    order = pc.sort_indices(
+        pa.table({"id": ids, "rank": rank}),
+        sort_keys=[("id", "ascending"), ("rank", "ascending")],
+    ).to_numpy()
+    ledger = ledger.iloc[order]
+    dup = ledger["transfer_id"].duplicated().to_numpy()
+    ledger = ledger[~dup]
+    when = ledger["burn_timestamp"].fillna(ledger["mint_timestamp"])
+    order = pc.sort_indices(
+        pa.table({"when": arrow_array(when), "id": arrow_array(ledger["transfer_id"])}),
+        sort_keys=[("when", "ascending"), ("id", "ascending")],
+    ).to_numpy()
+    return ledger.iloc[order].reset_index(drop=True), int(dup.sum())
 
 
 def pairing_counts(ledger: pd.DataFrame) -> dict[str, int]:
