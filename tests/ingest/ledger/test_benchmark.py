@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NUMBER = re.compile(r"^-?\d+(\.\d+)?(e[+-]\d+)?( [a-zA-Z/]+)?$")
 
 

@@ -93,7 +93,7 @@ def test_layouts_match_circles_indices(layout, offsets, body):
 def test_the_registry_knows_the_emitting_contracts_of_the_fixtures():
     from cctx_research import chains
 
-    from .logs import _ETHEREUM
+    from ..logs import _ETHEREUM
 
     for (_, version), address in _ETHEREUM.items():
         found = chains.contracts(0, version)

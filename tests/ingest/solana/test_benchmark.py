@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_small_run_prints_the_figure_and_agrees(tmp_path: Path) -> None:

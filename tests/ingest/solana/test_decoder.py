@@ -24,9 +24,9 @@ from cctx_research.ingest import solana
 from cctx_research.ingest.solana.base58 import ALPHABET, decode_many
 from cctx_research.provenance import provenance
 
-from .real import Message, burn_logs, message, mint_logs, tx, write
+from ..real import Message, burn_logs, message, mint_logs, tx, write
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "solana"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "solana"
 V1_BURN = FIX / "v1_burn_solana_to_ethereum.json"
 V1_RECEIVE = FIX / "v1_receive_from_arbitrum.json"
 V2_BURN_ETH = FIX / "v2_burn_solana_to_ethereum.json"
