@@ -102,15 +102,15 @@ class Calls:
     counts: np.ndarray
     """How many accounts each call lists."""
 
-    def data(self, rows: np.ndarray, access: Access) -> tuple[np.ndarray, list[str]]:
-        """The calls among ``rows`` that carry data, and their data (base58 text; what is not
-        text is no event's, which base58 decoding tells)."""
+    def data(self, rows: np.ndarray, access: Access) -> tuple[np.ndarray, list[Any]]:
+        """The calls among ``rows`` that carry data, and their data: base58 text (data that is
+        not text is kept too: base58 decoding finds it no event)."""
         found = access.optional("data", map(self.instructions.__getitem__, rows.tolist()),
                                 MISSING)  # fmt: skip
         has = np.fromiter((d is not MISSING for d in found), dtype=bool, count=len(found))
         return rows[has], [d for d in found if d is not MISSING]
 
-    def events(self, access: Access) -> tuple[np.ndarray, list[str]]:
+    def events(self, access: Access) -> tuple[np.ndarray, list[Any]]:
         """The events (calls with one account and data), as rows of these calls, and their
         data."""
         return self.data(np.flatnonzero(self.counts == 1), access)
@@ -138,12 +138,12 @@ def _codes(lists: list[Any], access: Access) -> tuple[np.ndarray, np.ndarray, np
     return codes, sizes, np.cumsum(sizes) - sizes
 
 
-Keys = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+KeyCodes = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 """The program codes of each reply's account keys: static, then loaded writable and readonly
 ones, each as :func:`_codes` gives them."""
 
 
-def _keys(messages: list[Any], metas: list[Any], access: Access) -> Keys:
+def _key_codes(messages: list[Any], metas: list[Any], access: Access) -> KeyCodes:
     loaded = access.optional("loadedAddresses", metas)
     if not access.typed and not all(x is None or type(x) is dict for x in loaded):
         raise Unexpected("loaded addresses that are not an object")
@@ -156,7 +156,7 @@ def _keys(messages: list[Any], metas: list[Any], access: Access) -> Keys:
     return parts
 
 
-def _calling(parts: Keys, m: int) -> np.ndarray:
+def _calling(parts: KeyCodes, m: int) -> np.ndarray:
     """Whether each of ``m`` replies has a CCTP program among its keys."""
     cctp = np.zeros(m, dtype=bool)
     for codes, sizes, _ in parts:
@@ -214,7 +214,7 @@ def _walk(tops: list[Any], groups: list[Any], access: Access) -> _Walk:
                  np.concatenate([top_index, inner_index]))  # fmt: skip
 
 
-def _programs(walk: _Walk, parts: Keys, where: np.ndarray) -> np.ndarray:
+def _programs(walk: _Walk, parts: KeyCodes, where: np.ndarray) -> np.ndarray:
     """Each instruction's program code: its account among the static keys, then the loaded
     ones; 0 where it names another program, or no account of its reply."""
     index = walk.index
@@ -238,7 +238,7 @@ def _accounts(instructions: list[Any], access: Access) -> list[Sequence[Any]]:
     return list(_ACCOUNT_LISTS.decode(b"[%b]" % b",".join(texts))) if texts else []
 
 
-def _calls(tops: list[Any], groups: list[Any], parts: Keys, where: np.ndarray,
+def _calls(tops: list[Any], groups: list[Any], parts: KeyCodes, where: np.ndarray,
            access: Access) -> Calls:  # fmt: skip
     walk = _walk(tops, groups, access)
     code = _programs(walk, parts, where)
@@ -260,7 +260,7 @@ def calls(replies: list[Any], access: Access) -> Calls:
     try:
         messages = access.get("message", access.get("transaction", replies))
         metas = access.get("meta", replies)
-        parts = _keys(messages, metas, access)
+        parts = _key_codes(messages, metas, access)
         return _calls(access.get("instructions", messages),
                       access.optional("innerInstructions", metas), parts,
                       np.arange(len(replies)), access)  # fmt: skip
@@ -355,7 +355,7 @@ def _read(results: list[Any], entries: Sequence[int], flat: Any, seen: set[str],
           access: Access) -> None:  # fmt: skip
     a = access
     block, failed = _live(results, entries, a)
-    parts = _keys(block.messages, block.metas, a)
+    parts = _key_codes(block.messages, block.metas, a)
     cctp = _calling(parts, len(block.messages))
     other = len(block.messages) - int(cctp.sum())
     block.keep(cctp.tolist())
