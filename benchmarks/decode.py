@@ -41,9 +41,9 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from suite import Row, machine, table  # noqa: E402
 
-from cctx_research.ingest.events import BY_TOPIC0  # noqa: E402
-from cctx_research.ingest.evm_logs import decode_logs  # noqa: E402
-from cctx_research.ingest.log_frame import conform_logs  # noqa: E402
+from cctx_research.ingest.evm.events import BY_TOPIC0  # noqa: E402
+from cctx_research.ingest.evm.frame import conform_logs  # noqa: E402
+from cctx_research.ingest.evm.logs import decode_logs  # noqa: E402
 
 TARGET = 0.10  # decoder time per log <= 1/10 of the loop's
 

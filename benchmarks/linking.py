@@ -5,7 +5,7 @@ Run::
     .venv/bin/python benchmarks/linking.py            # 10M transfers (several minutes, ~20 GiB)
     .venv/bin/python benchmarks/linking.py --quick    # 200k transfers, for the test suite
 
-The data: ``n`` V2 transfers as the decoder and :mod:`cctx_research.ingest.sides`
+The data: ``n`` V2 transfers as the decoder and :mod:`cctx_research.ingest.ledger.sides`
 hand them to the linker, a *burns* table and an *arrivals* table (the mint
 side: attested nonce, fee, mint time a few seconds to minutes later). Chains
 are drawn from eight EVM domains, recipients and senders from pools of
@@ -46,8 +46,8 @@ sys.path.insert(0, str(HERE))
 from run import Row, machine, table  # noqa: E402
 
 from cctx_research import schema  # noqa: E402
-from cctx_research.ingest import linking  # noqa: E402
 from cctx_research.ingest.hexcodec import bytes_to_hex  # noqa: E402
+from cctx_research.ingest.ledger import linking  # noqa: E402
 
 TIME_TARGET = 2.0
 MEMORY_TARGET = 2.0

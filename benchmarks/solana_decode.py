@@ -114,7 +114,7 @@ from suite import Row, machine, table  # noqa: E402
 
 from cctx_research.addressing import base58_encode  # noqa: E402
 from cctx_research.ingest.solana import decode_json, decode_replies  # noqa: E402
-from cctx_research.ingest.solana_layouts import (  # noqa: E402
+from cctx_research.ingest.solana.layouts import (  # noqa: E402
     EMITTERS,
     EVENT_TAG,
     LAYOUTS,

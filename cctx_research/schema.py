@@ -191,7 +191,7 @@ LEDGER_PAIRING: dict[str, str] = {
 
 Null for ledgers that do not say (the synthetic sample, a ``transfers``
 file). A ``mint_only`` row has a null burn side: ``burn_timestamp`` NaT,
-``burn_tx_hash`` null, ``burn_block`` -1. See :mod:`cctx_research.ingest.linking`.
+``burn_tx_hash`` null, ``burn_block`` -1. See :mod:`cctx_research.ingest.ledger.linking`.
 """
 
 LINKED: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", "source")

@@ -2,7 +2,7 @@
 
 A ledger's ``pairing`` column says how each row's burn and mint were joined
 (:data:`cctx_research.schema.LEDGER_PAIRING`, and
-:mod:`cctx_research.ingest.linking` for the rules). :func:`quality` counts
+:mod:`cctx_research.ingest.ledger.linking` for the rules). :func:`quality` counts
 them, so a researcher sees at once where the data links well and where it
 does not: many ``mint_only`` rows mean burns missing from the data (an
 export that starts later, a chain not loaded); ``content_ambiguous`` rows

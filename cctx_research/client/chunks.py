@@ -5,7 +5,7 @@ The files follow the dataset convention of :mod:`cctx_research.storage`
 ``interface__<kind>__key_<hash>.arrow``, written to a temporary file beside
 it and renamed. They are a cache, not a dataset: they have no manifest, and
 a change of their format changes every key, so old files are never read
-again (``clear_cache`` removes them). See :mod:`.cache` for both levels, how
+again (``clear_cache`` removes them). See :mod:`.cache_dir` for both levels, how
 damage is told apart from faults of the directory, and read-only
 directories.
 """

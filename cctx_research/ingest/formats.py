@@ -82,7 +82,7 @@ class FileRead:
     Each reader builds its own and returns it; :func:`combine` joins those of
     every file. ``burns``/``sent``/``received``/``mints`` follow the event-log
     decoder's column names; ``burn_rows``/``arrivals``/``paired`` the linking
-    module's (see :mod:`cctx_research.ingest.linking`); ``tx_times`` is
+    module's (see :mod:`cctx_research.ingest.ledger.linking`); ``tx_times`` is
     ``domain, tx_hash, block_number, timestamp`` for transactions whose
     events carry no time (XChainDataGen); ``ledgers`` are the toolkit's own
     frames, with their ``provenance``. ``counts`` holds ``rows_read``,
@@ -140,7 +140,7 @@ def detect(columns: Iterable[Any], *, wanted: str | None = None) -> tuple[str, s
     """The (format, table) whose identifying columns ``columns`` has, or ``None``.
 
     ``cctx`` tables (ledger, transfers) are recognised by
-    :func:`cctx_research.ingest.own.missing`, not here.
+    :func:`cctx_research.ingest.exports.own.missing`, not here.
     """
     have = _lower(columns)
     for (fmt, table), needs in TABLES.items():

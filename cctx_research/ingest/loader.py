@@ -13,10 +13,12 @@ from .. import chains, schema
 from ..errors import DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
-from . import attested as attested_nonces
-from . import dune, linking, own, sides, solana, xchaindatagen
+from . import solana
+from .exports import dune, own, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
+from .ledger import attested as attested_nonces
+from .ledger import linking, sides
 from .values import Rows, bad_frame, malformed_error
 
 __all__ = ["BAD_ATTR", "bad_rows", "load"]
@@ -135,7 +137,7 @@ def _check_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any
 
 def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     try:
-        from . import evm_logs
+        from .evm import logs as evm_logs
     except ImportError as exc:  # pragma: no cover - the decoder ships with the package
         raise DataError("the event-log decoder is not available in this installation") from exc
     logs = evm_logs.read_logs(path)
@@ -342,14 +344,14 @@ def load(
         mint to the earliest unlinked burn before it and marks both
         ``pairing="content_ambiguous"`` (volumes right, latency uncertain);
         ``"keep"`` leaves them unlinked (burns ``"unpaired"``, mints
-        ``"mint_only"``). See :mod:`cctx_research.ingest.linking`.
+        ``"mint_only"``). See :mod:`cctx_research.ingest.ledger.linking`.
     attested : DataFrame or path, optional
         Circle's attested messages of the burns (the frames of
         :meth:`cctx_research.iris.IrisClient.messages`, or the
         ``iris/messages.parquet`` of ``sync --iris``): each V2 burn Iris
         knows takes its attested nonce and links on it
         (``pairing="attested"``), identical transfers included. See
-        :mod:`cctx_research.ingest.attested`.
+        :mod:`cctx_research.ingest.ledger.attested`.
     progress : callable, optional
         Called with each file's path before it is read (the CLI's bar).
 
@@ -364,7 +366,7 @@ def load(
         folded into another's side), and the transfers by ``pairing``
         (``paired`` = every link; the toolkit's own ledger files by the
         pairing they carry, by their sides where it is null: see
-        :func:`~cctx_research.ingest.linking.pairing_counts`) and
+        :func:`~cctx_research.ingest.ledger.linking.pairing_counts`) and
         ``missing_times``.
 
     Raises
@@ -386,7 +388,7 @@ def load(
     _check_arguments(format, errors, chain, ambiguous)
     messages = None if attested is None else attested_nonces.read(attested)
     if blocks is not None and not isinstance(blocks, pd.DataFrame):
-        from . import evm_logs
+        from .evm import logs as evm_logs
 
         blocks = evm_logs.read_blocks(blocks)
     files = expand(paths)

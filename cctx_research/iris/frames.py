@@ -2,7 +2,7 @@
 
 Iris speaks camelCase JSON; here it becomes snake_case columns with exact
 integers. A message's fields are decoded from its bytes by the toolkit's
-own decoder (:func:`cctx_research.ingest.messages.decode_message`, the one
+own decoder (:func:`cctx_research.ingest.evm.messages.decode_message`, the one
 that reads ``MessageSent`` logs), not taken from Iris's ``decodedMessage``:
 the bytes are what the destination chain verifies. Only while a message is
 pending, when Iris gives no bytes (``"message": "0x"``), are the fields
@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from .. import chains, schema
 from ..errors import ResponseSchemaError
+from ..ingest.evm.messages import decode_message
 from ..ingest.hexcodec import hex_to_bytes
-from ..ingest.messages import decode_message
 from ..ingest.rows import Reasons
 
 __all__ = [

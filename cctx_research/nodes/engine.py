@@ -2,13 +2,13 @@
 
 :func:`sync_chain` asks ``eth_getLogs`` for every CCTP event of the chain's
 V1 and V2 contracts (addresses from the registry, topics from
-:mod:`cctx_research.ingest.events`), in segments of blocks, all on one call
+:mod:`cctx_research.ingest.evm.events`), in segments of blocks, all on one call
 of the toolkit's runner (:func:`cctx_research.net.run`): the same
 adaptive concurrency, retries, ``Retry-After`` and Ctrl-C behaviour as the
 interface client. The next segment's ranges start while the last ranges of
 the one before are still running, so no slot idles at a segment's end. A
-range a node refuses as too large (:mod:`~cctx_research.sync.ranges`) is
-split and the endpoint's :class:`~cctx_research.sync.ranges.Sizer`
+range a node refuses as too large (:mod:`~cctx_research.nodes.ranges`) is
+split and the endpoint's :class:`~cctx_research.nodes.ranges.Sizer`
 remembers it. Block times come from the logs' ``blockTimestamp`` when the
 node gives it, else from headers asked in JSON-RPC batches of
 :data:`~cctx_research.nodes.blocks.BATCH`, gathered over a segment's ranges
@@ -16,7 +16,7 @@ and asked beside the ranges still running; the times of the coverage's two
 ends are asked at the start, beside the first ranges.
 
 Each finished segment is written as one part and only then checkpointed
-(:mod:`~cctx_research.sync.store`), in block order (a segment finished
+(:mod:`~cctx_research.nodes.store`), in block order (a segment finished
 before an earlier one waits for it): a stop loses at most the segments
 under way. Blocks within ``confirmations`` of the head go to tip parts, fetched
 again (and replaced) by the next run, so a reorg there is healed.
@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 
 from .. import chains, errors
-from ..ingest import events
+from ..ingest.evm import events
 from ..net import Concurrency, RequestStats, Task, run
 from . import blocks
 from .ranges import Sizer, too_large

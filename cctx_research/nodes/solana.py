@@ -2,7 +2,7 @@
 
 The four programs of Circle's Solana CCTP (V1 and V2 MessageTransmitter
 and TokenMessengerMinter, ids in
-:mod:`cctx_research.ingest.solana_layouts`) are listed with
+:mod:`cctx_research.ingest.solana.layouts`) are listed with
 ``getSignaturesForAddress`` and their transactions fetched with
 ``getTransaction`` (encoding ``json``, ``maxSupportedTransactionVersion``
 0), all at commitment ``finalized`` (so nothing synced can be rolled back:
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..ingest.solana_layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
+from ..ingest.solana.layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
 from ..net import Concurrency, run
 from ..times import to_timestamp
 from .engine import ChainSync
@@ -275,7 +275,7 @@ def _fresh_run(entry: dict[str, Any], floor: dict[str, int], ceiling: dict[str, 
 
 
 class _Runner:
-    """One invocation's runs of every program on the client's runner."""
+    """One invocation's runs of every program on net's runner."""
 
     def __init__(self, rpc: Rpc, dataset: Dataset, state: dict[str, Any],
                  programs: list[Program], floor: dict[str, int], ceiling: dict[str, int],

@@ -19,7 +19,7 @@ import pytest
 import cctx_research as cctx
 from cctx_research import labels, schema
 from cctx_research.analysis import actors, hooks, movements, volumes
-from cctx_research.ingest.messages import decode_message
+from cctx_research.ingest.evm.messages import decode_message
 from cctx_research.ingest.rows import Reasons
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "actors" / "real_messages.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cctx_research.ingest.solana_base58 import decode_many
+from cctx_research.ingest.solana.base58 import decode_many
 from cctx_research.service.server import start_in_background
 
 from .standin import FIXTURES, MAINNET_GENESIS, PUBLIC_429, SolanaStandin, recorded

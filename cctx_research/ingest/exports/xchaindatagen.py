@@ -1,0 +1,142 @@
+"""XChainDataGen's CCTP tables (format ``"xchaindatagen"``), exported as CSV or Parquet.
+
+XChainDataGen (github.com/AndreAugusto11/XChainDataGen, MIT) extracts CCTP
+V1 on six EVM chains into these tables (column names from its models; the
+mapping is ours):
+
+``cctp_deposit_for_burn`` (burns)
+    ``blockchain``, ``transaction_hash``, ``nonce``, ``depositor``,
+    ``burn_token``, ``recipient``, ``dst_blockchain``, ``amount``.
+``cctp_message_received`` (arrivals)
+    ``blockchain``, ``transaction_hash``, ``nonce``, ``src_blockchain``,
+    ``input_token`` (the burned token), ``depositor``, ``recipient``, ``amount``.
+``cctp_cross_chain_transactions`` (paired by XChainDataGen: ``"source"``)
+    ``src_blockchain``, ``src_transaction_hash``, ``src_timestamp``,
+    ``dst_blockchain``, ``dst_transaction_hash``, ``dst_timestamp`` (Unix
+    seconds), ``deposit_id`` (the nonce), ``depositor``, ``recipient``, ``amount``.
+``cctp_blockchain_transactions`` (times)
+    ``blockchain``, ``transaction_hash``, ``block_number``, ``timestamp``:
+    load it with the two event tables to give them block numbers and times;
+    without it their times are missing (and counted).
+
+The event tables carry no log index; a transfer's id comes from its nonce.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from ..formats import FileRead
+from ..values import Rows
+from .dune import chain_domains
+
+__all__ = ["apply_times", "read"]
+
+logger = logging.getLogger(__name__)
+
+
+def _deposits(rows: Rows, parts: FileRead) -> None:
+    parts.burn_rows.append(
+        pd.DataFrame(
+            {
+                "source_domain": chain_domains(rows, "blockchain"),
+                "burn_tx_hash": rows.hashes("transaction_hash"),
+                "cctp_version": 1,
+                "nonce": rows.integers("nonce").astype(str),
+                "amount_raw": rows.integers("amount"),
+                "message_sender": rows.addresses("depositor"),
+                "mint_recipient": rows.addresses("recipient"),
+                "burn_token": rows.addresses("burn_token"),
+                "destination_domain": chain_domains(rows, "dst_blockchain"),
+            }
+        )[~rows.bad]
+    )
+
+
+def _received(rows: Rows, parts: FileRead) -> None:
+    parts.arrivals.append(
+        pd.DataFrame(
+            {
+                "destination_domain": chain_domains(rows, "blockchain"),
+                "mint_tx_hash": rows.hashes("transaction_hash"),
+                "cctp_version": 1,
+                "source_domain": chain_domains(rows, "src_blockchain"),
+                "nonce": rows.integers("nonce").astype(str),
+                "amount_raw": rows.integers("amount"),
+                "message_sender": rows.addresses("depositor"),
+                "mint_recipient": rows.addresses("recipient"),
+                "burn_token": rows.addresses("input_token"),
+            }
+        )[~rows.bad]
+    )
+
+
+def _cross_chain(rows: Rows, parts: FileRead) -> None:
+    parts.paired.append(
+        pd.DataFrame(
+            {
+                "source_domain": chain_domains(rows, "src_blockchain"),
+                "destination_domain": chain_domains(rows, "dst_blockchain"),
+                "cctp_version": 1,
+                "nonce": rows.integers("deposit_id").astype(str),
+                "amount_raw": rows.integers("amount"),
+                "burn_timestamp": rows.times("src_timestamp"),
+                "mint_timestamp": rows.times("dst_timestamp"),
+                "burn_tx_hash": rows.hashes("src_transaction_hash"),
+                "mint_tx_hash": rows.hashes("dst_transaction_hash"),
+                "message_sender": rows.addresses("depositor"),
+                "mint_recipient": rows.addresses("recipient"),
+            }
+        )[~rows.bad]
+    )
+
+
+def _transactions(rows: Rows, parts: FileRead) -> None:
+    parts.tx_times.append(
+        pd.DataFrame(
+            {
+                "domain": chain_domains(rows, "blockchain"),
+                "tx_hash": rows.hashes("transaction_hash"),
+                "block_number": rows.integers("block_number"),
+                "timestamp": rows.times("timestamp"),
+            }
+        )[~rows.bad]
+    )
+
+
+_READERS = {
+    "cctp_deposit_for_burn": _deposits,
+    "cctp_message_received": _received,
+    "cctp_cross_chain_transactions": _cross_chain,
+    "cctp_blockchain_transactions": _transactions,
+}
+
+
+def read(rows: Rows, table: str) -> FileRead:
+    """Read one XChainDataGen table."""
+    out = FileRead(format="xchaindatagen")
+    rows.frame.columns = [str(c).strip().lower() for c in rows.frame.columns]
+    _READERS[table](rows, out)
+    out.problems.extend(rows.problems)
+    return out
+
+
+def apply_times(frame: pd.DataFrame, times: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Fill ``<side>_timestamp``/``<side>_block`` of rows without them from ``times``."""
+    domain = "source_domain" if side == "burn" else "destination_domain"
+    lookup = times.drop_duplicates(["domain", "tx_hash"]).set_index(["domain", "tx_hash"])
+    keys = pd.MultiIndex.from_arrays([frame[domain], frame[f"{side}_tx_hash"]])
+    found = lookup.reindex(keys)
+    ts, block = f"{side}_timestamp", f"{side}_block"
+    if ts in frame.columns:
+        frame[ts] = frame[ts].fillna(pd.Series(found["timestamp"].to_numpy(), index=frame.index))
+    else:
+        frame[ts] = found["timestamp"].to_numpy()
+    known = found["block_number"].notna().to_numpy()
+    old = frame[block].to_numpy() if block in frame.columns else np.full(len(frame), -1)
+    new = np.where(known & (old < 0), found["block_number"].fillna(-1).to_numpy(), old)
+    frame[block] = new.astype(np.int64)
+    return frame
