@@ -4,8 +4,10 @@
 (code, text and HTTP status as published; sources in
 ``cctx_research/nodes/ranges.py``). Everything else passes through. Switches:
 ``throttle`` (the next N requests get 429 with ``Retry-After``), ``drop``
-(the next N connections are closed without a reply) and ``fail_after`` (after
-N ``eth_getLogs`` answered, every connection is closed: a node that died).
+(the next N connections are closed without a reply), ``fail_after`` (after
+N ``eth_getLogs`` answered, every connection is closed: a node that died) and
+``fail_when`` (the same, once a condition holds: e.g. once the client has
+checkpointed something, whatever order its workers ran in).
 :attr:`calls` counts the requests that reached it by method (a batch as
 ``"batch of <method>"``).
 """
@@ -16,6 +18,7 @@ import collections
 import contextlib
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -46,6 +49,7 @@ class RangeLimited:
         self.drop = 0  # the next N requests close the connection unanswered
         self.strip_times = False  # answer eth_getLogs without blockTimestamp, as many nodes do
         self.fail_after: int | None = None  # after N eth_getLogs answered, the node is gone
+        self.fail_when: Callable[[], bool] | None = None  # once this holds, the node is gone
         self.refused = 0
         self.requests = 0
         self.calls: collections.Counter[str] = collections.Counter()  # method, "batch of" method
@@ -106,7 +110,9 @@ class RangeLimited:
     def answer(self, body: bytes) -> tuple[int | None, bytes, dict[str, str]]:
         with self.lock:
             self.requests += 1
-            gone = self.fail_after is not None and self.logs_answered >= self.fail_after
+            gone = (self.fail_after is not None and self.logs_answered >= self.fail_after) or (
+                self.fail_when is not None and self.fail_when()
+            )
             if self.drop or gone:
                 self.drop = max(0, self.drop - 1)
                 return None, b"", {}

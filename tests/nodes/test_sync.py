@@ -29,6 +29,14 @@ def _spans(out, chain):
     return sorted((p.chunk.first, p.chunk.last) for p in parts)
 
 
+def _checkpointed(out, chain):
+    """Whether the dataset at ``out`` holds a checkpoint of ``chain`` past some final part."""
+    try:
+        return (checkpoints(out)[chain].get("safe") or -1) >= 0
+    except (FileNotFoundError, KeyError, ValueError):
+        return False
+
+
 def _contiguous(spans, first, last):
     """Whether the spans cover first..last exactly, with no gap and no overlap."""
     edges = [first - 1] + [b for span in spans for b in span] + [last + 1]
@@ -210,7 +218,9 @@ def test_a_node_that_dies_mid_sync_ends_in_a_typed_error_and_resumes(base_node, 
     base_node.replay(burn("v2_attested_base_to_eth_19500", "late"))
     out = tmp_path / "cctp"
     with RangeLimited(base_node.url, max_blocks=32) as proxy:
-        proxy.fail_after = 20  # the first segment answered, then the node is gone
+        # the node is gone once a first segment is checkpointed: the other segments are then
+        # in flight beside it, in whatever order the workers took them
+        proxy.fail_when = lambda: _checkpointed(out, "base")
         with pytest.raises(errors.ServerError, match=r"connection to 127\.0\.0\.1"):
             cctx.sync(out, {"base": proxy.url}, start=0, progress=False, range_blocks=32,
                       retries=1, max_workers=workers)  # fmt: skip
