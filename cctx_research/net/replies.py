@@ -30,8 +30,6 @@ from .statuses import error_for_status, parse_retry_after
 if TYPE_CHECKING:
     import requests
 
-    from .protocols import Outgoing
-
 __all__ = [
     "PLAIN",
     "RETRYABLE_STATUS",
@@ -176,28 +174,29 @@ PLAIN = JsonReader()
 
 
 def read_reply(
-    request: Outgoing,
+    operation: str,
     response: requests.Response,
     *,
+    reader: JsonReader,
+    validate: Callable[[Any], None] | None,
     from_cache: bool,
     scrub: Callable[[str], str],
 ) -> Answer:
-    """The :class:`Answer` of one reply, or the error it carries.
+    """The :class:`Answer` of one reply to ``operation``, or the error it carries.
 
-    Both statuses are checked (HTTP and the protocol's, read by
-    ``request.reader``); ``scrub`` takes any secret out of a message the
-    service sends back.
+    Both statuses are checked (HTTP and the protocol's, read by ``reader``);
+    ``validate`` checks the answer's shape; ``scrub`` takes any secret out of
+    a message the service sends back.
 
     Raises
     ------
     Retry
         A failure worth another attempt (429, 5xx, an unreadable body, a body
-        that fails ``request.validate``).
+        that fails ``validate``).
     CctxError
         Any other failure, typed (see :mod:`cctx_research.errors`).
     """
     headers, http_status, content = response.headers, response.status_code, response.content
-    operation, reader = request.operation, request.reader
     retry_after = parse_retry_after(headers.get("Retry-After"))
     synthetic = str(headers.get(SYNTHETIC_HEADER, "")).strip().lower() == "true"
     document = decoded.take(content) if content else None
@@ -219,7 +218,7 @@ def read_reply(
     if not 200 <= status < 300:
         text = scrub(message or f"{reader.status_label} {status}")
         _fail(status, text, operation, retry_after)
-    _validate(operation, body, status, request.validate)
+    _validate(operation, body, status, validate)
     return Answer(body, from_cache, status, getattr(response, "cache_key", None), synthetic)
 
 

@@ -281,7 +281,10 @@ class Sender:
         if logger.isEnabledFor(logging.DEBUG):
             self._log(request, response, from_cache, time.perf_counter() - started)
         try:
-            return read_reply(request, response, from_cache=from_cache, scrub=self._scrub)
+            return read_reply(
+                request.operation, response, reader=request.reader, validate=request.validate,
+                from_cache=from_cache, scrub=self._scrub,
+            )
         except Retry:
             if from_cache:  # a cached reply that fails the checks must not be served again
                 _forget(sess, response)

@@ -46,18 +46,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..ingest.solana.layouts import MESSAGE_TRANSMITTERS, TOKEN_MESSENGERS
 from ..net import Concurrency, run
 from ..times import to_timestamp
 from .engine import ChainSync
+from .options import SyncOptions
 from .rpc import Rpc, RpcError
 from .solana_pages import Bounds, Pages, Program
 from .store import Dataset
-
-if TYPE_CHECKING:
-    from .sync import SyncOptions
 
 __all__ = ["MAINNET_GENESIS", "PAGE_SIZE", "PROGRAMS", "SolanaSync", "sync_solana"]
 
