@@ -57,6 +57,7 @@ import requests
 from requests_cache import CachedSession, SQLiteCache
 
 from ..errors import CacheError
+from ..times import pandas_period
 
 __all__ = ["HttpCache", "default_cache_dir", "fault", "move_aside", "parse_age", "writable"]
 
@@ -77,18 +78,23 @@ def default_cache_dir() -> Path:
 
 
 def parse_age(value: Any, *, name: str) -> pd.Timedelta:
-    """A duration from a Timedelta, timedelta, string (``"1h"``) or seconds."""
+    """A duration from a Timedelta, timedelta, string (``"1h"``) or seconds.
+
+    A string in a spelling pandas deprecates (``"1d"``) or that is no fixed
+    length (``"1M"``) is refused naming what to pass
+    (:func:`~cctx_research.times.pandas_period`).
+    """
     if isinstance(value, bool):
         raise TypeError(f"{name} must be a duration ('1h', seconds or a timedelta), not a bool")
-    try:
-        if isinstance(value, (int, float)):
-            age = pd.Timedelta(seconds=value)
-        else:
-            age = pd.Timedelta(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name}={value!r} is not a duration; pass e.g. '1h', '5min', 300 or a timedelta"
-        ) from exc
+    wanted = "duration; pass e.g. '1h', '5min', 300 or a timedelta"
+    if isinstance(value, str):
+        age = pandas_period(pd.Timedelta, value, name=name, fixed=True, expected=wanted)
+    else:
+        try:
+            age = pd.Timedelta(seconds=value) if isinstance(value, (int, float)) else (
+                pd.Timedelta(value))  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}={value!r} is not a {wanted}") from exc
     if pd.isna(age) or age < pd.Timedelta(0):
         raise ValueError(f"{name} must be a non-negative duration, got {value!r}")
     return age
