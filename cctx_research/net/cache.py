@@ -112,6 +112,19 @@ _WHY = {
 
 def fault(directory: Path, exc: BaseException, doing: str) -> CacheError:
     """A :class:`CacheError` for an OS or SQLite failure that is not damage."""
+    if isinstance(exc, OSError) and exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        # mkdir of a path that is a file (or lies under one): say so, and what to do, in
+        # the line the command prints (its hint is not shown there)
+        blocker = next((p for p in (directory, *directory.parents) if p.is_file()), None)
+        what = ("is a file, not a directory" if blocker in (None, directory)
+                else f"cannot be made: {blocker} is a file")  # fmt: skip
+        error = CacheError(
+            f"the cache directory {directory} {what}: point CCTX_CACHE_DIR "
+            "(or cache_dir=) at a directory, or pass --no-cache (cache=False)",
+            directory=directory,
+        )
+        error.__cause__ = exc
+        return error
     if isinstance(exc, OSError) and exc.errno in _WHY:
         why = _WHY[exc.errno]
     elif isinstance(exc, OSError):

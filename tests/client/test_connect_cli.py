@@ -415,3 +415,20 @@ def test_one_credential_without_the_other_says_which_is_missing(env, caplog, pre
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert f"{present} is set but {missing} is not" in logged
     assert "a-value-long-enough-to-be-a-key" not in logged
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_a_cache_dir_that_is_a_file_says_so_and_what_to_do(credentials, tmp_path, capsys, under):
+    # "the cache directory ... failed: File exists", with no hint on the command line, before
+    blocker = tmp_path / "cache-file"
+    blocker.write_text("not a directory")
+    credentials.setenv("CCTX_CACHE_DIR", str(blocker / "sub" if under else blocker))
+    status = cli.main(["fetch", "volume", "--start", START, "--end", END,
+                       "--out", str(tmp_path / "v.json"), "--no-progress"])
+    assert status == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    said = f"cannot be made: {blocker} is a file" if under else f"{blocker} is a file, not a"
+    assert said in lines[0]
+    assert "point CCTX_CACHE_DIR (or cache_dir=) at a directory, or pass --no-cache" in lines[0]
+    assert blocker.read_text() == "not a directory"
