@@ -432,3 +432,18 @@ def test_a_cache_dir_that_is_a_file_says_so_and_what_to_do(credentials, tmp_path
     assert said in lines[0]
     assert "point CCTX_CACHE_DIR (or cache_dir=) at a directory, or pass --no-cache" in lines[0]
     assert blocker.read_text() == "not a directory"
+
+
+def test_a_window_before_1970_is_refused_before_any_request(env, tmp_path, capsys, sample_client):
+    # the service's raw 400 text ("invalid_field: endDate must be Unix seconds ...") before
+    with pytest.raises(ValueError, match=r"^start=1900-01-01 is before 1970-01-01, where the "
+                       r"interface's times \(Unix seconds\) begin; pass a start on or after"):
+        sample_client.mints("1900-01-01", "1900-02-01")
+    status = cli.main(["report", "--start", "1900-01-01", "--out", str(tmp_path / "r.html"),
+                       "--no-progress"])
+    assert status == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert errors == ["cctx-research: error: start=1900-01-01 is before 1970-01-01, where the "
+                      "interface's times (Unix seconds) begin; pass a start on or after "
+                      "1970-01-01"]
+    assert not (tmp_path / "r.html").exists()
