@@ -447,3 +447,22 @@ def test_a_window_before_1970_is_refused_before_any_request(env, tmp_path, capsy
                       "interface's times (Unix seconds) begin; pass a start on or after "
                       "1970-01-01"]
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_server_at_the_base_url_without_credentials_is_named_beside_the_sample(
+    env, service, capsys
+):
+    # `serve` then `fetch` without CCTX_* read the embedded sample without a word about the server
+    env.setenv("CCTX_BASE_URL", service.url)
+    with pytest.warns(SyntheticDataWarning) as shown:
+        connect(as_of="2024-07-01T12:00Z", days=1, per_day=50, progress=False).close()
+    said = [str(w.message) for w in shown if issubclass(w.category, SyntheticDataWarning)]
+    assert len(said) == 1
+    assert said[0].startswith(
+        f"no CCTX_API_KEY or CCTX_PROJECT_ID set (a server listens at {service.url}: to use it, "
+        "set CCTX_PROJECT_ID and CCTX_API_KEY; serve's demo pair is in docs/configuration.md): "
+        "using the embedded synthetic sample"
+    )
+    env.setenv("CCTX_BASE_URL", "http://127.0.0.1:9")  # nothing listens (discard port)
+    with pytest.warns(SyntheticDataWarning, match=r"^no CCTX_API_KEY or CCTX_PROJECT_ID set: "):
+        connect(as_of="2024-07-01T12:00Z", days=1, per_day=50, progress=False).close()
