@@ -13,6 +13,7 @@ from cctx_research.errors import DataError
 from cctx_research.provenance import provenance
 
 DUNE = Path(__file__).parent.parent / "fixtures" / "dune"
+PER_CHAIN_BASE = "circle_base_messagetransmitter_evt_messagereceived.csv"
 
 
 def _deposits(tmp_path: Path, edit) -> Path:
@@ -130,3 +131,21 @@ def test_unreadable_parquet(tmp_path):
     path.write_bytes(b"not parquet")
     with pytest.raises(DataError, match=r"cannot read .broken\.parquet."):
         cctx.load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "guess"),
+    [
+        ("circle_base_messagetransmitter_evt_messagereceived.csv", "base"),  # by the table's name
+        ("received.csv", "base"),  # by Base's V1 MessageTransmitter in contract_address
+        ("circle_ethereum_tokenmessenger_evt_depositforburn.csv", "ethereum"),
+    ],
+)
+def test_a_decoded_table_without_chain_hints_its_own_chain(tmp_path, name, guess):
+    # a Base MessageReceived table hinted chain='ethereum' whatever it held
+    source = name if name.startswith("circle_") else PER_CHAIN_BASE
+    path = tmp_path / name
+    shutil.copy(DUNE / source, path)
+    with pytest.raises(DataError) as caught:
+        cctx.load(path)
+    assert caught.value.hint.startswith(f"pass chain='{guess}' (or {{path: chain}})")
