@@ -138,12 +138,27 @@ def _synced_ledger(root: Path) -> Path:
     """A ``cctx-research sync`` directory reads as its ledger (built from all its chains' logs)."""
     ledger = root / "ledger.parquet"
     if not ledger.is_file():
+        parts = _synced_parts(root)
+        names = list(dict.fromkeys(chain for chain, _ in parts)) or ["NAME=URL"]
+        chains_ = " ".join(f"--chain {name}" for name in names)
+        globs = " ".join(pattern for _, pattern in parts)
+        load_parts = f", or load its parts: {globs}" if parts else ""
         raise DataError(
             f"{str(root)!r} is a sync directory without a ledger yet",
-            hint=f"run `cctx-research sync --out {root}` to the end once, or load its logs: "
-            f"{root}/*/logs/*.parquet",
+            hint=f"run `cctx-research sync {chains_} --out {root}` to the end once (NAME alone "
+            f"reads its node's URL from CCTX_RPC_<NAME>){load_parts}",
         )
     return ledger
+
+
+def _synced_parts(root: Path) -> list[tuple[str, str]]:
+    """(chain, glob) of a sync directory's raw parts that match files: EVM logs, Solana's."""
+    found = []
+    for chain in sorted(p for p in root.iterdir() if p.is_dir()):
+        for kind, suffix in (("logs", "parquet"), ("transactions", "jsonl")):
+            if any((chain / kind).glob(f"*.{suffix}")):
+                found.append((chain.name, str(chain / kind / f"*.{suffix}")))
+    return found
 
 
 def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:

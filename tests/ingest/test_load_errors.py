@@ -149,3 +149,29 @@ def test_a_decoded_table_without_chain_hints_its_own_chain(tmp_path, name, guess
     with pytest.raises(DataError) as caught:
         cctx.load(path)
     assert caught.value.hint.startswith(f"pass chain='{guess}' (or {{path: chain}})")
+
+
+def test_a_sync_directory_without_a_ledger_suggests_a_command_and_globs_that_work(tmp_path):
+    # the hint was `sync --out DIR` (refused: no --chain) and DIR/*/logs/*.parquet (no Solana)
+    import glob
+    import json
+
+    from cctx_research import storage
+
+    root = tmp_path / "synced"
+    (root / "base" / "logs").mkdir(parents=True)
+    (root / "solana" / "transactions").mkdir(parents=True)
+    manifest = {"format": storage.FORMAT, "kind": "sync", "state": {"chains": {}}}
+    (root / storage.MANIFEST).write_text(json.dumps(manifest))
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    shutil.copy(fixtures / "evm" / "cryo_logs.parquet", root / "base" / "logs" / "p.parquet")
+    reply = json.loads((fixtures / "solana" / "v2_burn_solana_to_ethereum.json").read_text())
+    line = json.dumps(reply)
+    (root / "solana" / "transactions" / "p.jsonl").write_text(line + "\n")
+    with pytest.raises(DataError, match="is a sync directory without a ledger yet") as caught:
+        cctx.load(root)
+    hint = caught.value.hint
+    assert hint.startswith(f"run `cctx-research sync --chain base --chain solana --out {root}`")
+    globs = hint.split("or load its parts: ")[1].split(" ")
+    assert len(globs) == 2
+    assert all(glob.glob(g) for g in globs), globs
