@@ -202,7 +202,10 @@ def _join(local: LocalService, *, loopback: bool, **overrides: Any) -> Client:
     if local.clock is not None:
         pinned = local.clock
         overrides.setdefault("clock", lambda: pinned)
-    options = {"source": local.source, "synthetic": local.synthetic, **overrides}
+    options = {
+        "source": local.source, "synthetic": local.synthetic, "domains": local.domains,
+        **overrides,
+    }  # fmt: skip
     if not loopback:
         return Client(
             IN_PROCESS_URL, local.project_id, local.api_key,

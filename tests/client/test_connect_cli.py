@@ -7,6 +7,7 @@ import logging
 import os
 import stat
 import sys
+import warnings
 
 import pandas as pd
 import pytest
@@ -16,7 +17,7 @@ from cctx_research import cli, connect, schema
 from cctx_research.client import Client, WSGITransport
 from cctx_research.config import DEMO_PROJECT_ID
 from cctx_research.connection import IN_PROCESS_URL
-from cctx_research.errors import ConfigError, SyntheticDataWarning
+from cctx_research.errors import ConfigError, CoverageWarning, SyntheticDataWarning
 from cctx_research.net.progress import wanted
 
 from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
@@ -466,3 +467,21 @@ def test_a_server_at_the_base_url_without_credentials_is_named_beside_the_sample
     env.setenv("CCTX_BASE_URL", "http://127.0.0.1:9")  # nothing listens (discard port)
     with pytest.warns(SyntheticDataWarning, match=r"^no CCTX_API_KEY or CCTX_PROJECT_ID set: "):
         connect(as_of="2024-07-01T12:00Z", days=1, per_day=50, progress=False).close()
+
+
+def test_a_chain_the_sample_does_not_hold_is_said_beside_its_0_rows(sample_client):
+    # mints(source="linea") on the sample returned 0 rows without a word
+    assert sample_client.domains == (0, 1, 2, 3, 4, 5, 6, 7)
+    with pytest.warns(CoverageWarning) as shown:
+        frame = sample_client.mints("2024-06-30", "2024-07-01", source="linea")
+    assert len(frame) == 0
+    said = [str(w.message) for w in shown if issubclass(w.category, CoverageWarning)]
+    assert len(said) == 1
+    assert said[0].startswith("source=linea: the embedded synthetic sample (pinned ")
+    assert said[0].endswith(
+        "holds 8 chains (ethereum, avalanche, optimism, arbitrum, noble, solana, base, "
+        "polygon), not linea: its 0 rows there say nothing about linea"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoverageWarning)  # held chains: no word
+        assert len(sample_client.mints("2024-06-30", "2024-07-01", destination=["base", 0])) > 0
