@@ -175,6 +175,30 @@ def _sync_dir_without_ledger(tmp: Path) -> Answer:
     return _call(lambda: cctx.load(root))
 
 
+def _csv(kind: str) -> Callable[[Path], Answer]:
+    """The Dune flows fixture as a spreadsheet writes it, loaded."""
+
+    def run(tmp: Path) -> Answer:
+        import cctx_research as cctx
+
+        flows = FIXTURES / "dune" / "bridges_evms_flows.csv"
+        lines = flows.read_text().splitlines()
+        path = tmp / "flows.csv"
+        if kind == "header only":
+            path.write_text(lines[0] + "\n")
+        else:
+            sep = {"semicolons": ";", "excel": ";", "pipes": "|"}[kind]
+            import pandas as pd
+
+            text = pd.read_csv(flows, dtype=str, keep_default_na=False).to_csv(
+                index=False, sep=sep, lineterminator="\r\n" if kind == "excel" else "\n"
+            )
+            path.write_bytes((b"\xef\xbb\xbf" if kind == "excel" else b"") + text.encode())
+        return _call(lambda: cctx.load(path))
+
+    return run
+
+
 def _web_page(environ: Any, start_response: Any) -> list[bytes]:
     start_response("404 Not Found", [("Content-Type", "text/html")])
     return [b"<html><body>Not Found</body></html>"]
@@ -250,6 +274,10 @@ def cases() -> list[Case]:
                                "--out", str(tmp / "s.parquet")]), works=True),
         Case("Dune MessageReceived of Base without chain=", _dune_base_without_chain,
              ("chain='base'",)),
+        Case("CSV delimited by semicolons", _csv("semicolons"), works=True),
+        Case("Excel export (BOM, CRLF, semicolons)", _csv("excel"), works=True),
+        Case("CSV delimited by pipes", _csv("pipes"), ("flows.csv'", "its delimiter", "save it")),
+        Case("CSV with a header and no rows", _csv("header only"), ("flows.csv'", "no rows")),
         Case("load of a sync directory without a ledger", _sync_dir_without_ledger,
              ("--chain solana", "transactions/*.jsonl")),
         Case("sync against a URL that is not a node", _sync_not_a_node,

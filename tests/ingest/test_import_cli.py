@@ -31,7 +31,8 @@ def test_a_failed_import_leaves_no_file(tmp_path, capsys):
     assert main(["import", str(bad), "--out", str(out), "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "matches no known format" in err
-    assert "- xchaindatagen (" in err  # the whole message, not its first line
+    assert "the closest is" in err  # what the file looks like
+    assert "hint: pass format=" in err  # and what to do
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mystery.csv"]
 
 
