@@ -43,6 +43,10 @@ dashboard
     in Debian's Chromium, half the pages gone without telling the server:
     its memory (server RSS plus its kernels') after the last visit over
     after the first (``benchmarks/dashboard_memory.py``).
+mistakes
+    Everyday mistakes of a new user through the API and the real command
+    (``benchmarks/everyday_mistakes.py``): each answer classed clear (one
+    line naming what was wrong and what to pass), unclear or a traceback.
 secrets
     Notebooks executed against the served sample with ``CCTX_*`` set, a
     report saved, the CLI run at DEBUG, exceptions printed with tracebacks,
@@ -97,6 +101,7 @@ if str(ROOT / "tests") not in sys.path:
 from client.faults import FAULT_KINDS, FaultInjector  # noqa: E402  (reused, not copied)
 from dashboard_memory import section_dashboard  # noqa: E402  (benchmarks/dashboard_memory.py)
 from everyday_faults import section_everyday  # noqa: E402  (benchmarks/everyday_faults.py)
+from everyday_mistakes import section_mistakes  # noqa: E402  (benchmarks/everyday_mistakes.py)
 from sync_faults import section_sync  # noqa: E402  (benchmarks/sync_faults.py)
 
 from cctx_research import errors  # noqa: E402
@@ -1301,6 +1306,7 @@ def run(quick: bool, keep: Path | None = None) -> Table:
         section_everyday(
             t, svc, tmp, quick, as_of=AS_OF, project_id=PROJECT_ID, frames_equal=_frames_equal
         )
+        section_mistakes(t, tmp / "mistakes")
         section_sync(t, tmp, quick)
         served = Served(key, tmp / "serve.log")
         section_load(t, served, quick)

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import logging
 import secrets
+import socket
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .client import Client, WSGITransport
 from .config import Settings
@@ -170,7 +172,28 @@ def _missing_credentials(settings: Settings) -> str:
         return "CCTX_API_KEY is set but CCTX_PROJECT_ID is not"
     if settings.project_id is not None and settings.api_key is None:
         return "CCTX_PROJECT_ID is set but CCTX_API_KEY is not"
-    return "no CCTX_API_KEY or CCTX_PROJECT_ID set"
+    return "no CCTX_API_KEY or CCTX_PROJECT_ID set" + _listening(settings.base_url)
+
+
+def _listening(base_url: str) -> str:
+    """A note when a server answers at the configured loopback URL the sample is used instead of.
+
+    ``cctx-research serve`` then ``fetch`` without ``CCTX_*`` variables would
+    otherwise read the embedded sample without a word about the server. Only
+    loopback hosts are probed (a connect on this machine, no request sent).
+    """
+    url = urlsplit(base_url)
+    if url.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return ""
+    try:
+        with socket.create_connection((url.hostname, url.port or 80), timeout=0.2):
+            pass
+    except OSError:
+        return ""
+    return (
+        f" (a server listens at {base_url}: to use it, set CCTX_PROJECT_ID and CCTX_API_KEY; "
+        "serve's demo pair is in docs/configuration.md)"
+    )
 
 
 def _join(local: LocalService, *, loopback: bool, **overrides: Any) -> Client:
@@ -179,7 +202,10 @@ def _join(local: LocalService, *, loopback: bool, **overrides: Any) -> Client:
     if local.clock is not None:
         pinned = local.clock
         overrides.setdefault("clock", lambda: pinned)
-    options = {"source": local.source, "synthetic": local.synthetic, **overrides}
+    options = {
+        "source": local.source, "synthetic": local.synthetic, "domains": local.domains,
+        **overrides,
+    }  # fmt: skip
     if not loopback:
         return Client(
             IN_PROCESS_URL, local.project_id, local.api_key,

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -27,6 +29,7 @@ __all__ = [
     "MS_THRESHOLD",
     "TimeLike",
     "chunk_window",
+    "pandas_period",
     "to_timestamp",
     "to_unix",
     "to_unix_ceil",
@@ -203,3 +206,83 @@ def chunk_window(
         nxt = edge + step
         yield max(edge, start), min(nxt, end)
         edge = nxt
+
+
+_T = TypeVar("_T")
+_PERIOD = re.compile(r"^\s*([+-]?\d*(?:\.\d+)?)\s*([A-Za-z][A-Za-z-]*)\s*$")
+_PANDAS_SAYS = re.compile(r"(?:[Uu]se|mean) '?([A-Za-z]+)'?")
+_CALENDAR = {
+    **dict.fromkeys(("M", "ME", "MS"), ("months", "MS")),
+    **dict.fromkeys(("Y", "y", "YE", "YS", "A"), ("years", "YS")),
+    **dict.fromkeys(("Q", "q", "QE", "QS"), ("quarters", "QS")),
+}
+"""Calendar units, as spelled (``"ms"`` is milliseconds, ``"MS"`` a month's start)."""
+
+
+def pandas_period(
+    parse: Callable[[str], _T], value: str, *, name: str, fixed: bool, expected: str
+) -> _T:
+    """``parse(value)`` (``to_offset``, ``pd.Timedelta``) with a clear error for a bad spelling.
+
+    pandas answers a deprecated spelling (``"1d"``, ``"1H"``) with warnings
+    that print wherever the value is used later, and a retired one
+    (``"1M"``) with an error that names no monthly frequency to use. Both
+    are refused here, once, naming the spelling to pass.
+
+    Parameters
+    ----------
+    parse : callable
+        What reads the value (it may warn or raise ``ValueError``).
+    value : str
+        What the user passed.
+    name : str
+        The argument's name, for the message.
+    fixed : bool
+        Whether a fixed length of time is asked (a duration): calendar
+        months and years are then refused as not being one.
+    expected : str
+        What ``value`` should be, with examples ("pandas frequency; pass e.g.
+        '1h'"), for a value nothing else explains: "<name>=<value> is not a
+        <expected>".
+
+    Examples
+    --------
+    >>> pandas_period(pd.Timedelta, "1d", name="freq", fixed=True, expected="duration")
+    Traceback (most recent call last):
+    ValueError: freq='1d': pandas spells this unit 'D', not 'd'; pass '1D'
+    """
+    match = _PERIOD.match(value)
+    if fixed and match and match.group(2) in _CALENDAR:
+        raise ValueError(
+            f"{name}={value!r}: calendar {_CALENDAR[match.group(2)][0]} are not a fixed length "
+            "of time; pass one such as '1D' or '7D' (a daily frame sums by month with "
+            ".resample('MS', on='timestamp'))"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # pandas' Pandas4Warning is one
+        warnings.simplefilter("error", FutureWarning)
+        try:
+            return parse(value)
+        except (DeprecationWarning, FutureWarning, ValueError) as exc:
+            raise ValueError(_period_message(value, str(exc), name, expected)) from None
+
+
+def _period_message(value: str, said: str, name: str, expected: str) -> str:
+    match = _PERIOD.match(value)
+    if match:
+        number, unit = match.groups()
+        calendar = _CALENDAR.get(unit)
+        if calendar is not None:
+            what, start = calendar
+            return (
+                f"{name}={value!r} is not a pandas frequency: for calendar {what} pass "
+                f"'{number or 1}{start}' (each bucket labelled by its first day)"
+            )
+        suggested = _PANDAS_SAYS.search(said)
+        if suggested and suggested.group(1) != unit:
+            new = suggested.group(1)
+            return (
+                f"{name}={value!r}: pandas spells this unit {new!r}, not {unit!r}; "
+                f"pass {number + new!r}"
+            )
+    return f"{name}={value!r} is not a {expected}"

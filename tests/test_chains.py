@@ -126,3 +126,25 @@ def test_domains_normalises_lists():
         chains.domains([])
     with pytest.raises(TypeError):
         chains.domains(3.5)
+
+
+def test_an_evm_chain_id_where_a_domain_is_asked_names_the_chain():
+    # 8453 is Base's chain id, not a domain: info() used to return None, then user code failed
+    for ask in (chains.info, chains.domain, lambda v: chains.domains([v]), chains.address_format,
+                chains.tokens, lambda v: chains.contracts(v, 2)):
+        with pytest.raises(ValueError, match=r"8453 is not a CCTP domain id but the EVM chain id "
+                           r"of Base \(domain 6\): pass 6 or 'base'"):
+            ask(8453)
+    with pytest.raises(ValueError, match="Arbitrum One"):
+        chains.info("42161")
+    # a number that is both a domain and a chain id stays the domain (10: Unichain's domain)
+    assert chains.info(10).name == "unichain"
+
+
+def test_info_of_an_unknown_domain_refuses_with_the_domains_held():
+    with pytest.raises(ValueError, match=r"no chain of domain 99 in the registry \(it holds "
+                       r"domains 0, 1, .*37\); pass one of them"):
+        chains.info(99)
+    # the name look-ups carry data's unknown domains through, as before
+    assert chains.chain_name(99) == "domain-99"
+    assert chains.address_format(99) is None

@@ -456,3 +456,12 @@ def test_cli_reference_is_generated_from_the_parser():
     assert committed == module.render(), (
         "docs/cli.md differs from the parser: run .venv/bin/python docs/make_cli_reference.py"
     )
+
+
+def test_the_tours_addresses_return_rows_on_the_sample(sample_client):
+    # the tour once asked for the USDC mint's address, which no transfer is sent to
+    asked = re.findall(r'client\.received\("([^"]+)"', (ROOT / "README.md").read_text())
+    assert asked, "the README's tour no longer asks for an address's transfers"
+    for address in asked:
+        rows = sample_client.received(address, "2024-06-28", "2024-07-01T12:00Z")
+        assert len(rows) > 0, f"README: client.received({address!r}) returns no rows on the sample"

@@ -52,7 +52,7 @@ def _format_of(chain: Any) -> str | None:
     """Address format of a chain (name, alias or domain id); ``None`` if unknown."""
     if chain is None:
         return None
-    if isinstance(chain, str) and chain in FORMATS and chains.info(chain) is None:
+    if isinstance(chain, str) and chain in FORMATS and chain not in chains.known_names():
         return chain
     return chains.address_format(chain)
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandas.tseries.frequencies import to_offset
 
-from .. import addressing, chains, schema
+from .. import addressing, chains, schema, times
 from . import engines, inputs, results
 
 
@@ -87,12 +87,12 @@ def frequency(freq: Any) -> str:
             f"freq must be a pandas frequency string such as '1h', '1D' or '7D', "
             f"got {type(freq).__name__}"
         )
-    try:
-        offset = to_offset(freq)
-    except ValueError as exc:
-        raise ValueError(
-            f"freq={freq!r} is not a pandas frequency; pass e.g. '1h', '1D', '7D' or 'W-MON'"
-        ) from exc
+    # a deprecated spelling ('1d') or a retired one ('1M') is refused naming the one to pass,
+    # not left to print pandas' warnings wherever freq is used
+    offset = times.pandas_period(
+        to_offset, freq, name="freq", fixed=False,
+        expected="pandas frequency; pass e.g. '1h', '1D', '7D', 'W-MON' or '1MS' (months)",
+    )  # fmt: skip
     if getattr(offset, "n", 1) < 1:
         raise ValueError(f"freq must be a positive duration, got {freq!r}")
     return freq

@@ -2,6 +2,12 @@
 
 Forgiving on input (``"base"``, ``"Base"``, ``6``, ``"6"``, ``"Base Mainnet"``)
 and carrying unknown values through (``"domain-<id>"``, ``"chain-<id>"``).
+Numbers are domain ids; where a chain is asked (:func:`domain`, :func:`info`,
+:func:`domains`), a number that is no domain but a registered chain's EVM
+chain id (``8453``) is refused with the chain it names, never read as an
+empty unknown domain. The name look-ups (:func:`chain_name`,
+:func:`chain_label`, :func:`chain_id`) carry any number through, as the
+domains of data are.
 """
 
 from __future__ import annotations
@@ -100,8 +106,8 @@ def _unknown_name(value: str) -> ValueError:
     )
 
 
-def info(value: int | str) -> Chain | None:
-    """The registry entry of a chain, ``None`` for a domain id it does not know.
+def info(value: int | str) -> Chain:
+    """The registry entry of a chain.
 
     Parameters
     ----------
@@ -112,15 +118,35 @@ def info(value: int | str) -> Chain | None:
     Raises
     ------
     ValueError
-        If ``value`` is a name that matches no chain.
+        If ``value`` names no chain of the registry: a name that matches none,
+        a domain id it does not hold, or an EVM chain id (``8453``) where a
+        domain is asked (the message names the chain and its domain).
 
     Examples
     --------
     >>> info("sol").address_format, info("Linea").in_v1, info("base").fast_source
     ('solana', False, True)
-    >>> info(99) is None
-    True
+    >>> info(8453)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: 8453 is not a CCTP domain id but the EVM chain id of Base (domain 6): ...
     """
+    chain = state().by_domain.get(domain(value))
+    if chain is None:
+        raise ValueError(
+            f"no chain of domain {domain(value)} in the registry (it holds domains "
+            f"{_domain_list()}); pass one of them or a name such as 'base', or add the "
+            "domain with chains.register() or chains.toml"
+        )
+    return chain
+
+
+def _domain_list() -> str:
+    return ", ".join(str(c.domain) for c in state().chains)
+
+
+def _entry(value: int | str) -> Chain | None:
+    """The registry entry of ``value``, ``None`` for a domain id the registry does not hold."""
     return state().by_domain.get(domain(value))
 
 
@@ -145,7 +171,7 @@ def address_format(value: int | str) -> str | None:
     >>> address_format("noble"), address_format(8), address_format(42)
     ('noble', 'sui', None)
     """
-    chain = info(value)
+    chain = _entry(value)
     return chain.address_format if chain is not None else None
 
 
@@ -189,7 +215,10 @@ def domain(value: int | str) -> int:
     TypeError
         If ``value`` is neither an int nor a str.
     ValueError
-        If ``value`` names no chain; the message lists the valid names.
+        If ``value`` names no chain (the message lists the valid names), or
+        is a number the registry holds no domain of but knows as an EVM chain
+        id (``8453``: the message names the chain and its domain). Other
+        unknown numbers are carried through as domains.
 
     Examples
     --------
@@ -203,10 +232,10 @@ def domain(value: int | str) -> int:
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"domain ids are non-negative integers, got {value}")
-        return value
+        return _not_a_chain_id(value)
     text = value.strip()
     if text.isdigit():
-        return int(text)
+        return _not_a_chain_id(int(text))
     match = _UNKNOWN.match(text.lower())
     if match and match.group(1) == "domain":
         return int(match.group(2))
@@ -214,6 +243,38 @@ def domain(value: int | str) -> int:
     if chain is None:
         raise _unknown_name(value)
     return chain.domain
+
+
+def _not_a_chain_id(number: int) -> int:
+    """``number`` as a domain id, refused when it is no domain but a known EVM chain id.
+
+    Numbers name domains. One the registry holds no domain of but knows as an
+    EVM chain id (``8453``) is what a user writes meaning the chain, and
+    reading it as an unknown domain would select nothing without a word.
+    Chain ids are not read as chains: some are also domains (10 is OP
+    Mainnet's chain id and Unichain's domain), and a rule that held for some
+    numbers only would mislead on the others.
+    """
+    index = state()
+    if number in index.by_domain:
+        return number
+    chain = index.by_chain_id.get(str(number))
+    if chain is not None:
+        raise ValueError(
+            f"{number} is not a CCTP domain id but the EVM chain id of {chain.label} "
+            f"(domain {chain.domain}): pass {chain.domain} or {chain.name!r} "
+            f"(chains.by_chain_id({number}) looks chain ids up)"
+        )
+    return number
+
+
+def _lenient(value: int | str) -> int:
+    """The domain of ``value`` for the name look-ups, which carry any number through."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return domain(value)
 
 
 def domains(values: int | str | Iterable[int | str] | None) -> list[int] | None:
@@ -250,14 +311,14 @@ def chain_name(domain_id: int | str) -> str:
     >>> chain_name(6), chain_name("42")
     ('base', 'domain-42')
     """
-    d = domain(domain_id)
+    d = _lenient(domain_id)
     chain = state().by_domain.get(d)
     return chain.name if chain else f"domain-{d}"
 
 
 def chain_label(domain_id: int | str) -> str:
     """Human label of a domain (``"Arbitrum One"``), for plots and reports."""
-    d = domain(domain_id)
+    d = _lenient(domain_id)
     chain = state().by_domain.get(d)
     return chain.label if chain else f"domain {d}"
 
@@ -269,7 +330,7 @@ def chain_id(domain_id: int | str) -> str:
     give their name (``"solana"``), as the upstream indexer does; unknown
     domains give ``"domain-<id>"``.
     """
-    d = domain(domain_id)
+    d = _lenient(domain_id)
     chain = state().by_domain.get(d)
     if chain is None:
         return f"domain-{d}"

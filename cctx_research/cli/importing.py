@@ -25,7 +25,7 @@ def add(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format",
         default=None,
-        choices=["evm-logs", "dune", "xchaindatagen", "cctx"],
+        choices=["evm-logs", "dune", "xchaindatagen", "solana", "cctx"],  # ingest's FORMATS
         help="the format of every SRC (default: detected per file)",
     )
     p.add_argument(
@@ -70,7 +70,25 @@ def _chain_option(values: list[str] | None) -> object:
         if len(values) > 1:
             raise ValueError("give one --chain CHAIN, or PATH=CHAIN per file")
         return values[0]
-    return dict(v.rsplit("=", 1) for v in pairs)
+    mapping = dict(v.rsplit("=", 1) for v in pairs)
+    for path, chain in mapping.items():
+        if _is_chain(path) and not _is_chain(chain):
+            raise ValueError(
+                f"--chain {path}={chain}: the chain goes after the '='; "
+                f"did you mean --chain {chain}={path}?"
+            )
+    return mapping
+
+
+def _is_chain(text: str) -> bool:
+    """Whether ``text`` names a chain (a name or a domain), as --chain's CHAIN part."""
+    from .. import chains
+
+    try:
+        chains.domain(text)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:

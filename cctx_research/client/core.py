@@ -216,6 +216,11 @@ class Client:
         """What gives "now" (``None``: the system clock)."""
         return self.options.clock  # type: ignore[return-value]
 
+    @property
+    def domains(self) -> tuple[int, ...] | None:
+        """The domains the service's data holds, when known (``None``: unknown)."""
+        return self.options.domains
+
     def __repr__(self) -> str:
         return (
             f"Client(base_url={self.base_url!r}, project_id={self.project_id!r}, "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import addressing, chains, schema
-from ..errors import BadRequestError
+from ..errors import BadRequestError, CoverageWarning
 from ..net import Answer, Progress, RequestStats, Task
 from ..times import TimeLike, chunk_window, to_unix, to_unix_ceil
 from . import parse
@@ -381,6 +382,25 @@ def fetch_listing(
 # the listing calls (the Client's methods of the same names)
 
 
+def _not_held(session: Session, **asked: list[int] | None) -> None:
+    """Warn when a filter names chains the service's data does not hold (when that is known)."""
+    held = session.options.domains
+    if held is None:
+        return
+    for name, domains in asked.items():
+        missing = [d for d in domains or () if d not in held]
+        if missing:
+            names = ", ".join(chains.chain_name(d) for d in held)
+            not_held = ", ".join(chains.chain_name(d) for d in missing)
+            warnings.warn(
+                CoverageWarning(
+                    f"{name}={not_held}: the {session.source} holds {len(held)} chains "
+                    f"({names}), not {not_held}: its 0 rows there say nothing about {not_held}"
+                ),
+                stacklevel=4,
+            )
+
+
 def mints(
     session: Session,
     start: TimeLike | None,
@@ -393,6 +413,7 @@ def mints(
     src = chains.domains(source)
     dst = chains.domains(destination)
     start_ts, end_ts = session.window(start, end)
+    _not_held(session, source=src, destination=dst)
     # no filter means every chain: the interface's own default is six EVM chains, so
     # the request always names the domains (every one in the registry when not given)
     body: dict[str, Any] = {

@@ -92,6 +92,11 @@ class ClientOptions:
         so itself (the ``x-cctx-synthetic`` reply header) is marked without it.
     clock : callable, optional
         Returns "now" as a tz-aware Timestamp (default: the system clock).
+    domains : tuple of int, optional
+        The CCTP domains the service's data holds, when known (``connect()``
+        sets it for local data and the sample): a listing asking for others
+        warns that they are not in the data, rather than returning 0 rows
+        without a word. Default ``None``: unknown (a remote service).
     """
 
     cache: bool = True
@@ -110,6 +115,7 @@ class ClientOptions:
     source: str | None = None
     synthetic: bool = False
     clock: Callable[[], pd.Timestamp] | None = None
+    domains: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise fields in place, once
@@ -145,6 +151,10 @@ class ClientOptions:
             check_type(self.source, str, "source", "a str")
         if self.clock is not None and not callable(self.clock):
             raise TypeError("clock must be a callable returning a tz-aware pandas.Timestamp")
+        if self.domains is not None:
+            check_type(self.domains, (tuple, list, frozenset, set), "domains", "a tuple of ints")
+            put(self, "domains", tuple(sorted(arguments.integer(d, "domains", low=0)
+                                              for d in self.domains)))  # fmt: skip
 
     def replace(self, **changes: Any) -> ClientOptions:
         """A copy with some fields changed (validated again)."""

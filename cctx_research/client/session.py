@@ -61,6 +61,7 @@ __all__ = ["LISTINGS", "Session"]
 logger = logging.getLogger(__name__)
 
 _Result = TypeVar("_Result", pd.DataFrame, pd.Series)
+_EPOCH = pd.Timestamp("1970-01-01", tz="UTC")
 
 LISTINGS = ("transactions-mint", "transactions-address-recipient")
 """The paged operations; each learns and remembers its page size."""
@@ -148,8 +149,21 @@ class Session:
     def window(
         self, start: TimeLike | None, end: TimeLike | None
     ) -> tuple[pd.Timestamp, pd.Timestamp]:
-        """The half-open window ``[start, end)`` as Timestamps (default: the last day)."""
-        return window(start, end, now=self.now())
+        """The half-open window ``[start, end)`` as Timestamps (default: the last day).
+
+        Raises
+        ------
+        ValueError
+            If the window starts before 1970-01-01: the interface's times are
+            Unix seconds from 0 (the service would answer a raw 400).
+        """
+        start_ts, end_ts = window(start, end, now=self.now())
+        if start_ts < _EPOCH:
+            raise ValueError(
+                f"start={start_ts.date().isoformat()} is before 1970-01-01, where the "
+                "interface's times (Unix seconds) begin; pass a start on or after 1970-01-01"
+            )
+        return start_ts, end_ts
 
     def settled(self, end: pd.Timestamp) -> bool:
         """Whether a window ending at ``end`` can no longer change."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import logging
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from .. import storage
-from ..errors import DataError
+from ..errors import CoverageWarning, DataError
 from ..provenance import Provenance
 
 __all__ = ["Sniffed", "Table", "expand", "read_sidecar", "read_table", "sniff", "suffix_kind"]
@@ -138,12 +139,27 @@ def _synced_ledger(root: Path) -> Path:
     """A ``cctx-research sync`` directory reads as its ledger (built from all its chains' logs)."""
     ledger = root / "ledger.parquet"
     if not ledger.is_file():
+        parts = _synced_parts(root)
+        names = list(dict.fromkeys(chain for chain, _ in parts)) or ["NAME=URL"]
+        chains_ = " ".join(f"--chain {name}" for name in names)
+        globs = " ".join(pattern for _, pattern in parts)
+        load_parts = f", or load its parts: {globs}" if parts else ""
         raise DataError(
             f"{str(root)!r} is a sync directory without a ledger yet",
-            hint=f"run `cctx-research sync --out {root}` to the end once, or load its logs: "
-            f"{root}/*/logs/*.parquet",
+            hint=f"run `cctx-research sync {chains_} --out {root}` to the end once (NAME alone "
+            f"reads its node's URL from CCTX_RPC_<NAME>){load_parts}",
         )
     return ledger
+
+
+def _synced_parts(root: Path) -> list[tuple[str, str]]:
+    """(chain, glob) of a sync directory's raw parts that match files: EVM logs, Solana's."""
+    found = []
+    for chain in sorted(p for p in root.iterdir() if p.is_dir()):
+        for kind, suffix in (("logs", "parquet"), ("transactions", "jsonl")):
+            if any((chain / kind).glob(f"*.{suffix}")):
+                found.append((chain.name, str(chain / kind / f"*.{suffix}")))
+    return found
 
 
 def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -247,10 +263,7 @@ def read_table(path: Path, sniffed: Sniffed | None = None) -> Table:
     kind = "parquet" if found.kind == "dataset" else found.kind
     try:
         if kind == "csv":
-            sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, sep=sep)
-            frame = frame.replace("", None)
-            return Table(str(path), frame, "csv", 2, read_sidecar(path))
+            return _read_csv(path)
         if kind == "parquet":
             import pyarrow.parquet as pq
 
@@ -263,6 +276,61 @@ def read_table(path: Path, sniffed: Sniffed | None = None) -> Table:
         raise
     except Exception as exc:  # parser, Arrow and OS errors alike: the file is unreadable
         raise DataError(f"cannot read {path.name!r}: {type(exc).__name__}: {exc}") from exc
+
+
+_DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs"}
+
+
+def _header_line(path: Path) -> str:
+    """The first line of a CSV (a BOM dropped), or ``""`` when it cannot be peeked at."""
+    opener: Any = open
+    if path.suffix.lower() == ".gz":
+        import gzip
+
+        opener = gzip.open
+    elif path.suffix.lower() in _COMPRESSED:
+        return ""
+    with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as handle:
+        return handle.readline(1 << 16).rstrip("\r\n")
+
+
+def csv_delimiter(path: Path) -> str:
+    """The delimiter of a CSV: ``.tsv`` means tabs; else the one its header line holds most.
+
+    Spreadsheets write ``;`` where the decimal separator is a comma (Excel in
+    most of Europe) and tabs when asked; a header of one name has none, and
+    reads as commas.
+    """
+    if ".tsv" in [s.lower() for s in path.suffixes]:
+        return "\t"
+    header = _header_line(path)
+    counts = {sep: header.count(sep) for sep in _DELIMITERS}
+    best = max(counts, key=lambda sep: (counts[sep], sep == ","))
+    return best if counts[best] else ","
+
+
+def _read_csv(path: Path) -> Table:
+    """A CSV as text columns, in any of the dialects spreadsheets write.
+
+    Commas, semicolons or tabs (:func:`csv_delimiter`); a UTF-8 BOM and CRLF
+    line ends (Excel's export) are read through. Decimal commas (``12,5``
+    beside semicolons) change nothing: every reader takes amounts from the
+    exact ``*_raw`` integers and derives ``amount`` from them. A file with a
+    header and no rows warns that it adds nothing.
+    """
+    sep = csv_delimiter(path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, sep=sep, encoding="utf-8-sig")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.empty:
+        warnings.warn(
+            CoverageWarning(
+                f"{path.name!r} has a header ({len(frame.columns)} columns, delimited by "
+                f"{_DELIMITERS[sep]}) and no rows: it adds nothing to the data"
+            ),
+            stacklevel=5,
+        )
+    frame = frame.replace("", None)
+    return Table(str(path), frame, "csv", 2, read_sidecar(path))
 
 
 def _parquet_provenance(table: Any) -> Provenance | None:

@@ -154,29 +154,37 @@ def detect(columns: Iterable[Any], *, wanted: str | None = None) -> tuple[str, s
 def no_format_error(
     path: str, columns: Iterable[Any], cctx_missing: dict[str, list[str]], wanted: str | None
 ) -> DataError:
-    """The error for a table that matches no format: what each needs and what it lacks."""
+    """The error for a table that matches no format: one line, what it looks like, what to do.
+
+    It names the file, how many columns it has (a few of them), and the
+    closest table of any format (of ``wanted``, when forced) with the columns
+    it lacks; the hint lists the formats.
+    """
     have = _lower(columns)
-    lines = []
-    for fmt, what in FORMATS.items():
-        if wanted is not None and fmt != wanted:
-            continue
-        if fmt == "cctx":
-            lacks = "; ".join(f"{k} lacks {', '.join(c)}" for k, c in cctx_missing.items())
-            lines.append(f"- cctx ({what}): {lacks}")
-            continue
-        options = [
-            (t, [c for c in needs if c not in have]) for (f, t), needs in TABLES.items() if f == fmt
-        ]
-        if not options:  # told by content, not columns
-            lines.append(f"- {fmt} ({what}): told by its JSON, not by columns")
-            continue
-        table, lacks = min(options, key=lambda item: len(item[1]))
-        lines.append(f"- {fmt} ({what}): closest table {table!r} lacks {', '.join(lacks)}")
-    shown = ", ".join(sorted(str(c) for c in columns)[:20]) or "(none)"
-    head = (
-        f"{path!r} is not a {wanted!r} file" if wanted else f"{path!r} matches no known format"
-    )
+    options = [
+        (fmt, table, [c for c in needs if c not in have])
+        for (fmt, table), needs in TABLES.items()
+        if wanted is None or fmt == wanted
+    ]
+    if wanted in (None, "cctx"):
+        options += [("cctx", kind, list(lacks)) for kind, lacks in cctx_missing.items()]
+    names = sorted(str(c) for c in columns)
+    shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
+    head = f"{path!r} is not a {wanted!r} file" if wanted else f"{path!r} matches no known format"
+    if len(names) == 1 and any(sep in names[0] for sep in ";|\t,"):
+        looks = (
+            f"its one column is {names[0][:60]!r}, so its delimiter is none of comma, "
+            "semicolon or tab: save it as CSV with one of those"
+        )
+        options = []
+    else:
+        looks = f"its columns: {shown or '(none)'}"
+    if options:
+        fmt, table, lacks = min(options, key=lambda item: len(item[2]))
+        shown_lacks = ", ".join(lacks[:6]) + (", ..." if len(lacks) > 6 else "")
+        looks += f"; the closest is {fmt}'s {table!r} table, which also needs {shown_lacks}"
     return DataError(
-        f"{head}; its columns: {shown}\n" + "\n".join(lines),
-        hint="pass format= one of " + ", ".join(FORMATS) + " if the file is one of them",
+        f"{head}: {looks}",
+        hint="pass format= one of " + ", ".join(FORMATS) + " if the file is one of them "
+        "(docs/sources.md lists the columns each needs)",
     )

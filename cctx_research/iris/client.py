@@ -201,7 +201,7 @@ class IrisClient:
         if (tx_hash is None) == (nonce is None):
             raise TypeError("pass one of tx_hash= or nonce= (exactly one)")
         if tx_hash is not None:
-            chain = chains.chain_name(domain) if chains.info(domain) is not None else None
+            chain = chains.chain_name(domain) if domain in chains.all_domains() else None
             tx_hash = addressing.normalize_hash(tx_hash, chain)
             params = {"transactionHash": tx_hash}
         else:

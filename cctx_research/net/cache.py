@@ -57,6 +57,7 @@ import requests
 from requests_cache import CachedSession, SQLiteCache
 
 from ..errors import CacheError
+from ..times import pandas_period
 
 __all__ = ["HttpCache", "default_cache_dir", "fault", "move_aside", "parse_age", "writable"]
 
@@ -77,18 +78,23 @@ def default_cache_dir() -> Path:
 
 
 def parse_age(value: Any, *, name: str) -> pd.Timedelta:
-    """A duration from a Timedelta, timedelta, string (``"1h"``) or seconds."""
+    """A duration from a Timedelta, timedelta, string (``"1h"``) or seconds.
+
+    A string in a spelling pandas deprecates (``"1d"``) or that is no fixed
+    length (``"1M"``) is refused naming what to pass
+    (:func:`~cctx_research.times.pandas_period`).
+    """
     if isinstance(value, bool):
         raise TypeError(f"{name} must be a duration ('1h', seconds or a timedelta), not a bool")
-    try:
-        if isinstance(value, (int, float)):
-            age = pd.Timedelta(seconds=value)
-        else:
-            age = pd.Timedelta(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name}={value!r} is not a duration; pass e.g. '1h', '5min', 300 or a timedelta"
-        ) from exc
+    wanted = "duration; pass e.g. '1h', '5min', 300 or a timedelta"
+    if isinstance(value, str):
+        age = pandas_period(pd.Timedelta, value, name=name, fixed=True, expected=wanted)
+    else:
+        try:
+            age = pd.Timedelta(seconds=value) if isinstance(value, (int, float)) else (
+                pd.Timedelta(value))  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}={value!r} is not a {wanted}") from exc
     if pd.isna(age) or age < pd.Timedelta(0):
         raise ValueError(f"{name} must be a non-negative duration, got {value!r}")
     return age
@@ -106,6 +112,19 @@ _WHY = {
 
 def fault(directory: Path, exc: BaseException, doing: str) -> CacheError:
     """A :class:`CacheError` for an OS or SQLite failure that is not damage."""
+    if isinstance(exc, OSError) and exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        # mkdir of a path that is a file (or lies under one): say so, and what to do, in
+        # the line the command prints (its hint is not shown there)
+        blocker = next((p for p in (directory, *directory.parents) if p.is_file()), None)
+        what = ("is a file, not a directory" if blocker in (None, directory)
+                else f"cannot be made: {blocker} is a file")  # fmt: skip
+        error = CacheError(
+            f"the cache directory {directory} {what}: point CCTX_CACHE_DIR "
+            "(or cache_dir=) at a directory, or pass --no-cache (cache=False)",
+            directory=directory,
+        )
+        error.__cause__ = exc
+        return error
     if isinstance(exc, OSError) and exc.errno in _WHY:
         why = _WHY[exc.errno]
     elif isinstance(exc, OSError):

@@ -116,7 +116,7 @@ def check_domain(rpc: Rpc, chain: str, answers: list[Any] | None = None) -> int:
             continue  # no contract there
         said = int(result[2:66], 16)
         if said != expected:
-            name = chains.chain_name(said) if chains.info(said) is not None else "unknown"
+            name = chains.chain_name(said)
             raise ValueError(
                 f"the node for {chain} ({rpc.host}): its V{version} MessageTransmitter {address} "
                 f"says localDomain {said} ({name}), not {chain}'s {expected}; pass {chain}'s "

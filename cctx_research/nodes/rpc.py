@@ -42,8 +42,10 @@ logger = logging.getLogger(__name__)
 class RpcError(errors.ApiError):
     """A JSON-RPC error object from the node: its ``code`` and message."""
 
-    def __init__(self, message: str, *, code: int | None, method: str) -> None:
-        super().__init__(message, operation=method)
+    def __init__(
+        self, message: str, *, code: int | None, method: str, status: int | None = None
+    ) -> None:
+        super().__init__(message, operation=method, status=status)
         self.code = code
 
 
@@ -251,7 +253,7 @@ class Rpc:
         """An HTTP error status, re-typed as the node's JSON-RPC error when it carries one."""
         if isinstance(exc, errors.RateLimitError | errors.ServerError | errors.AuthError):
             return exc
-        return RpcError(f"{self.host}: {exc.message}", code=None, method=method)
+        return RpcError(f"{self.host}: {exc.message}", code=None, method=method, status=exc.status)
 
     def close(self) -> None:
         """Close the pooled connections."""

@@ -40,6 +40,7 @@ Examples
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 import time
@@ -116,6 +117,38 @@ def _bound(value: Any, what: str) -> dict[str, int]:
             f"{what} must be a slot number or a date (e.g. 2026-11-01), got {value!r}"
         ) from exc
     return {"time": int(when.value // 1_000_000_000)}
+
+
+def _shown(bound: dict[str, int]) -> str:
+    """A bound as a reader would write it: ``slot 1,234`` or a UTC time."""
+    if "slot" in bound:
+        return f"slot {bound['slot']:,}"
+    return f"{dt.datetime.fromtimestamp(bound['time'], dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def _floor(state: dict[str, Any], asked: dict[str, int] | None, start: Any, *, head: int,
+           where: str) -> dict[str, int]:  # fmt: skip
+    """Where the dataset's Solana history starts: the first sync's start, checked."""
+    floor = state.get("floor")
+    if floor is None:
+        if asked is None:
+            raise ValueError("the first sync of solana needs start= (a slot or a date, e.g. "
+                             "--from 2026-11-01)")  # fmt: skip
+        if asked.get("slot", -1) > head:
+            # else the run records a floor past the head, says "up to date", and refuses
+            # every later (right) start as earlier than that floor
+            raise ValueError(
+                f"start={start!r} is after the node's finalized slot {head:,}; pass a slot "
+                "at or before it, or a date"
+            )
+        state["floor"] = asked
+        return asked
+    if asked is not None and _earlier(asked, floor):
+        raise ValueError(
+            f"solana in {where} starts at {_shown(floor)}; start={start!r} is earlier. Sync "
+            "earlier slots into a new directory"
+        )
+    return floor
 
 
 def _earlier(asked: dict[str, int], floor: dict[str, int]) -> bool:
@@ -211,17 +244,7 @@ def sync_solana(
     try:
         _check_cluster(rpc)
         head = _head(rpc)
-        floor = state.get("floor")
-        if floor is None:
-            if asked_start is None:
-                raise ValueError("the first sync of solana needs start= (a slot or a date, e.g. "
-                                 "--from 2026-11-01)")  # fmt: skip
-            floor = state["floor"] = asked_start
-        elif asked_start is not None and _earlier(asked_start, floor):
-            raise ValueError(
-                f"solana in {dataset.root} starts at {floor}; start={start!r} is earlier. Sync "
-                "earlier slots into a new directory"
-            )
+        floor = _floor(state, asked_start, start, head=head, where=f"{dataset.root}")
         ceiling = {"ceiling_slot": min(head, asked_end.get("slot", head)) if asked_end else head}
         if asked_end and "time" in asked_end:
             ceiling["ceiling_time"] = asked_end["time"]

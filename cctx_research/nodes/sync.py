@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import chains, provenance
+from .. import chains, errors, provenance
 from ..config import iris_url
 from ..errors import DataError
 from ..times import to_timestamp
@@ -29,7 +29,7 @@ from .attestations import IrisRun
 from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, domain_calls, sync_chain
 from .options import SyncOptions
 from .ranges import Sizer
-from .rpc import Rpc
+from .rpc import Rpc, RpcError
 from .store import Dataset
 
 __all__ = ["CHAIN_KINDS", "ChainStep", "SyncOptions", "SyncResult", "build_ledger", "status",
@@ -208,11 +208,14 @@ def _check_node(rpc: Rpc, chain: str, expected: int) -> int:
     # one round trip for the chain id, the head and the transmitters' localDomain() (a
     # node that takes no batch is asked one call at a time)
     checks = [call for *_, call in domain_calls(chain)]
-    replies = rpc.batch([("eth_chainId", []), ("eth_blockNumber", []), *checks],
-                        errors_as_results=True)  # fmt: skip
-    for reply in replies[:2]:
-        if isinstance(reply, Exception):
-            raise reply
+    try:
+        replies = rpc.batch([("eth_chainId", []), ("eth_blockNumber", []), *checks],
+                            errors_as_results=True)  # fmt: skip
+        for reply in replies[:2]:
+            if isinstance(reply, Exception):
+                raise reply
+    except errors.CctxError as exc:
+        raise _not_an_evm_node(rpc, chain, exc) from exc
     served_id, head_hex = replies[:2]
     served = int(served_id, 16)
     if served != expected:
@@ -224,6 +227,38 @@ def _check_node(rpc: Rpc, chain: str, expected: int) -> int:
         logger.info("%s: no MessageTransmitter answered localDomain() on %s; chain id "
                     "checked only", chain, rpc.host)  # fmt: skip
     return blocks.as_block(head_hex)
+
+
+_NOT_RPC_STATUS = (404, 405, 415, 501)
+"""HTTP answers of a server that takes no JSON-RPC POST at that path (a web page, a proxy)."""
+
+
+def _not_an_evm_node(rpc: Rpc, chain: str, exc: errors.CctxError) -> Exception:
+    """What the first call's failure says about the URL: not a node, a Solana node, or ``exc``."""
+    if getattr(exc, "status", None) in _NOT_RPC_STATUS or isinstance(
+        exc, errors.ResponseSchemaError
+    ):
+        said = f"HTTP {exc.status}" if exc.status is not None else "a reply that is not JSON-RPC"
+        return ValueError(
+            f"{rpc.host} answered eth_chainId with {said}: it is not a JSON-RPC node; pass "
+            f"{chain}'s node URL (--chain {chain}=https://...)"
+        )
+    if not (isinstance(exc, RpcError) and (exc.code == -32601 or "not found" in str(exc).lower())):
+        return exc
+    try:
+        slot = rpc.call("getSlot")
+    except errors.CctxError:
+        slot = None
+    if isinstance(slot, int) and not isinstance(slot, bool):
+        return ValueError(
+            f"{rpc.host} looks like a Solana node (it answers getSlot, not eth_chainId), not "
+            f"a node of {chain}; pass it as solana (--chain solana=URL), and {chain}'s own "
+            f"node as {chain}"
+        )
+    return ValueError(
+        f"{rpc.host} does not know eth_chainId: it is not an EVM node; pass {chain}'s node URL "
+        f"(--chain {chain}=https://...)"
+    )
 
 
 def _first_block(dataset: Dataset, entry: dict[str, Any], rpc: Rpc, chain: str, start: Any,

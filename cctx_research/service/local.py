@@ -62,6 +62,8 @@ class LocalService:
         The pinned clock (``None``: now, live).
     page_size : int
         The largest page it answers.
+    domains : tuple of int
+        The CCTP domains its transfers leave or reach.
     """
 
     app: Callable[..., Any]
@@ -72,6 +74,7 @@ class LocalService:
     transfers: int
     clock: pd.Timestamp | None = None
     page_size: int = PAGE_SIZE
+    domains: tuple[int, ...] = ()
 
     def serve(self, host: str = "127.0.0.1", port: int = 0) -> ServerHandle:
         """Serve it in a background thread (default: a free loopback port).
@@ -206,4 +209,8 @@ def local_service(
         store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG,
         synthetic=synthetic,
     )  # fmt: skip
-    return LocalService(app, project_id, api_key, source, synthetic, len(store), pinned)
+    held = pd.concat([ledger["source_domain"], ledger["destination_domain"]]).dropna()
+    domains = tuple(sorted(int(d) for d in held.unique()))
+    return LocalService(
+        app, project_id, api_key, source, synthetic, len(store), pinned, domains=domains
+    )

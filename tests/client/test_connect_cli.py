@@ -7,6 +7,7 @@ import logging
 import os
 import stat
 import sys
+import warnings
 
 import pandas as pd
 import pytest
@@ -16,7 +17,7 @@ from cctx_research import cli, connect, schema
 from cctx_research.client import Client, WSGITransport
 from cctx_research.config import DEMO_PROJECT_ID
 from cctx_research.connection import IN_PROCESS_URL
-from cctx_research.errors import ConfigError, SyntheticDataWarning
+from cctx_research.errors import ConfigError, CoverageWarning, SyntheticDataWarning
 from cctx_research.net.progress import wanted
 
 from .conftest import API_KEY, AS_OF, PROJECT_ID, ids, mints_in
@@ -415,3 +416,72 @@ def test_one_credential_without_the_other_says_which_is_missing(env, caplog, pre
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert f"{present} is set but {missing} is not" in logged
     assert "a-value-long-enough-to-be-a-key" not in logged
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_a_cache_dir_that_is_a_file_says_so_and_what_to_do(credentials, tmp_path, capsys, under):
+    # "the cache directory ... failed: File exists", with no hint on the command line, before
+    blocker = tmp_path / "cache-file"
+    blocker.write_text("not a directory")
+    credentials.setenv("CCTX_CACHE_DIR", str(blocker / "sub" if under else blocker))
+    status = cli.main(["fetch", "volume", "--start", START, "--end", END,
+                       "--out", str(tmp_path / "v.json"), "--no-progress"])
+    assert status == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    said = f"cannot be made: {blocker} is a file" if under else f"{blocker} is a file, not a"
+    assert said in lines[0]
+    assert "point CCTX_CACHE_DIR (or cache_dir=) at a directory, or pass --no-cache" in lines[0]
+    assert blocker.read_text() == "not a directory"
+
+
+def test_a_window_before_1970_is_refused_before_any_request(env, tmp_path, capsys, sample_client):
+    # the service's raw 400 text ("invalid_field: endDate must be Unix seconds ...") before
+    with pytest.raises(ValueError, match=r"^start=1900-01-01 is before 1970-01-01, where the "
+                       r"interface's times \(Unix seconds\) begin; pass a start on or after"):
+        sample_client.mints("1900-01-01", "1900-02-01")
+    status = cli.main(["report", "--start", "1900-01-01", "--out", str(tmp_path / "r.html"),
+                       "--no-progress"])
+    assert status == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert errors == ["cctx-research: error: start=1900-01-01 is before 1970-01-01, where the "
+                      "interface's times (Unix seconds) begin; pass a start on or after "
+                      "1970-01-01"]
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_server_at_the_base_url_without_credentials_is_named_beside_the_sample(
+    env, service, capsys
+):
+    # `serve` then `fetch` without CCTX_* read the embedded sample without a word about the server
+    env.setenv("CCTX_BASE_URL", service.url)
+    with pytest.warns(SyntheticDataWarning) as shown:
+        connect(as_of="2024-07-01T12:00Z", days=1, per_day=50, progress=False).close()
+    said = [str(w.message) for w in shown if issubclass(w.category, SyntheticDataWarning)]
+    assert len(said) == 1
+    assert said[0].startswith(
+        f"no CCTX_API_KEY or CCTX_PROJECT_ID set (a server listens at {service.url}: to use it, "
+        "set CCTX_PROJECT_ID and CCTX_API_KEY; serve's demo pair is in docs/configuration.md): "
+        "using the embedded synthetic sample"
+    )
+    env.setenv("CCTX_BASE_URL", "http://127.0.0.1:9")  # nothing listens (discard port)
+    with pytest.warns(SyntheticDataWarning, match=r"^no CCTX_API_KEY or CCTX_PROJECT_ID set: "):
+        connect(as_of="2024-07-01T12:00Z", days=1, per_day=50, progress=False).close()
+
+
+def test_a_chain_the_sample_does_not_hold_is_said_beside_its_0_rows(sample_client):
+    # mints(source="linea") on the sample returned 0 rows without a word
+    assert sample_client.domains == (0, 1, 2, 3, 4, 5, 6, 7)
+    with pytest.warns(CoverageWarning) as shown:
+        frame = sample_client.mints("2024-06-30", "2024-07-01", source="linea")
+    assert len(frame) == 0
+    said = [str(w.message) for w in shown if issubclass(w.category, CoverageWarning)]
+    assert len(said) == 1
+    assert said[0].startswith("source=linea: the embedded synthetic sample (pinned ")
+    assert said[0].endswith(
+        "holds 8 chains (ethereum, avalanche, optimism, arbitrum, noble, solana, base, "
+        "polygon), not linea: its 0 rows there say nothing about linea"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoverageWarning)  # held chains: no word
+        assert len(sample_client.mints("2024-06-30", "2024-07-01", destination=["base", 0])) > 0

@@ -31,7 +31,8 @@ def test_a_failed_import_leaves_no_file(tmp_path, capsys):
     assert main(["import", str(bad), "--out", str(out), "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "matches no known format" in err
-    assert "- xchaindatagen (" in err  # the whole message, not its first line
+    assert "the closest is" in err  # what the file looks like
+    assert "hint: pass format=" in err  # and what to do
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mystery.csv"]
 
 
@@ -89,3 +90,30 @@ def test_report_refuses_a_wrong_out_before_any_work(tmp_path, capsys, monkeypatc
     assert main(["report", "--data", src, "--no-progress", "--out", str(missing)]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "no").exists()
+
+
+def test_a_chain_before_its_path_is_answered_with_the_right_order(tmp_path, capsys):
+    # the swapped pair was read as a chain named by the path: "unknown chain '<path>'", 32 chains
+    src = DUNE / "circle_ethereum_tokenmessenger_evt_depositforburn.csv"
+    out = tmp_path / "l.parquet"
+    argv = ["import", str(src), "--chain", f"ethereum={src}", "--no-progress", "--out", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"cctx-research: error: --chain ethereum={src}: the chain goes after the '='; "
+        f"did you mean --chain {src}=ethereum?"
+    ]
+    assert not out.exists()
+    assert main(["import", str(src), "--chain", f"{src}=ethereum", "--no-progress",
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert len(pd.read_parquet(out)) > 0
+
+
+def test_format_solana_is_accepted_as_the_docs_list_it(tmp_path, capsys):
+    src = Path(__file__).parent.parent / "fixtures" / "solana" / "v2_burn_solana_to_ethereum.json"
+    out = tmp_path / "l.parquet"
+    argv = ["import", str(src), "--format", "solana", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    ledger = pd.read_parquet(out)
+    assert ledger["source_domain"].tolist() == [5]  # Solana
+    assert "solana -> ethereum" in capsys.readouterr().out

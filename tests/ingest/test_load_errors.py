@@ -13,6 +13,7 @@ from cctx_research.errors import DataError
 from cctx_research.provenance import provenance
 
 DUNE = Path(__file__).parent.parent / "fixtures" / "dune"
+PER_CHAIN_BASE = "circle_base_messagetransmitter_evt_messagereceived.csv"
 
 
 def _deposits(tmp_path: Path, edit) -> Path:
@@ -26,17 +27,29 @@ def _deposits(tmp_path: Path, edit) -> Path:
     return path
 
 
-def test_a_file_matching_no_format_names_every_format_and_what_it_lacks(tmp_path):
+def test_a_file_matching_no_format_says_in_one_line_what_it_looks_like(tmp_path):
+    # it gave ~900 characters: every format's closest table and what each lacked
     path = tmp_path / "mystery.csv"
     pd.DataFrame({"tx_hash": ["0x1"], "amount": ["5"]}).to_csv(path, index=False)
     with pytest.raises(DataError) as info:
         cctx.load(path)
-    text = str(info.value)
-    for fmt in ("evm-logs", "dune", "xchaindatagen", "cctx"):
-        assert f"- {fmt} (" in text
-    assert "mystery.csv" in text
-    assert "lacks evt_tx_hash" in text  # the missing columns of the closest Dune table
-    assert "burn_timestamp" in text  # and of the ledger kind
+    assert info.value.message == (
+        f"{str(path)!r} matches no known format: its columns: amount, tx_hash; the closest is "
+        "xchaindatagen's 'cctp_blockchain_transactions' table, which also needs blockchain, "
+        "transaction_hash, block_number, timestamp"
+    )
+    assert info.value.hint == (
+        "pass format= one of evm-logs, dune, xchaindatagen, solana, cctx if the file is one of "
+        "them (docs/sources.md lists the columns each needs)"
+    )
+    piped = tmp_path / "piped.csv"
+    piped.write_text("tx_hash|amount\n0x1|5\n")
+    with pytest.raises(DataError) as info:
+        cctx.load(piped)
+    assert info.value.message.endswith(
+        "its one column is 'tx_hash|amount', so its delimiter is none of comma, semicolon or "
+        "tab: save it as CSV with one of those"
+    )
 
 
 def test_a_forced_format_that_does_not_fit_says_so(tmp_path):
@@ -130,3 +143,47 @@ def test_unreadable_parquet(tmp_path):
     path.write_bytes(b"not parquet")
     with pytest.raises(DataError, match=r"cannot read .broken\.parquet."):
         cctx.load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "guess"),
+    [
+        ("circle_base_messagetransmitter_evt_messagereceived.csv", "base"),  # by the table's name
+        ("received.csv", "base"),  # by Base's V1 MessageTransmitter in contract_address
+        ("circle_ethereum_tokenmessenger_evt_depositforburn.csv", "ethereum"),
+    ],
+)
+def test_a_decoded_table_without_chain_hints_its_own_chain(tmp_path, name, guess):
+    # a Base MessageReceived table hinted chain='ethereum' whatever it held
+    source = name if name.startswith("circle_") else PER_CHAIN_BASE
+    path = tmp_path / name
+    shutil.copy(DUNE / source, path)
+    with pytest.raises(DataError) as caught:
+        cctx.load(path)
+    assert caught.value.hint.startswith(f"pass chain='{guess}' (or {{path: chain}})")
+
+
+def test_a_sync_directory_without_a_ledger_suggests_a_command_and_globs_that_work(tmp_path):
+    # the hint was `sync --out DIR` (refused: no --chain) and DIR/*/logs/*.parquet (no Solana)
+    import glob
+    import json
+
+    from cctx_research import storage
+
+    root = tmp_path / "synced"
+    (root / "base" / "logs").mkdir(parents=True)
+    (root / "solana" / "transactions").mkdir(parents=True)
+    manifest = {"format": storage.FORMAT, "kind": "sync", "state": {"chains": {}}}
+    (root / storage.MANIFEST).write_text(json.dumps(manifest))
+    fixtures = Path(__file__).parent.parent / "fixtures"
+    shutil.copy(fixtures / "evm" / "cryo_logs.parquet", root / "base" / "logs" / "p.parquet")
+    reply = json.loads((fixtures / "solana" / "v2_burn_solana_to_ethereum.json").read_text())
+    line = json.dumps(reply)
+    (root / "solana" / "transactions" / "p.jsonl").write_text(line + "\n")
+    with pytest.raises(DataError, match="is a sync directory without a ledger yet") as caught:
+        cctx.load(root)
+    hint = caught.value.hint
+    assert hint.startswith(f"run `cctx-research sync --chain base --chain solana --out {root}`")
+    globs = hint.split("or load its parts: ")[1].split(" ")
+    assert len(globs) == 2
+    assert all(glob.glob(g) for g in globs), globs

@@ -89,7 +89,7 @@ def test_missing_columns_are_named(tmp_path, small):
     text = str(info.value)
     assert "burn_block" in text
     assert "message_sender" in text
-    assert "'transfers'" in text
+    assert "the closest is cctx's 'ledger' table" in text  # one line: the closest table
 
 
 @pytest.mark.parametrize(

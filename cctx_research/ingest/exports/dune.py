@@ -226,7 +226,7 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
         raise DataError(
             f"the chain of {rows.source_file!r} is unknown: Dune's per-chain decoded tables "
             "have no 'chain' column",
-            hint="pass chain='ethereum' (or {path: chain}); on the command line "
+            hint=f"pass chain={_chain_guess(rows)!r} (or {{path: chain}}); on the command line "
             "--chain CHAIN or --chain PATH=CHAIN",
         )
     return pd.DataFrame(
@@ -243,6 +243,31 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             "transaction_from": rows.addresses("evt_tx_from"),
         }
     )
+
+
+def _chain_guess(rows: Rows) -> str:
+    """The chain a per-chain table most likely holds, for the hint; ``'<chain>'`` when unclear.
+
+    Dune names the table after its chain (``circle_base.messagetransmitter_...``,
+    exported as ``circle_base_...``); else Circle's V1 contracts differ per
+    chain, so ``contract_address`` may name it (V2's are the same on most).
+    """
+    name = str(rows.source_file).replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for known in sorted(chains.known_names(), key=len, reverse=True):
+        if name.startswith(f"circle_{known}_") or name.startswith(f"circle_{known}."):
+            return known
+    if rows.has("contract_address"):
+        addresses = set(rows.strings("contract_address").dropna())
+        found = {d for a in addresses for d in _domains_of(a)}
+        if len(found) == 1:
+            return chains.info(found.pop()).name
+    return "<chain>"
+
+
+def _domains_of(address: str) -> frozenset[int]:
+    with contextlib.suppress(ValueError, TypeError):
+        return chains.contract_domains(address)
+    return frozenset()
 
 
 def _depositforburn(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
