@@ -18,7 +18,10 @@ flagged transfer carries the first rule, in this order, that caught it:
     One end user burns A -> B and then B -> A within ``window`` of the
     first burn; both legs are flagged, each pointing at the other
     (``counterpart``). One return leg closes one trip (the nearest outbound
-    leg strictly before it). The end user is who signed the burn
+    leg strictly before it). Legs at one burn time are ordered by
+    ``transfer_id`` (byte order), in every engine: of two outbound legs at
+    one time the greater id is the nearer, of two return legs the smaller
+    id comes first; the rows' order never matters. The end user is who signed the burn
     transaction (``burn_tx_from``, where the source gives it: receipts,
     Dune's decoded tables), else the depositor (:func:`.actors.end_user`):
     two users of one integrator's contract going opposite ways are not a

@@ -3,7 +3,8 @@
 :func:`rows` gives the per-row facts of a pandas ledger; :func:`engine_rows`
 those of a Polars or DuckDB ledger, worked out in the engine where it can
 (on DuckDB no string per row crosses: the addresses come as exact integer
-codes, see :func:`.actors_lazy.round_trip_rows`). :func:`round_trips`
+codes, see :func:`.actors_lazy.round_trip_rows`; the transfer ids only when
+legs tie on time). :func:`round_trips`
 pairs the legs (the rule is in :mod:`.movements`' notes).
 
 Examples
@@ -16,6 +17,7 @@ Examples
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -73,6 +75,7 @@ class Rows(NamedTuple):
     dst: np.ndarray
     domains: list[int]
     stamps: np.ndarray  # the burn's time, ns since the epoch (meaningless where not burned)
+    ids: Callable[[np.ndarray], pa.Array]  # the ``transfer_id`` of rows at these positions
 
 
 _PART = 1 << 21  # rows below which one thread encodes
@@ -138,6 +141,7 @@ def rows(
         dst=dst,
         domains=domains,
         stamps=frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64"),
+        ids=lambda at: arrow(frame, "transfer_id").take(pa.array(at, pa.int64())),
     )
 
 
@@ -150,6 +154,12 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     first return leg that finds it. Done on one sort by (end user, pair of
     chains), with running maxima: what an as-of join would do with a sort
     and a hash join per key.
+
+    Legs at one time are ordered by ``transfer_id`` (byte order, as every
+    engine compares strings), never by their position: of two outbound legs
+    at one time the greater id is the nearest, of two return legs at one
+    time the smaller id is the first. The rows' order (a Dask partitioning,
+    the files a DuckDB relation scans) cannot change which legs pair.
     """
     sender, src, dst, stamps = facts.user, facts.src, facts.dst, facts.stamps
     d = len(facts.domains)
@@ -172,6 +182,7 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     rows, group, forward = pos[order], group[order], forward[order]
     del order, pos
     t = stamps[rows]
+    _ties_by_id(rows, group, t, forward, facts.ids)
     n = len(rows)
     if not n:
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
@@ -196,12 +207,34 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     del before, group_start
     found[found] &= t[found] - t[other[found]] <= window
     j, i = rows[found].astype("int64"), rows[other[found]].astype("int64")
-    # in burn order of the return legs; an outbound leg is closed by the first of them
-    by_return = np.lexsort((j, stamps[j]))
-    i, j = i[by_return], j[by_return]
+    # in (end user, pair, time, id) order: the return legs that find one outbound leg share
+    # its group, so the first of them here is the first in time (ties: the smaller id)
     _, first = np.unique(i, return_index=True)
     first.sort()
     return i[first], j[first]
+
+
+def _ties_by_id(
+    rows: np.ndarray,
+    group: np.ndarray,
+    t: np.ndarray,
+    forward: np.ndarray,
+    ids: Callable[[np.ndarray], pa.Array],
+) -> None:
+    """Reorder, in place, the runs of legs of one group at one time by ``transfer_id``
+    (byte order): the tie order every engine shares, whatever order the rows came in."""
+    tie = (group[1:] == group[:-1]) & (t[1:] == t[:-1])
+    if not tie.any():
+        return
+    member = np.zeros(len(rows), dtype=bool)
+    member[1:] |= tie
+    member[:-1] |= tie
+    at = np.flatnonzero(member)
+    run = np.cumsum(np.concatenate([[True], ~tie]))[at]
+    rank = np.asarray(pc.rank(ids(rows[at]), sort_keys="ascending", tiebreaker="first"))
+    order = np.lexsort((rank, run))
+    rows[at] = rows[at][order]
+    forward[at] = forward[at][order]
 
 
 def stable_order(keys: np.ndarray) -> np.ndarray:
@@ -253,7 +286,15 @@ def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
         dst=dst,
         domains=domains,
         stamps=np.asarray(pc.fill_null(got["stamp"], 0), dtype=np.int64),
+        ids=lambda at: _duckdb_ids(lf).take(pa.array(at, pa.int64())),
     )
+
+
+def _duckdb_ids(lf: Any) -> pa.ChunkedArray:
+    """A DuckDB ledger's ``transfer_id``, in the order of :func:`.actors_lazy.round_trip_rows`
+    (a projection of the same relation: DuckDB keeps a scan's order). Asked only when two
+    legs of one end user tie on time: their ids order them."""
+    return lf.to_native().project("transfer_id").to_arrow_table()["transfer_id"]
 
 
 def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows]:
@@ -273,6 +314,7 @@ def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows]:
     )
     frame = engines.collect(
         lf.select(
+            "transfer_id",
             "source_domain",
             "destination_domain",
             "amount_raw",

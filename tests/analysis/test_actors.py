@@ -246,7 +246,8 @@ def plain_round_trips(
         rows = rows[[not stands_in(r) for r in rows.itertuples()]]
     rows = rows[rows["user"].notna() & rows["burn_timestamp"].notna()]
     rows = rows[rows["source_domain"] != rows["destination_domain"]]
-    rows = rows.sort_values("burn_timestamp", kind="stable")
+    # legs at one time in transfer_id order: the tie order every engine shares
+    rows = rows.sort_values(["burn_timestamp", "transfer_id"], kind="stable")
     for _, mine in rows.groupby("user"):
         used: set[str] = set()
         seen: list[tuple] = []
@@ -355,10 +356,34 @@ tied = st.fixed_dictionaries(
 @SETTINGS
 @given(st.lists(tied, min_size=1, max_size=30).map(build), st.sampled_from(["1min", "5min"]))
 def test_round_trips_with_ties_match_a_plain_loop(ledger, window):
-    # legs at the same minute: strictly earlier outbound legs only, the nearest (latest in
-    # ledger order among equal times) taken, each closed once, by the first return leg
+    # legs at the same minute: strictly earlier outbound legs only, the nearest (the greatest
+    # transfer_id among equal times) taken, each closed once, by the first return leg
     got = movements.rebalancing(ledger, window=window, rules=["round_trip"], labels=False)
-    assert set(got["transfer_id"]) == plain_round_trips(ledger, pd.Timedelta(window))
+    want = plain_round_trips(ledger, pd.Timedelta(window))
+    assert set(got["transfer_id"]) == want
+    # the rows' order (a Dask partitioning, the files a relation scans) changes nothing
+    shuffled = ledger.sample(frac=1.0, random_state=len(ledger)).reset_index(drop=True)
+    again = movements.rebalancing(shuffled, window=window, rules=["round_trip"], labels=False)
+    assert set(again["transfer_id"]) == want
+    pairs = dict(zip(got["transfer_id"], got["counterpart"], strict=True))
+    assert dict(zip(again["transfer_id"], again["counterpart"], strict=True)) == pairs
+
+
+def test_tied_legs_pair_by_transfer_id_not_by_row_order():
+    # two outbound legs at one minute, one return leg: the nearest is the greater id,
+    # wherever the rows sit; the other outbound leg ("a", 990 base units) stays unpaired
+    leg = dict(amount=10, delay=1, sender=POOL[1], recipient=POOL[2], self_relay=False)
+    leg.update(version=1, hook="0x", relayer=None)
+    ledger = build([dict(leg, src=0, dst=3, burn=0), dict(leg, src=0, dst=3, burn=0, amount=990),
+                    dict(leg, src=3, dst=0, burn=5)])  # fmt: skip
+    ledger["transfer_id"] = pd.array(["b", "a", "c"], dtype=schema.STRING)
+    for order in ([0, 1, 2], [1, 0, 2], [2, 1, 0]):
+        rows = ledger.iloc[order].reset_index(drop=True)
+        got = movements.rebalancing(rows, rules=["round_trip"], labels=False)
+        assert sorted(got["transfer_id"]) == ["b", "c"], order
+        for engine in ENGINES:
+            share = movements.rebalancing_share(as_engine(rows, engine), labels=False)
+            assert share["round_trip_volume"].sum() == pytest.approx(20 / 1e6), (order, engine)
 
 
 def test_integrator_sums_match_plain_pandas(sample):
