@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import chains, schema
+from .. import chains, schema, storage
 from ..errors import DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
@@ -164,6 +164,32 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
         for f, i, r in zip(bad["source_file"], bad["index"], bad["reason"], strict=True)
     )
     return out
+
+
+def _log_files(path: Path, format: str | None) -> list[Path]:
+    """The Parquet files of a directory of event logs (cryo's ``--output-dir``), one by one.
+
+    A directory of Parquet files is otherwise one dataset; logs are read file by file
+    (the decoder's unit), so a folder of a chain's whole history never has to fit at once.
+    Anything else (a file, a dataset of another format, one ``cctx-research`` wrote)
+    stays ``[path]``.
+    """
+    if format not in (None, "evm-logs") or not path.is_dir():
+        return [path]
+    if (path / storage.MANIFEST).is_file():
+        return [path]
+    import pyarrow.parquet as pq
+
+    parts = sorted(p for p in path.rglob("*.parquet")
+                   if p.is_file() and not p.name.startswith((".", "_")))  # fmt: skip
+    if not parts:
+        return [path]
+    try:
+        names = pq.read_schema(parts[0]).names
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read the Parquet file {str(parts[0])!r}: {exc}") from exc
+    found = detect(names, wanted=format)
+    return parts if found is not None and found[0] == "evm-logs" else [path]
 
 
 def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -> FileRead:
@@ -322,7 +348,8 @@ def load(
     paths : path, glob, directory, or a list of them
         One file per chain is normal: they load together, and a mint pairs
         with its burn from another file. A directory is read file by file
-        (a directory of Parquet files is one dataset).
+        (a directory of Parquet files is one dataset, but one of event logs,
+        such as cryo's ``--output-dir``, is read file by file).
     format : {"evm-logs", "dune", "xchaindatagen", "solana", "cctx"}, optional
         Detected from each file's columns (or, for JSON, its records) when
         not given. See ``cctx_research.ingest.FORMATS``.
@@ -332,7 +359,7 @@ def load(
         domain for all files, or ``{path: chain}``.
     blocks : path or DataFrame, optional
         Block times for event logs without ``blockTimestamp``: cryo's blocks
-        dataset or ``eth_getBlockByNumber`` results.
+        dataset (a file or its folder) or ``eth_getBlockByNumber`` results.
     errors : {"raise", "report"}
         ``"raise"``: malformed rows or logs raise :class:`DataError` with
         their count and the first line numbers or log indexes.
@@ -391,12 +418,13 @@ def load(
         from .evm import logs as evm_logs
 
         blocks = evm_logs.read_blocks(blocks)
-    files = expand(paths)
+    named = [(f, _chain_for(p, chain)) for p in expand(paths) for f in _log_files(p, format)]
+    files = [f for f, _ in named]
     reads = []
-    for path in files:
+    for path, domain in named:
         if progress is not None:
             progress(path)
-        reads.append(_read_file(path, format, _chain_for(path, chain), blocks))
+        reads.append(_read_file(path, format, domain, blocks))
     parts = combine(reads)
     ledger, counts = _assemble(parts, ambiguous, messages)
     problems = parts.problems
