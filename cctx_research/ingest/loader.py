@@ -13,7 +13,7 @@ from .. import chains, schema, storage
 from ..errors import DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
-from . import solana
+from . import lazy, solana
 from .exports import dune, own, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
@@ -340,7 +340,9 @@ def load(
     ambiguous: str = "link",
     attested: str | Path | pd.DataFrame | None = None,
     progress: Callable[[Path], None] | None = None,
-) -> pd.DataFrame:
+    engine: str = "pandas",
+    out: str | Path | None = None,
+) -> Any:
     """Load CCTP transfers from files of any supported format as one ledger.
 
     Parameters
@@ -381,10 +383,23 @@ def load(
         :mod:`cctx_research.ingest.ledger.attested`.
     progress : callable, optional
         Called with each file's path before it is read (the CLI's bar).
+    engine : {"pandas", "polars", "duckdb", "dask"}
+        ``"pandas"``: the ledger as a DataFrame. The others: the ledger is
+        written as a partitioned ``ledger`` dataset (``docs/datasets.md``)
+        and the engine's lazy frame over it is returned (a Polars
+        ``LazyFrame``, a DuckDB relation, a Dask DataFrame), for the
+        analyses to run in the engine.
+    out : directory, optional
+        Where the ledger dataset is written (any engine; with ``"pandas"``
+        the DataFrame is still returned). It is written in a temporary
+        directory beside ``out`` and swapped in, so a failure or Ctrl-C
+        leaves ``out`` as it was; a previous ledger there is replaced.
+        Without ``out``, a lazy engine's dataset goes to a new temporary
+        directory (``cctx-ledger-*``), kept after ``load`` returns.
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame, or the engine's lazy frame
         Kind ``"ledger"`` with the V2 columns, ``pairing``
         (:data:`cctx_research.schema.LEDGER_PAIRING`), ``link_group_size``
         and ``token``. Its provenance names the files and format and counts
@@ -413,6 +428,7 @@ def load(
     >>> cctx.provenance.provenance(ledger).count["paired"]      # doctest: +SKIP
     """
     _check_arguments(format, errors, chain, ambiguous)
+    directory = lazy.check(engine, out)
     messages = None if attested is None else attested_nonces.read(attested)
     if blocks is not None and not isinstance(blocks, pd.DataFrame):
         from .evm import logs as evm_logs
@@ -461,4 +477,6 @@ def load(
         "loaded %d transfers from %d file(s): %s",
         len(ledger), len(files), ", ".join(f"{k} {v}" for k, v in tally.items()),
     )
-    return ledger
+    if engine == "pandas" and directory is None:
+        return ledger
+    return lazy.write_and_scan(ledger, directory, engine)
