@@ -20,9 +20,8 @@ For each size, each step runs in a fresh subprocess, one after the other:
 2. the floor (``scale_sql.py``): the same decoding and linking written
    directly as one DuckDB query from the parts to a Parquet file;
 3. ``cctx.load(parts)`` to a ledger, written to Parquet as ``cctx-research
-   import`` does, as ``load`` is today (pandas), and with
-   ``engine="duckdb"`` once ``load`` takes that keyword (until then its rows
-   show "-");
+   import`` does (pandas), and with ``engine="duckdb"`` (the relation written
+   to Parquet; its rows checked equal to the pandas ledger's);
 4. ``cctx-research report --data <ledger> --out report.html``.
 
 Wall time is the worker's own (from the call to the written file; the
@@ -48,7 +47,7 @@ import json
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -151,6 +150,7 @@ class Measured:
     floor: Child | None = None
     loads: dict[str, Child] | None = None
     report: Child | None = None
+    same: tuple[bool, str] | None = None  # the duckdb ledger against the pandas one
 
 
 def measure(n: int, opts: Options, engines: list[str]) -> Measured:
@@ -172,6 +172,11 @@ def measure(n: int, opts: Options, engines: list[str]) -> Measured:
         run.loads[engine] = spawn(_command("load", root, opts, out=out, engine=engine),
                                   cap=opts.cap, cwd=here)  # fmt: skip
     done = [e for e in engines if not run.loads[e].failure]
+    if {"pandas", "duckdb"} <= set(done):
+        from scale_check import same_ledger
+
+        pair = (here / f"ledger-{tag}-{e}.parquet" for e in ("pandas", "duckdb"))
+        run.same = same_ledger(*pair, memory_limit=limit)
     if done:
         print(f"{tag}: report", file=sys.stderr)
         ledger = here / f"ledger-{tag}-{done[0]}.parquet"
@@ -219,10 +224,14 @@ def _load_rows(run: Measured, engine: str, planted: dict) -> list[Row]:
     memory = child.error if child.failure else (
         f"each process, imports included; after imports {r['imports'] / GIB:.2f} GiB (floor's "
         f"{floor.result.get('imports', 0) / GIB:.2f})")
+    links = _agreement(figures[2], child, planted, "ledger")
+    if engine != "pandas" and run.same is not None:  # and the same rows as load's DataFrame
+        links = replace(links, ok=bool(links.ok) and run.same[0],
+                        detail=f"{links.detail}; {run.same[1]}")  # fmt: skip
     return [
         _versus(figures[0], child, floor, "time", detail),
         _versus(figures[1], child, floor, "memory", memory),
-        _agreement(figures[2], child, planted, "ledger"),
+        links,
     ]
 
 

@@ -22,7 +22,7 @@ if str(HERE.parent / "tests") not in sys.path:
 
 from ingest import logs as abi  # noqa: E402
 
-__all__ = ["LogCheck", "floor_agrees", "ledger_agrees"]
+__all__ = ["LogCheck", "floor_agrees", "ledger_agrees", "same_ledger"]
 
 
 def _hex(matrix: np.ndarray, i: int) -> str:
@@ -140,3 +140,23 @@ def floor_agrees(planted: dict, result: dict) -> tuple[bool, str]:
         f"{result['linked']:,} linked ({planted['minted']:,} planted), {result['rows']:,} rows "
         f"({planted['transfers']:,})"
     )
+
+
+def same_ledger(reference: Path, other: Path, *, memory_limit: str = "2GiB") -> tuple[bool, str]:
+    """Whether two written ledgers hold the same rows, every column of ``reference``, as
+    multisets (a lazy engine's ledger is in its dataset's order), compared in DuckDB."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(reference).names
+    cols = ", ".join(f'"{c}"::TIMESTAMPTZ::VARCHAR' if c.endswith("_timestamp")
+                     else f'"{c}"::VARCHAR' for c in names)  # fmt: skip
+    con = duckdb.connect()
+    con.execute(f"SET memory_limit = '{memory_limit}'")
+    a, b = (f"SELECT {cols} FROM read_parquet('{p}')" for p in (reference, other))
+    left = con.execute(f"SELECT count(*) FROM ({a} EXCEPT ALL {b})").fetchall()[0][0]
+    right = con.execute(f"SELECT count(*) FROM ({b} EXCEPT ALL {a})").fetchall()[0][0]
+    con.close()
+    if left == right == 0:
+        return True, f"equal to load's ledger, {len(names)} columns"
+    return False, f"differs from load's ledger: {left} rows only in load's, {right} only here"

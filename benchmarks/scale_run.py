@@ -132,10 +132,10 @@ def _rss_now() -> int:
 
 def _write_ledger(ledger: Any, out: Path) -> None:
     """Write what ``load`` returned as Parquet (a frame today; a table or relation later)."""
-    if hasattr(ledger, "to_parquet"):
-        ledger.to_parquet(out, index=False)
-    elif hasattr(ledger, "write_parquet"):  # a DuckDB relation, a Polars frame
+    if hasattr(ledger, "write_parquet"):  # a DuckDB relation, a Polars frame
         ledger.write_parquet(str(out))
+    elif hasattr(ledger, "to_parquet"):
+        ledger.to_parquet(out, index=False)
     else:
         import pyarrow.parquet as pq
 

@@ -35,7 +35,8 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         metavar="CHAIN|PATH=CHAIN",
         help="the chain of files whose rows do not say it; repeat PATH=CHAIN per file",
     )
-    p.add_argument("--blocks", default=None, metavar="FILE", help="block times for event logs")
+    p.add_argument("--blocks", default=None, metavar="PATH",
+                   help="block times for event logs (a file, or a folder of cryo's blocks files)")
     p.add_argument(
         "--errors",
         default="raise",

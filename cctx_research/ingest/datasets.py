@@ -138,9 +138,9 @@ def _keyed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     out = frame.copy(deep=False)
     if kind == "ledger":
         out[_WHEN] = out["burn_timestamp"].fillna(out["mint_timestamp"])
-        out["source_chain"] = schema.chain_categorical(
-            [chains.chain_name(int(d)) for d in out["source_domain"]]
-        )
+        domains = out["source_domain"]  # a name per domain, not per row
+        names = {d: chains.chain_name(int(d)) for d in domains.unique()}
+        out["source_chain"] = schema.chain_categorical(domains.map(names).astype(object))
     else:
         out[_WHEN] = out["timestamp"]
     missing = out[_WHEN].isna()
@@ -201,13 +201,13 @@ def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrit
     else:
         last = (win[1] - pd.Timedelta(1, "ns")).floor("D")
         days = list(pd.date_range(win[0].floor("D"), last, freq="D"))
-    new_day = frame[column].dt.floor("D")
+    rows_of_day = frame.groupby(frame[column].dt.floor("D"), sort=False).indices
     replaced = 0
     for day in days:
         label = day.strftime("%Y-%m-%d")
         part = root / f"day={label}"
         old = _read_day(part)
-        fresh = frame[new_day == day]
+        fresh = frame.iloc[rows_of_day.get(day, [])]
         if old is not None and len(old):
             old = _keyed(_typed(old, kind), kind)
             old_times = pd.to_datetime(old[column], utc=True)

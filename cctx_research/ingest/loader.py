@@ -9,11 +9,11 @@ from typing import Any
 
 import pandas as pd
 
-from .. import chains, schema
+from .. import chains, schema, storage
 from ..errors import DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
-from . import solana
+from . import lazy, solana
 from .exports import dune, own, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
@@ -166,6 +166,32 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     return out
 
 
+def _log_files(path: Path, format: str | None) -> list[Path]:
+    """The Parquet files of a directory of event logs (cryo's ``--output-dir``), one by one.
+
+    A directory of Parquet files is otherwise one dataset; logs are read file by file
+    (the decoder's unit), so a folder of a chain's whole history never has to fit at once.
+    Anything else (a file, a dataset of another format, one ``cctx-research`` wrote)
+    stays ``[path]``.
+    """
+    if format not in (None, "evm-logs") or not path.is_dir():
+        return [path]
+    if (path / storage.MANIFEST).is_file():
+        return [path]
+    import pyarrow.parquet as pq
+
+    parts = sorted(p for p in path.rglob("*.parquet")
+                   if p.is_file() and not p.name.startswith((".", "_")))  # fmt: skip
+    if not parts:
+        return [path]
+    try:
+        names = pq.read_schema(parts[0]).names
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read the Parquet file {str(parts[0])!r}: {exc}") from exc
+    found = detect(names, wanted=format)
+    return parts if found is not None and found[0] == "evm-logs" else [path]
+
+
 def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -> FileRead:
     """Read one file with the reader of its format."""
     sniffed = sniff(path)
@@ -314,7 +340,9 @@ def load(
     ambiguous: str = "link",
     attested: str | Path | pd.DataFrame | None = None,
     progress: Callable[[Path], None] | None = None,
-) -> pd.DataFrame:
+    engine: str = "pandas",
+    out: str | Path | None = None,
+) -> Any:
     """Load CCTP transfers from files of any supported format as one ledger.
 
     Parameters
@@ -322,7 +350,8 @@ def load(
     paths : path, glob, directory, or a list of them
         One file per chain is normal: they load together, and a mint pairs
         with its burn from another file. A directory is read file by file
-        (a directory of Parquet files is one dataset).
+        (a directory of Parquet files is one dataset, but one of event logs,
+        such as cryo's ``--output-dir``, is read file by file).
     format : {"evm-logs", "dune", "xchaindatagen", "solana", "cctx"}, optional
         Detected from each file's columns (or, for JSON, its records) when
         not given. See ``cctx_research.ingest.FORMATS``.
@@ -332,7 +361,7 @@ def load(
         domain for all files, or ``{path: chain}``.
     blocks : path or DataFrame, optional
         Block times for event logs without ``blockTimestamp``: cryo's blocks
-        dataset or ``eth_getBlockByNumber`` results.
+        dataset (a file or its folder) or ``eth_getBlockByNumber`` results.
     errors : {"raise", "report"}
         ``"raise"``: malformed rows or logs raise :class:`DataError` with
         their count and the first line numbers or log indexes.
@@ -354,10 +383,23 @@ def load(
         :mod:`cctx_research.ingest.ledger.attested`.
     progress : callable, optional
         Called with each file's path before it is read (the CLI's bar).
+    engine : {"pandas", "polars", "duckdb", "dask"}
+        ``"pandas"``: the ledger as a DataFrame. The others: the ledger is
+        written as a partitioned ``ledger`` dataset (``docs/datasets.md``)
+        and the engine's lazy frame over it is returned (a Polars
+        ``LazyFrame``, a DuckDB relation, a Dask DataFrame), for the
+        analyses to run in the engine.
+    out : directory, optional
+        Where the ledger dataset is written (any engine; with ``"pandas"``
+        the DataFrame is still returned). It is written in a temporary
+        directory beside ``out`` and swapped in, so a failure or Ctrl-C
+        leaves ``out`` as it was; a previous ledger there is replaced.
+        Without ``out``, a lazy engine's dataset goes to a new temporary
+        directory (``cctx-ledger-*``), kept after ``load`` returns.
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame, or the engine's lazy frame
         Kind ``"ledger"`` with the V2 columns, ``pairing``
         (:data:`cctx_research.schema.LEDGER_PAIRING`), ``link_group_size``
         and ``token``. Its provenance names the files and format and counts
@@ -386,17 +428,19 @@ def load(
     >>> cctx.provenance.provenance(ledger).count["paired"]      # doctest: +SKIP
     """
     _check_arguments(format, errors, chain, ambiguous)
+    directory = lazy.check(engine, out)
     messages = None if attested is None else attested_nonces.read(attested)
     if blocks is not None and not isinstance(blocks, pd.DataFrame):
         from .evm import logs as evm_logs
 
         blocks = evm_logs.read_blocks(blocks)
-    files = expand(paths)
+    named = [(f, _chain_for(p, chain)) for p in expand(paths) for f in _log_files(p, format)]
+    files = [f for f, _ in named]
     reads = []
-    for path in files:
+    for path, domain in named:
         if progress is not None:
             progress(path)
-        reads.append(_read_file(path, format, _chain_for(path, chain), blocks))
+        reads.append(_read_file(path, format, domain, blocks))
     parts = combine(reads)
     ledger, counts = _assemble(parts, ambiguous, messages)
     problems = parts.problems
@@ -433,4 +477,6 @@ def load(
         "loaded %d transfers from %d file(s): %s",
         len(ledger), len(files), ", ".join(f"{k} {v}" for k, v in tally.items()),
     )
-    return ledger
+    if engine == "pandas" and directory is None:
+        return ledger
+    return lazy.write_and_scan(ledger, directory, engine)

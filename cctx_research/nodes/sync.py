@@ -365,9 +365,9 @@ def build_ledger(dataset: Dataset) -> int:
         return 0
     messages = attestations.messages_path(dataset.root)
     with tempfile.TemporaryDirectory(prefix=".ledger-", dir=dataset.root) as work:
-        # one file a chain: the decoders' cost is per file as much as per log (a year
-        # synced is hundreds of parts; Solana's are a page of transactions each), so each
-        # chain's parts are read as one file
+        # few files a chain: the decoders' cost is per file as much as per log (a year
+        # synced is hundreds of parts; Solana's are a page of transactions each), so a
+        # chain's parts are read in batches, never its whole history as one table
         joined = _one_file_a_chain(files, Path(work))
         ledger = load(joined, attested=messages if messages.is_file() else None)
     record = provenance.provenance(ledger)
@@ -379,9 +379,33 @@ def build_ledger(dataset: Dataset) -> int:
     return len(ledger)
 
 
+BATCH_LOGS = 1_000_000
+"""The most logs a chain's Parquet parts are joined into for one read: the decoder's
+cost is per file as much as per log, its memory per file (a chain's whole history is
+never one table)."""
+
+BATCH_BYTES = 256 * 2**20
+"""The most bytes of Solana's JSON Lines parts (a page of transactions each) joined."""
+
+
+def _batches(parts: list[Path], size: Callable[[Path], int], limit: int) -> list[list[Path]]:
+    """Consecutive ``parts`` in groups of at most ``limit`` (by ``size``; a larger part alone)."""
+    out: list[list[Path]] = []
+    total = 0
+    for part in parts:
+        n = size(part)
+        if not out or total + n > limit:
+            out.append([])
+            total = 0
+        out[-1].append(part)
+        total += n
+    return out
+
+
 def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
-    """The parts of each folder joined into one file under ``work``: Parquet log parts
-    into one table, Solana's JSON Lines parts (a page of transactions each) into one file."""
+    """The parts of each folder joined into few files under ``work``: Parquet log parts in
+    batches of at most :data:`BATCH_LOGS` logs, Solana's JSON Lines parts in batches of at
+    most :data:`BATCH_BYTES`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -394,18 +418,26 @@ def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
         if len(parts) < 2 or len(suffixes) > 1 or suffixes - {".parquet", ".jsonl"}:
             out += parts
             continue
+        name = f"{folder.parent.name}-{folder.name}"
         if suffixes == {".jsonl"}:
-            joined = work / f"{folder.parent.name}-{folder.name}.jsonl"
-            with joined.open("wb") as sink:
-                for part in parts:  # a page of transactions each: a few MB
-                    data = part.read_bytes()
-                    sink.write(data if not data or data.endswith(b"\n") else data + b"\n")
-            out.append(joined)
+            for i, batch in enumerate(_batches(parts, lambda p: p.stat().st_size, BATCH_BYTES)):
+                joined = work / f"{name}-{i:06d}.jsonl"
+                with joined.open("wb") as sink:
+                    for part in batch:
+                        data = part.read_bytes()
+                        sink.write(data if not data or data.endswith(b"\n") else data + b"\n")
+                out.append(joined)
             continue
-        joined = work / f"{folder.parent.name}-logs.parquet"
-        table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="default")
-        pq.write_table(table, joined)
-        out.append(joined)
+        rows = lambda p: pq.read_metadata(p).num_rows  # noqa: E731
+        for i, batch in enumerate(_batches(parts, rows, BATCH_LOGS)):
+            if len(batch) == 1:
+                out += batch
+                continue
+            joined = work / f"{name}-{i:06d}.parquet"
+            table = pa.concat_tables([pq.read_table(p) for p in batch], promote_options="default")
+            pq.write_table(table, joined)
+            del table
+            out.append(joined)
     return out
 
 

@@ -150,3 +150,49 @@ def test_cryo_logs_carry_their_chain():
     ledger = cctx.load(EVM / "cryo_logs.csv")
     assert provenance(ledger).count["missing_times"] > 0  # no blocks file given
     assert len(ledger) == len(cctx.load(EVM / "getlogs_list.json", chain="ethereum"))
+
+
+def _cryo_folder(folder: Path) -> Path:
+    """cryo's ``--output-dir``: the fixture's logs in two chunk files of its naming."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(EVM / "cryo_logs.parquet")
+    half = table.num_rows // 2
+    folder.mkdir()
+    for i, part in enumerate((table.slice(0, half), table.slice(half))):
+        pq.write_table(part, folder / f"ethereum__logs__{i:05d}000_to_{i:05d}999.parquet")
+    return folder
+
+
+def test_a_folder_of_cryo_log_files_loads_file_by_file(tmp_path):
+    folder = _cryo_folder(tmp_path / "eth_logs")
+    blocks = EVM / "cryo_blocks.parquet"
+    ledger = cctx.load(folder, blocks=blocks)
+    whole = cctx.load(EVM / "cryo_logs.parquet", blocks=blocks)
+    pd.testing.assert_frame_equal(ledger, whole, check_exact=True)
+    record = provenance(ledger)
+    assert record.files == tuple(str(p) for p in sorted(folder.glob("*.parquet")))
+    assert record.count == provenance(whole).count
+    assert record.count["rows_read"] == 8
+
+
+def test_import_of_a_folder_of_cryo_log_files(tmp_path, capsys):
+    from cctx_research.cli import main
+
+    folder = _cryo_folder(tmp_path / "eth_logs")
+    out = tmp_path / "eth.parquet"
+    blocks = EVM / "cryo_blocks.parquet"
+    chunks = tmp_path / "eth_blocks"  # cryo's blocks --output-dir: a folder of chunk files
+    chunks.mkdir()
+    times = pd.read_parquet(blocks)
+    times.iloc[:2].to_parquet(chunks / "ethereum__blocks__0_to_1.parquet", index=False)
+    times.iloc[2:].to_parquet(chunks / "ethereum__blocks__2_to_9.parquet", index=False)
+    assert main(["import", f"{folder}/", "--blocks", f"{chunks}/", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert f"to {out}" in capsys.readouterr().out
+    written = pd.read_parquet(out)
+    expected = cctx.load(EVM / "cryo_logs.parquet", blocks=blocks)
+    assert written["transfer_id"].tolist() == expected["transfer_id"].tolist()
+    for side in ("burn_timestamp", "mint_timestamp"):  # the times came from the blocks folder
+        assert written[side].tolist() == expected[side].tolist()
+    assert (written["burn_timestamp"].notna() | written["mint_timestamp"].notna()).all()

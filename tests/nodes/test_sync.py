@@ -452,3 +452,35 @@ def test_the_ledger_is_built_from_every_part_and_names_them(base_node, tmp_path)
     assert named
     assert named <= {p.name for p in parts}  # the parts, not a joined copy
     assert not list(out.glob(".ledger-*"))  # the joined copy is gone
+
+
+def test_a_chains_parts_are_read_in_batches_and_give_the_same_ledger(
+    base_node, tmp_path, monkeypatch
+):
+    import importlib
+
+    import cctx_research.ingest as ingest
+    from cctx_research.nodes.store import Dataset
+
+    sync_run = importlib.import_module("cctx_research.nodes.sync")  # the module, not the function
+
+    out = tmp_path / "cctp"
+    cctx.sync(out, {"base": base_node.url}, start=0, confirmations=5, progress=False)
+    base_node.replay(burn("v2_attested_base_to_eth_19500", "later"))
+    base_node.mine(8)
+    cctx.sync(out, {"base": base_node.url}, confirmations=5, progress=False)
+    parts = sorted((out / "base" / "logs").glob("*.parquet"))
+    logs = [pq.read_metadata(p).num_rows for p in parts]
+    assert sum(n > 0 for n in logs) >= 2
+    read = []
+    load = ingest.load
+    monkeypatch.setattr(ingest, "load", lambda files, **kw: read.append(files) or load(files, **kw))
+    whole = sync_run.build_ledger(Dataset(out))
+    monkeypatch.setattr(sync_run, "BATCH_LOGS", max(logs))  # no two parts with logs together
+    batched = sync_run.build_ledger(Dataset(out))
+    assert whole == batched == 5
+    assert len(read[0]) == 1  # the default: the chain's parts in one batch
+    assert 2 <= len(read[1]) <= len(parts)
+    assert sum(pq.read_metadata(p).num_rows for p in read[1]) == sum(logs)
+    ledger = pd.read_parquet(out / "ledger.parquet")
+    assert ledger["transfer_id"].is_unique

@@ -55,7 +55,7 @@ from cctx_research import schema
 from cctx_research.errors import DataError
 from cctx_research.ingest.evm.decoder import DecodedLogs, decode_logs
 from cctx_research.ingest.evm.frame import LOG_COLUMNS, conform_logs
-from cctx_research.ingest.files import sniff
+from cctx_research.ingest.files import sniff, suffix_kind
 from cctx_research.ingest.hexcodec import binary_to_hex
 
 __all__ = ["DecodedLogs", "decode_logs", "read_blocks", "read_logs"]
@@ -403,6 +403,15 @@ def _block_rows(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["block_number", "timestamp"])
 
 
+def _folder_blocks(folder: Path) -> pd.DataFrame:
+    parts = sorted(p for p in folder.iterdir()
+                   if p.is_file() and suffix_kind(p) is not None and not p.name.startswith("."))
+    if not parts:
+        raise DataError(f"the directory {str(folder)!r} holds no blocks file",
+                        hint="pass cryo's blocks files (.parquet or .csv) or their directory")
+    return pd.concat([read_blocks(p) for p in parts], ignore_index=True)
+
+
 def read_blocks(path: PathLike) -> pd.DataFrame:
     """Read block times from cryo's blocks dataset or ``eth_getBlockByNumber`` results.
 
@@ -412,6 +421,7 @@ def read_blocks(path: PathLike) -> pd.DataFrame:
         cryo ``blocks`` Parquet or CSV (``block_number``, ``timestamp``,
         optionally ``chain_id``), or JSON: a list of block objects, JSON-RPC
         responses whose ``result`` is a block, a list of those, or JSON Lines.
+        A directory (cryo's ``--output-dir``) is read file by file.
 
     Returns
     -------
@@ -424,6 +434,8 @@ def read_blocks(path: PathLike) -> pd.DataFrame:
     DataError
         If a file lacks the columns or holds entries that are not blocks.
     """
+    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+        return _folder_blocks(Path(path))
     (source,) = _paths(path)
     kind = sniff(source).kind
     if kind == "json":

@@ -122,7 +122,10 @@ def content_links(
     burn_rows = np.concatenate([lb, amb_b])
     arrival_rows = np.concatenate([la, amb_a])
     is_ambiguous = np.r_[np.zeros(len(lb), bool), np.ones(len(amb_b), bool)]
-    group_size = size[gb[burn_rows]] if len(burn_rows) else np.zeros(0, dtype=np.int64)
+    # a key seen once on each side is no group: its link_group_size is null (0 here), as the
+    # schema says; only identical transfers carry how many share their key
+    group_size = np.where(is_ambiguous, size[gb[burn_rows]], 0) if len(burn_rows) else (
+        np.zeros(0, dtype=np.int64))
     burn_group = np.where(size[gb] > 1, size[gb], 0)
     arrival_group = np.where(size[ga] > 1, size[ga], 0)
     return burn_rows, arrival_rows, is_ambiguous, group_size, burn_group, arrival_group

@@ -142,3 +142,20 @@ def test_ledger_order_is_time_then_id() -> None:
                 .sort_values(["when", "id"], kind="stable", na_position="last"))
     assert expected.index.tolist() == list(range(len(ledger)))
     assert ledger["transfer_id"].notna().all()
+
+
+def test_link_group_size_is_set_on_identical_transfers_only() -> None:
+    """The schema's rule: ``link_group_size`` counts the identical transfers sharing a content
+    key; a key seen once on each side (``"content"``) is no group, so it is null."""
+    burns, arrivals = _sides(400, seed=9)
+    ledger, counts = linking.link([burns], [arrivals])
+    assert counts["content"] > 0
+    assert counts["content_ambiguous"] > 0
+    size = ledger["link_group_size"]
+    ambiguous = ledger["pairing"] == "content_ambiguous"
+    assert size[ledger["pairing"] == "content"].isna().all()
+    assert (size[ambiguous] >= 2).all()
+    assert (size.dropna() >= 2).all()  # a pending burn among identical transfers says so too
+    key = list(linking.CONTENT_KEY)
+    shared = ledger[ambiguous].groupby(key, dropna=False)["link_group_size"]
+    assert (shared.transform("size") <= shared.transform("max")).all()
