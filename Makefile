@@ -1,22 +1,31 @@
 # The two commands of the README:
-#   make report   install, then build report.html from the embedded sample
-#   make test     install (with test extras and a headless browser), then lint and test
+#   make report   install the toolkit (no test extras), then build report.html from the sample
+#   make test     install with the test extras (and a headless browser), then lint and test
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: report test install browser tools bench clean
+.PHONY: report test install install-test browser tools bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# what the report needs: the toolkit and its core dependencies
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e .
 	touch $(STAMP)
 
+# the rest for the tests (notebooks, engines, pytest, playwright, ...)
+$(TEST_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(TEST_STAMP)
+
 install: $(STAMP)
+
+install-test: $(TEST_STAMP)
 
 report: install
 	$(BIN)/cctx-research report --out report.html
@@ -42,11 +51,11 @@ $(TOOLS_STAMP):
 
 tools: $(TOOLS_STAMP)
 
-test: install browser tools
+test: install-test browser tools
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
-bench: install
+bench: install-test
 	$(BIN)/python benchmarks/run.py
 
 clean:

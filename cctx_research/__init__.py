@@ -7,8 +7,8 @@
 >>> ledger = cctx.load(["eth.json", "base.json"], chain={"eth.json": "ethereum",
 ...                    "base.json": "base"})           # doctest: +SKIP
 
-The packages of analysis and views are reached through the same import,
-loaded on first use (so ``import cctx_research`` loads no plotting library):
+Every name is reached through the same import, loaded on first use (so
+``import cctx_research`` loads neither pandas nor a plotting library):
 
 >>> cctx.analysis.flows.matrix(transfers)          # doctest: +SKIP
 >>> cctx.plots.plot_flow_matrix(transfers)         # doctest: +SKIP
@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import chains, errors, provenance, schema
+from . import errors
 from ._version import __version__
-from .client import Client, ClientOptions
-from .connection import connect
 from .errors import CctxError
-from .ingest import bad_rows, load, transfers_from_ledger
-from .times import TimeLike
+
+if TYPE_CHECKING:  # the names below are imported on first use (see _NAMES)
+    from . import chains, provenance, schema
+    from .client import Client, ClientOptions
+    from .connection import connect
+    from .ingest import bad_rows, load, transfers_from_ledger
+    from .times import TimeLike
 
 
 def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
@@ -41,31 +44,45 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
     return _load_sample(as_of=as_of, days=days)
 
 
+_NAMES = {
+    "Client": ("client", "Client"),
+    "ClientOptions": ("client", "ClientOptions"),
+    "bad_rows": ("ingest", "bad_rows"),
+    "connect": ("connection", "connect"),
+    "load": ("ingest", "load"),
+    "sync": ("nodes", "sync"),
+    "sync_status": ("nodes", "status"),
+    "transfers_from_ledger": ("ingest", "transfers_from_ledger"),
+}
+"""Names of the face imported on first use, each from its home: ``cctx.connect`` loads the
+client (and pandas) when it is first reached, so that ``import cctx_research`` (and the
+command line's ``--help``) costs next to nothing."""
+
 _LAZY = {
     "analysis": "analysis",
+    "chains": "chains",
     "datasets": "ingest.datasets",
     "iris": "iris",
     "labels": "labels",
     "nodes": "nodes",
     "export": "export",
     "plots": "plots",
+    "provenance": "provenance",
     "report": "report",
+    "schema": "schema",
     "selection": "views.selection",
     "service": "service",
     "views": "views",
     "webapp": "webapp",
     "widgets": "widgets",
 }
-"""Subpackages and view modules imported on first attribute access (``cctx.plots``), each
+"""Subpackages and modules imported on first attribute access (``cctx.plots``), each
 with its home in the package (``cctx.selection`` is :mod:`cctx_research.views.selection`)."""
-
-_LAZY_FUNCTIONS = {"sync": ("nodes", "sync"), "sync_status": ("nodes", "status")}
-"""Functions of the face imported on first use: ``cctx.sync(...)``, ``cctx.sync_status(...)``."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY_FUNCTIONS:
-        module_name, attr = _LAZY_FUNCTIONS[name]
+    if name in _NAMES:
+        module_name, attr = _NAMES[name]
         value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
         globals()[name] = value
         return value
@@ -77,7 +94,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_FUNCTIONS))
+    return sorted(set(globals()) | set(_LAZY) | set(_NAMES))
 
 
 if "ipykernel" in sys.modules:

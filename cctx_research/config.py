@@ -39,8 +39,8 @@ from pathlib import Path
 from .errors import ConfigError
 
 __all__ = [
-    "DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings", "config_dir",
-    "iris_url", "ledger_source", "rpc_url", "rpc_variable",
+    "DEFAULT_BASE_URL", "DEMO_API_KEY", "DEMO_PROJECT_ID", "Secret", "Settings", "cache_dir",
+    "config_dir", "iris_url", "ledger_source", "rpc_url", "rpc_variable",
 ]  # fmt: skip
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -169,6 +169,26 @@ class Settings:
     def replace(self, **changes) -> Settings:
         """A copy with some fields changed."""
         return replace(self, **changes)
+
+
+def cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """The toolkit's cache directory: ``CCTX_CACHE_DIR``, else the platform's.
+
+    The platform's is ``platformdirs.user_cache_dir("cctx-research")``. It holds
+    the client's caches (``http.sqlite``, ``chunks/``) and the built synthetic
+    sample (``sample/``).
+
+    Examples
+    --------
+    >>> str(cache_dir({"CCTX_CACHE_DIR": "/tmp/cctx-cache"}))
+    '/tmp/cctx-cache'
+    """
+    import platformdirs
+
+    value = _named("CCTX_CACHE_DIR", environ)
+    if value:
+        return Path(value).expanduser()
+    return Path(platformdirs.user_cache_dir("cctx-research", appauthor=False))
 
 
 def config_dir(environ: dict[str, str] | None = None) -> Path:

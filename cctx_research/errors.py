@@ -23,6 +23,7 @@
     ├── OtherTokenWarning          an analysis left out transfers of other tokens
     ├── CoverageWarning            a window reaches past the service's clock or
     │                              outside the data it holds; says what it covers
+    ├── LargeResultWarning         a request builds a large result: its size, first
     └── SyntheticDataWarning       the numbers come from the synthetic sample
 
 Warnings are issued with :func:`warnings.warn`, so notebooks show them
@@ -51,6 +52,7 @@ __all__ = [
     "ConfigError",
     "CoverageWarning",
     "DataError",
+    "LargeResultWarning",
     "NotFoundError",
     "OtherTokenWarning",
     "RateLimitError",
@@ -170,6 +172,10 @@ class CoverageWarning(CctxWarning):
 
 class OtherTokenWarning(CctxWarning):
     """An analysis counted USDC only and left out transfers of other tokens (USYC, EURC)."""
+
+
+class LargeResultWarning(CctxWarning):
+    """A request builds a large result (``load_sample(days=3650)``): said, with its size, first."""
 
 
 class SyntheticDataWarning(CctxWarning):

@@ -121,3 +121,39 @@ def test_scale_quick_run_prints_every_row(tmp_path):
     assert rows[SCALE_FIGURES[3]]["result"] in ("pass", "MISS")
     assert NUMBER.match(rows[SCALE_FIGURES[3]]["ratio"]), rows[SCALE_FIGURES[3]]
     assert rows[SCALE_FIGURES[-1]]["value"] == "-"  # the 12M row runs with --full only
+
+
+STARTUP_FIGURES = [
+    "1 cctx-research --help vs import argparse",
+    "2a import cctx_research vs import pandas",
+    "2b import cctx_research, reach cctx.connect vs import pandas",
+    "3a first connect() on the cached sample vs pd.read_parquet",
+    "3b first connect(), cold build",
+    "4 report on the sample, warm (target <= 5 s)",
+    "5 dashboard first page, widgets visible (target <= 10 s)",
+]
+
+
+def test_startup_quick_run_prints_every_row(tmp_path):
+    """``startup.py --quick``: every start-up figure measured against its baseline."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--quick"],
+        cwd=ROOT / "benchmarks",
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
+    rows = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    assert list(rows) == STARTUP_FIGURES
+    for figure in STARTUP_FIGURES[:5]:
+        assert NUMBER.match(rows[figure]["value"]), rows[figure]
+        assert NUMBER.match(rows[figure]["baseline"]), rows[figure]
+    for figure in (STARTUP_FIGURES[0], STARTUP_FIGURES[1], STARTUP_FIGURES[3]):
+        assert rows[figure]["result"] in ("pass", "MISS"), rows[figure]

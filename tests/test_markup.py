@@ -235,3 +235,32 @@ def test_links_are_plain_anchors() -> None:
         r'rel="noopener noreferrer">0x[0-9a-f]{40}</a>',
         text,
     )
+
+
+def test_render_png_draws_once_the_same_picture(monkeypatch):
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from cctx_research.views.markup import render_png
+
+    def draw(data, *, ax):
+        ax.plot(data, label="a line")
+        ax.set_title("a title long enough to need room")
+        ax.legend()
+        return ax
+
+    data = np.random.default_rng(0).random(50)
+    laid_out = Figure(figsize=(9.0, 4.5), dpi=100, layout="constrained")
+    draw(data, ax=laid_out.add_subplot())
+    buf = io.BytesIO()
+    laid_out.savefig(buf, format="png", dpi=100, facecolor="white")
+    draws = []
+    original = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, r: draws.append(1) or original(self, r))
+    png = render_png(draw, data)
+    assert len(draws) == 1  # savefig of a figure with a layout engine draws it twice
+    expected = np.asarray(Image.open(buf))
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), expected)

@@ -118,3 +118,51 @@ else:
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+HEAVY = (
+    "pandas",
+    "numpy",
+    "pyarrow",
+    "requests",
+    "requests_cache",
+    "matplotlib",
+    "polars",
+    "duckdb",
+    "dask",
+    "cctx_research.ingest",
+    "cctx_research.client",
+    "cctx_research.service",
+)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["report", "--help"]])
+def test_the_command_line_parses_before_importing_anything_heavy(argv):
+    probe = f"""
+import sys
+from cctx_research.cli import main
+try:
+    main({argv!r})
+except SystemExit as exc:
+    assert exc.code == 0, exc.code
+heavy = [name for name in {HEAVY!r} if name in sys.modules]
+assert not heavy, heavy
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_importing_the_face_loads_no_engine_until_a_name_is_reached():
+    probe = f"""
+import sys
+import cctx_research as cctx
+heavy = [name for name in {HEAVY!r} if name in sys.modules]
+assert not heavy, heavy
+assert {{"connect", "Client", "load", "chains", "schema"}} <= set(dir(cctx))
+from cctx_research import connect, schema
+assert connect is cctx.connect and callable(connect)
+assert schema is sys.modules["cctx_research.schema"]
+assert "pandas" in sys.modules  # reached now, not before
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -16,9 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-import struct
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import storage
+from .._sealed import seal, unseal
 from .._version import __version__
 from ..errors import CacheError
 from ..net.cache import fault, move_aside
@@ -85,7 +84,7 @@ class ChunkStore:
         except OSError as exc:
             raise fault(self.directory.parent, exc, f"reading {path.name}") from exc
         try:
-            return _unseal(data)
+            return unseal(data)
         except (ValueError, OSError, pa.ArrowException) as exc:
             # moved aside, not deleted: a damaged file is evidence worth keeping
             with contextlib.suppress(OSError):
@@ -114,7 +113,7 @@ class ChunkStore:
                 {**(table.schema.metadata or {}), _SYNTHETIC: b"true"}
             )
         path = self._path(key)
-        data = _seal(table)
+        data = seal(table)
         try:
             storage.replace_atomically(path, lambda tmp: tmp.write_bytes(data))
         except OSError as exc:
@@ -140,37 +139,6 @@ class ChunkStore:
             except FileNotFoundError:
                 pass
         return removed
-
-
-_SEAL = b"CCTXCRC1"
-_TRAILER = len(_SEAL) + 12  # magic, CRC-32 (4 bytes), length of the Arrow file (8 bytes)
-
-
-def _seal(table: pa.Table) -> bytes:
-    """An uncompressed Arrow IPC file followed by a trailer: magic, CRC-32, length.
-
-    Arrow checks the framing of a file but not its data: a byte flipped
-    inside a column reads back as a wrong value. The CRC catches that, and
-    the length a file cut short.
-    """
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table)
-    body = sink.getvalue().to_pybytes()
-    return body + _SEAL + struct.pack(">IQ", zlib.crc32(body), len(body))
-
-
-def _unseal(data: bytes) -> pa.Table:
-    """The table of a sealed file; ``ValueError`` when it is truncated or damaged."""
-    if len(data) < _TRAILER or data[-_TRAILER:-12] != _SEAL:
-        raise ValueError("no checksum trailer (truncated, or not written by this version)")
-    crc, length = struct.unpack(">IQ", data[-12:])
-    body = memoryview(data)[: len(data) - _TRAILER]
-    if length != len(body):
-        raise ValueError(f"expected {length} bytes of Arrow data, found {len(body)}")
-    if zlib.crc32(body) != crc:
-        raise ValueError("checksum mismatch: the file is damaged")
-    return pa.ipc.open_file(pa.py_buffer(body)).read_all()
 
 
 def _wall() -> float:

@@ -71,10 +71,11 @@ IGNORED = ("x-api-key", "X-API-KEY", "X-Api-Key", "Authorization", "api_key", "a
 
 
 def default_cache_dir() -> Path:
-    """The platform's user cache directory for cctx-research."""
-    import platformdirs
+    """The platform's user cache directory for cctx-research (:func:`cctx_research.config.cache_dir`
+    without ``CCTX_CACHE_DIR``)."""
+    from ..config import cache_dir
 
-    return Path(platformdirs.user_cache_dir("cctx-research", appauthor=False))
+    return cache_dir({})
 
 
 def parse_age(value: Any, *, name: str) -> pd.Timedelta:

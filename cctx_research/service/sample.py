@@ -14,6 +14,8 @@ Determinism: the transfers of a UTC day depend only on the seed and that
 day (one random stream per day), and the address pools only on the seed. So
 the sample of any past day is the same whenever it is generated, and a
 cached pull of a past window stays true while the 30-day window slides.
+It is also why each day is built once and kept in the cache directory
+(:mod:`.sample_cache`): later starts read the days back.
 
 **This is synthetic data.** Every output built on it says so.
 """
@@ -30,7 +32,7 @@ import pandas as pd
 from .. import addressing, arguments, chains, schema
 from ..provenance import Provenance, attach
 from ..times import TimeLike, to_timestamp
-from . import sample_actors
+from . import sample_actors, sample_cache
 from .sample_tables import (
     address_pools,
     amounts_usd,
@@ -44,8 +46,13 @@ from .sample_tables import (
     spell_addresses,
 )
 
-__all__ = ["SAMPLE_LABEL", "calibration", "generate", "generate_day", "load_sample"]
+__all__ = [
+    "GENERATOR_VERSION", "SAMPLE_LABEL", "calibration", "generate", "generate_day", "load_sample",
+]  # fmt: skip
 
+GENERATOR_VERSION = 1
+"""The generator's version: bump it whenever a day's output changes, so that days built
+before (kept in the cache directory by :mod:`.sample_cache`) are never read again."""
 SAMPLE_LABEL = "synthetic CCTP sample (cctx_research embedded default)"
 _EPOCH_DAY = dt.date(2020, 1, 1).toordinal()
 
@@ -358,13 +365,15 @@ def generate(
     """
     cal = calibration()
     days = cal["days"] if days is None else _positive_int(days, "days")
+    per_day = cal["per_day"] if per_day is None else _positive_int(per_day, "per_day")
+    seed = cal["seed"] if seed is None else _positive_int(seed, "seed", allow_zero=True)
     clock = pd.Timestamp.now(tz="UTC") if as_of is None else to_timestamp(as_of, name="as_of")
     first = (clock - pd.Timedelta(days=days)).floor("D")
-    parts = [
-        generate_day(day, per_day=per_day, seed=seed)
-        for day in pd.date_range(first, clock.floor("D"), freq="D")
-    ]
-    ledger = pd.concat(parts, ignore_index=True)
+    ledger = sample_cache.ledger_days(
+        pd.date_range(first, clock.floor("D"), freq="D"),
+        lambda day: generate_day(day, per_day=per_day, seed=seed),
+        per_day=per_day, seed=seed, what=f"the synthetic sample of {days} days",
+    )  # fmt: skip
     lo = clock - pd.Timedelta(days=days)
     keep = (ledger["burn_timestamp"] > lo) & (ledger["burn_timestamp"] <= clock)
     ledger = ledger.loc[keep].reset_index(drop=True)
@@ -378,7 +387,7 @@ def generate(
             parameters={
                 "as_of": clock.isoformat(),
                 "days": days,
-                "seed": cal["seed"] if seed is None else seed,
+                "seed": seed,
             },
         ),
     )

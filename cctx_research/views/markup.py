@@ -433,6 +433,12 @@ def render_png(
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
     draw(data, ax=ax, **kwargs)
+    # The layout is computed once, then the engine is dropped: with a layout engine set,
+    # savefig draws the whole figure twice (a dry run to lay it out, then the picture) and
+    # lays it out in each; without one, it draws once. The positions are those the layout
+    # found, so the picture is the same, pixel for pixel.
+    fig.get_layout_engine().execute(fig)
+    fig.set_layout_engine(None)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
     return buf.getvalue()

@@ -34,6 +34,7 @@ from ..errors import (
     CacheWarning,
     CctxWarning,
     CoverageWarning,
+    LargeResultWarning,
     OtherTokenWarning,
     SyntheticDataWarning,
 )
@@ -48,6 +49,7 @@ _TITLES: tuple[tuple[type[Warning], str], ...] = (
     (SyntheticDataWarning, "Synthetic data"),
     (CacheWarning, "Cache read-only"),
     (OtherTokenWarning, "Other tokens left out"),
+    (LargeResultWarning, "Large result"),
     (CctxWarning, "Note"),
 )
 
