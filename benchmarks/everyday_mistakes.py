@@ -288,6 +288,9 @@ def cases() -> list[Case]:
              ("after the node's finalized slot", "at or before")),
         Case("serve, then connect without CCTX_*", _serve_then_fetch,
              ("a server listens at", "CCTX_API_KEY")),
+        Case("report.build on an empty ledger",
+             lambda tmp: _call(lambda: cctx.report.build(ledger=_ledger().iloc[:0])),
+             ("ledger= has no rows", "pass a ledger with transfers")),
         Case("README tour: client.received(address)", _readme_received, works=True),
     ]
 

@@ -91,3 +91,13 @@ def test_the_window_is_the_datas_span_and_pending_ages_from_its_end(own, tmp_pat
     assert f"Ages are measured at {last:%Y-%m-%d %H:%M} UTC, the data's last event" in text
     assert "no data" in text
     assert "pending now" in text
+
+
+def test_an_empty_ledger_is_refused_in_one_line_not_drawn_as_empty_axes(own):
+    # report.build(ledger=<0 rows>) drew every section as empty 0-1 axes
+    with pytest.raises(ValueError, match=r"^ledger= has no rows") as caught:
+        report.build(ledger=own[0].iloc[:0])
+    assert str(caught.value) == (
+        "ledger= has no rows: there is nothing to report on; pass a ledger with transfers "
+        "(check what cctx.load read: cctx.provenance.provenance(ledger).count)"
+    )

@@ -38,7 +38,7 @@ def check(client: Any, transfers: Any, history: Any, ledger: Any) -> None:
         If ``client`` is not a client, or a frame is not a DataFrame.
     ValueError
         If a client comes with ``transfers``/``volume_history``, or neither
-        a client nor enough frames are given.
+        a client nor enough frames are given, or ``ledger`` has no rows.
     """
     if client is not None:
         if not callable(getattr(client, "mints", None)) or not callable(
@@ -59,6 +59,12 @@ def check(client: Any, transfers: Any, history: Any, ledger: Any) -> None:
                 f"{name} must be a pandas DataFrame (client.mints(...), "
                 f"client.volume_history(...)), got {type(frame).__name__}"
             )
+    if isinstance(ledger, pd.DataFrame) and not len(ledger) and transfers is None:
+        # else every section draws empty 0-1 axes over a window of nothing
+        raise ValueError(
+            "ledger= has no rows: there is nothing to report on; pass a ledger with "
+            "transfers (check what cctx.load read: cctx.provenance.provenance(ledger).count)"
+        )
     if ledger is None and (transfers is None or history is None):
         missing = "volume_history=" if transfers is not None else "transfers="
         if transfers is None and history is None:
