@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from .. import chains, schema, storage
-from ..errors import DataError
+from ..errors import CoverageWarning, DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
 from . import lazy, solana
@@ -225,6 +226,19 @@ def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -
     return out
 
 
+def _say_empty(files: list[Path], rows_read: int) -> None:
+    """A load that makes no transfer says why (a header-only CSV has said it already)."""
+    names = ", ".join(Path(p).name for p in files)
+    if rows_read:
+        why = (f"{rows_read} rows read, none a burn or a mint "
+               "(the provenance counts say what each became)")
+    elif all(Path(p).suffix.lower() == ".csv" for p in files):
+        return
+    else:
+        why = "the files hold no rows"
+    warnings.warn(CoverageWarning(f"no transfers in {names}: {why}"), stacklevel=3)
+
+
 def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -285,8 +299,8 @@ def _assemble(
         add({"attested_nonces": sum(n for _, n in given)})
     ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
     add(tally)
-    if parts.ledgers:
-        own_rows = _stack(parts.ledgers)
+    own_rows = _stack(parts.ledgers)
+    if len(own_rows):
         before = len(ledger) + len(own_rows)
         ledger = pd.concat([ledger, own_rows], ignore_index=True) if len(ledger) else own_rows
         ledger = ledger[~ledger["transfer_id"].duplicated()].reset_index(drop=True)
@@ -452,6 +466,8 @@ def load(
     tally = _tally(parts, counts, len(problems))
     tally["missing_times"] = int(burned.sum() + minted.sum())
     tally["transfers"] = len(ledger)
+    if not len(ledger):
+        _say_empty(files, tally["rows_read"])
     if tally["missing_times"]:
         logger.warning(
             "%d burn or mint sides have no time: give event logs with blockTimestamp, "

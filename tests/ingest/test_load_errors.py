@@ -187,3 +187,23 @@ def test_a_sync_directory_without_a_ledger_suggests_a_command_and_globs_that_wor
     globs = hint.split("or load its parts: ")[1].split(" ")
     assert len(globs) == 2
     assert all(glob.glob(g) for g in globs), globs
+
+
+def test_an_empty_ledger_file_loads_as_no_transfers_and_says_so(tmp_path):
+    # a ledger written with no rows crashed load with KeyError: 'transfer_id'
+    ledger = cctx.load_sample(days=1, as_of="2024-07-01")
+    path = tmp_path / "ledger.parquet"
+    ledger.iloc[:0].to_parquet(path)
+    said = r"no transfers in ledger\.parquet: the files hold no rows"
+    with pytest.warns(cctx.errors.CoverageWarning, match=said):
+        loaded = cctx.load(path)
+    assert len(loaded) == 0
+    assert list(loaded.columns) == cctx.schema.columns("ledger")
+
+
+def test_a_header_only_csv_is_said_once(tmp_path):
+    path = _deposits(tmp_path, lambda f: None)
+    pd.read_csv(path, dtype=str).iloc[:0].to_csv(path, index=False)
+    with pytest.warns(cctx.errors.CoverageWarning) as said:
+        assert len(cctx.load(path)) == 0
+    assert [str(w.message).split(":")[-1].strip() for w in said] == ["it adds nothing to the data"]
