@@ -39,6 +39,20 @@ __all__ = ["Rpc", "RpcError", "host_of"]
 logger = logging.getLogger(__name__)
 
 
+
+def _check_port(url: str) -> None:
+    """A port that is not a number is refused in words, not urllib's."""
+    try:
+        if urlsplit(url).port == 0:
+            raise ValueError("port 0")
+    except ValueError:
+        port = urlsplit(url).netloc.rpartition("@")[2].rpartition(":")[2]
+        raise ValueError(
+            f"a node URL's port must be a number from 1 to 65535; got {port!r} "
+            "(write http://HOST:PORT/PATH, a '/' before any path)"
+        ) from None
+
+
 class RpcError(errors.ApiError):
     """A JSON-RPC error object from the node: its ``code`` and message."""
 
@@ -136,6 +150,7 @@ class Rpc:
                 f"a node URL must start with http:// or https://; got a URL with scheme "
                 f"{scheme!r}"
             )
+        _check_port(url.strip())
         self.host = host_of(url)
         self.takes_batches: bool | None = None
         """Whether the node answers JSON-RPC batches (``None`` until a batch is sent)."""

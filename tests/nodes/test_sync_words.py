@@ -72,3 +72,16 @@ def test_a_solana_start_after_the_head_is_refused_and_the_right_one_then_runs(tm
         f"cctx-research: error: solana in {out} starts at slot 300,000,000; start='0' is "
         "earlier. Sync earlier slots into a new directory"
     ]
+
+
+def test_a_port_that_is_not_a_number_is_said_in_words(tmp_path, capsys):
+    # it said urllib's "Port could not be cast to integer value as 'PORTrpc'"
+    bad = (("http://127.0.0.1:PORTrpc", "PORTrpc"), ("http://127.0.0.1:99999/x", "99999"))
+    for url, port in bad:
+        argv = ["sync", "--chain", f"base={url}", "--out", str(tmp_path / "cctp"), "--no-progress"]
+        assert main(argv) == 1
+        assert _errors(capsys) == [
+            f"cctx-research: error: a node URL's port must be a number from 1 to 65535; got "
+            f"{port!r} (write http://HOST:PORT/PATH, a '/' before any path)"
+        ]
+    assert not (tmp_path / "cctp").exists()
