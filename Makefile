@@ -42,9 +42,13 @@ $(TOOLS_STAMP):
 
 tools: $(TOOLS_STAMP)
 
+# The suite in parallel, a worker per core (at most 4): tests sharing a module's fixtures,
+# and a page's doc blocks, stay on one worker; the slow ones start first (tests/conftest.py).
+PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadgroup --no-loadscope-reorder
+
 test: install browser tools
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 bench: install
 	$(BIN)/python benchmarks/run.py
