@@ -42,9 +42,10 @@ $(TOOLS_STAMP):
 
 tools: $(TOOLS_STAMP)
 
-# The suite in parallel, a worker per core (at most 4): tests sharing a module's fixtures,
-# and a page's doc blocks, stay on one worker; the slow ones start first (tests/conftest.py).
-PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadgroup --no-loadscope-reorder
+# The suite in parallel, a worker per core (at most 4). A scope (a test module, a doc page,
+# or one test of a module of independent long tests) runs on one worker; the scopes with
+# a slow test start first (tests/conftest.py).
+PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadscope --no-loadscope-reorder
 
 test: install browser tools
 	$(BIN)/ruff check .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,45 +45,54 @@ def no_show_and_close(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 # ---------------------------------------------------------------- parallel runs (pytest-xdist)
 
-_SHARED_SCOPES = {"module", "class", "package"}
+INDEPENDENT = {"tests/test_benchmarks.py", "tests/test_notebooks.py"}
+"""Modules of long tests sharing nothing wider than a test: spread test by test."""
+
+_DOC_BLOCK = re.compile(r"^tests/test_docs\.py::test_block_runs\[(.+):\d+\]$")
 
 
-def _group(item: pytest.Item) -> str | None:
-    """The worker group of a test: its module when it shares a fixture wider than itself.
+def scope_of(nodeid: str) -> str:
+    """What one parallel worker runs together: a test module, a doc page, or one test.
 
-    A module's browser, dashboard process or pages set up once serve all its tests only if
-    they run on one worker; a test with nothing but its own and session fixtures goes to
-    whichever worker is free.
+    A module's fixtures (a dashboard process, a browser, a client of the sample) serve all
+    its tests only on one worker. A doc page's blocks build on each other, in order, so a
+    page is one scope (a page, not the module, so that pages run side by side).
     """
-    info = getattr(item, "_fixtureinfo", None)
-    for defs in getattr(info, "name2fixturedefs", {}).values():
-        if any(str(d.scope) in _SHARED_SCOPES for d in defs):
-            return item.nodeid.split("::")[0]
-    return None
+    page = _DOC_BLOCK.match(nodeid)
+    if page:
+        return f"tests/test_docs.py::{page.group(1)}"
+    module = nodeid.split("::")[0]
+    return nodeid if module in INDEPENDENT else module
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` takes the suite's scopes (:func:`scope_of`), not xdist's."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return Scheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On a parallel worker: group tests that share fixtures, and the slow groups first.
+    """On a parallel worker: the scopes with a slow test first, in the files' order.
 
-    Under ``--dist loadgroup --no-loadscope-reorder`` the workers take the groups in this
-    order, so the long tests start at once rather than end the run on one worker.
+    Under ``--no-loadscope-reorder`` the workers take the scopes in this order, so the long
+    tests start at once rather than end the run on one worker.
     """
     if not hasattr(config, "workerinput"):
         return  # a serial run keeps the files' order
-    groups: dict[str, bool] = {}
-    keys: list[str] = []
-    for item in items:
-        marks = list(item.iter_markers("xdist_group"))
-        group = marks[0].args[0] if marks and marks[0].args else _group(item)
-        if group is None:
-            group = item.nodeid
-        elif not marks:
-            item.add_marker(pytest.mark.xdist_group(group))
-        keys.append(group)
-        groups[group] = groups.get(group, False) or item.get_closest_marker("slow") is not None
-    order = {group: rank for rank, group in enumerate(groups)}
+    slow: dict[str, bool] = {}
+    scopes = [scope_of(item.nodeid) for item in items]
+    for scope, item in zip(scopes, items, strict=True):
+        slow[scope] = slow.get(scope, False) or item.get_closest_marker("slow") is not None
+    order = {scope: rank for rank, scope in enumerate(slow)}
     ranked = sorted(
-        zip(keys, items, strict=True), key=lambda pair: (not groups[pair[0]], order[pair[0]])
+        zip(scopes, items, strict=True), key=lambda pair: (not slow[pair[0]], order[pair[0]])
     )
     items[:] = [item for _, item in ranked]

@@ -311,10 +311,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Path, Page]
 
 
 def _param(block: Block) -> Any:
-    # a page's blocks build on each other: in a parallel run they share one worker
-    marks = [pytest.mark.xdist_group(str(block.page.relative_to(ROOT)))]
-    if block.slow:
-        marks.append(pytest.mark.slow)
+    marks = [pytest.mark.slow] if block.slow else []
     return pytest.param(block, id=block.id, marks=marks)
 
 
