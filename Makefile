@@ -51,9 +51,14 @@ $(TOOLS_STAMP):
 
 tools: $(TOOLS_STAMP)
 
+# The suite in parallel, a worker per core (at most 4). A scope (a test module, a doc page,
+# or one test of a module of independent long tests) runs on one worker; the scopes with
+# a slow test start first (tests/conftest.py).
+PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadscope --no-loadscope-reorder
+
 test: install-test browser tools
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 bench: install-test
 	$(BIN)/python benchmarks/run.py

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import socket
 from pathlib import Path
@@ -30,3 +31,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def needs_module(name: str) -> None:
+    """Skip the calling test module when ``name`` is not installed.
+
+    Found, not imported: Voila and JupyterLab take seconds to import (jupyter_server builds
+    a URI grammar on import), a cost every parallel worker would pay while collecting.
+    """
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"{name} is not installed", allow_module_level=True)

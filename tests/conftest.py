@@ -1,7 +1,8 @@
-"""Fixtures shared across the suite."""
+"""Fixtures shared across the suite, and how its tests are shared among parallel workers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,3 +41,58 @@ def no_show_and_close(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(plt, "show", refuse)
     yield
     plt.close("all")
+
+
+# ---------------------------------------------------------------- parallel runs (pytest-xdist)
+
+INDEPENDENT = {"tests/test_benchmarks.py", "tests/test_notebooks.py"}
+"""Modules of long tests sharing nothing wider than a test: spread test by test."""
+
+_DOC_BLOCK = re.compile(r"^tests/test_docs\.py::test_block_runs\[(.+):\d+\]$")
+
+
+def scope_of(nodeid: str) -> str:
+    """What one parallel worker runs together: a test module, a doc page, or one test.
+
+    A module's fixtures (a dashboard process, a browser, a client of the sample) serve all
+    its tests only on one worker. A doc page's blocks build on each other, in order, so a
+    page is one scope (a page, not the module, so that pages run side by side).
+    """
+    page = _DOC_BLOCK.match(nodeid)
+    if page:
+        return f"tests/test_docs.py::{page.group(1)}"
+    module = nodeid.split("::")[0]
+    return nodeid if module in INDEPENDENT else module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` takes the suite's scopes (:func:`scope_of`), not xdist's."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return Scheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a parallel worker: the scopes with a slow test first, in the files' order.
+
+    Under ``--no-loadscope-reorder`` the workers take the scopes in this order, so the long
+    tests start at once rather than end the run on one worker.
+    """
+    if not hasattr(config, "workerinput"):
+        return  # a serial run keeps the files' order
+    slow: dict[str, bool] = {}
+    scopes = [scope_of(item.nodeid) for item in items]
+    for scope, item in zip(scopes, items, strict=True):
+        slow[scope] = slow.get(scope, False) or item.get_closest_marker("slow") is not None
+    order = {scope: rank for rank, scope in enumerate(slow)}
+    ranked = sorted(
+        zip(scopes, items, strict=True), key=lambda pair: (not slow[pair[0]], order[pair[0]])
+    )
+    items[:] = [item for _, item in ranked]

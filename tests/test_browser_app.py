@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 import pytest
-from browser_support import free_port, launch, needs_chromium
+from browser_support import free_port, launch, needs_chromium, needs_module
 
-pytest.importorskip("voila")
+needs_module("voila")
 psutil = pytest.importorskip("psutil")
 sync_api = pytest.importorskip("playwright.sync_api")
 

@@ -12,9 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import free_port, launch, needs_chromium
+from browser_support import free_port, launch, needs_chromium, needs_module
 
-pytest.importorskip("jupyterlab")
+needs_module("jupyterlab")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -10,11 +10,11 @@ import sys
 import urllib.request
 
 import pytest
-from browser_support import free_port
+from browser_support import free_port, needs_module
 
 from cctx_research import cli
 
-pytest.importorskip("voila")
+needs_module("voila")
 psutil = pytest.importorskip("psutil")
 
 
