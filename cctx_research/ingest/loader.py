@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +48,31 @@ def bad_rows(ledger: pd.DataFrame) -> pd.DataFrame:
     return bad_frame(ledger.attrs.get(BAD_ATTR, []))
 
 
-def _chain_for(path: Path, chain: ChainArg) -> int | None:
+def _chain_for(path: Path, chain: ChainArg, files: Sequence[Path] = ()) -> int | None:
+    """The domain ``chain=`` gives ``path``: an exact (or resolved) path first, then a tail.
+
+    A key that is a tail of the path (``"logs.json"``, ``"base/logs.json"``)
+    counts only when it names one of ``files``: a bare name shared by two
+    files is refused, never read as the first one's chain.
+    """
     if chain is None:
         return None
-    if isinstance(chain, Mapping):
-        for key, value in chain.items():
-            k = Path(key).expanduser()
-            if k == path or k.name == path.name or k.resolve() == path.resolve():
-                return chains.domain(value)
-        return None
-    return chains.domain(chain)
+    if not isinstance(chain, Mapping):
+        return chains.domain(chain)
+    keyed = [(key, Path(key).expanduser(), value) for key, value in chain.items()]
+    for _, k, value in keyed:
+        if k == path or k.resolve() == path.resolve():
+            return chains.domain(value)
+    for key, k, value in keyed:
+        if not k.is_absolute() and path.parts[-len(k.parts):] == k.parts:
+            matching = [f for f in files if f.parts[-len(k.parts):] == k.parts]
+            if len(matching) > 1:
+                raise ValueError(
+                    f"chain={{{key!r}: {value!r}}}: {key!r} matches {len(matching)} files "
+                    f"({', '.join(str(f) for f in matching[:3])}); key each file by its path"
+                )
+            return chains.domain(value)
+    return None
 
 
 def _check_arguments(format: str | None, errors: str, chain: ChainArg, ambiguous: str) -> None:
@@ -396,7 +411,7 @@ def load(
     for path in files:
         if progress is not None:
             progress(path)
-        reads.append(_read_file(path, format, _chain_for(path, chain), blocks))
+        reads.append(_read_file(path, format, _chain_for(path, chain, files), blocks))
     parts = combine(reads)
     ledger, counts = _assemble(parts, ambiguous, messages)
     problems = parts.problems
