@@ -42,3 +42,49 @@ def test_a_bare_name_that_matches_two_files_is_refused(tmp_path):
     # a bare name that matches one file still works
     ledger = cctx.load([eth], chain={"logs.json": "ethereum"})
     assert set(ledger["source_domain"]) == {0, 6}
+
+
+def _generic_v2_with_a_burn_sized_body() -> dict:
+    """The real generic V2 message OP -> Base (``cctp_real/generic_messages.json``,
+    ``generic_v2_op_to_base_hyperlane_sent``: Hyperlane's, header sender 0xa7ec...)
+    with its 32-byte body replaced by 228 bytes whose "amount" word is all ones (it
+    overflows int64), laid out as the ``MessageSent`` log OP's V2 MessageTransmitter
+    emits. Block, time and transaction hash are filled in.
+    """
+    import json
+
+    from eth_abi import encode
+
+    from tests.ingest.logs import SIGNATURES, topic0
+
+    entries = json.loads((DOCS.parent / "cctp_real" / "generic_messages.json").read_text())
+    real = next(e for e in entries["entries"] if e["id"] == "generic_v2_op_to_base_hyperlane_sent")
+    header = bytes.fromhex(real["message_hex"][2:])[:148]
+    body = bytes(4) + bytes(32) * 2 + b"\xff" * 32 + bytes(32) * 4
+    assert len(body) == 228
+    data = encode(["bytes"], [header + body])
+    return {
+        "address": "0x81d40f21f12a8f0e3252bccb954d722d4c464b64",
+        "topics": [topic0(SIGNATURES[("MessageSent", 2)])],
+        "data": "0x" + data.hex(),
+        "blockNumber": hex(130_000_000),
+        "blockTimestamp": hex(1_740_000_000),
+        "transactionHash": real["source_tx_hash"],
+        "transactionIndex": "0x1",
+        "logIndex": "0x2",
+        "removed": False,
+    }
+
+
+@pytest.mark.parametrize("errors", ["raise", "report"])
+def test_a_generic_v2_message_is_skipped_and_counted_never_an_error(tmp_path, errors):
+    import json
+
+    path = tmp_path / "op_logs.json"
+    path.write_text(json.dumps([_generic_v2_with_a_burn_sized_body()]))
+    ledger = cctx.load(path, chain="optimism", errors=errors)
+    assert len(ledger) == 0
+    assert cctx.bad_rows(ledger).empty
+    from cctx_research.provenance import provenance
+
+    assert provenance(ledger).count["skipped_generic_messages"] == 1
