@@ -88,3 +88,55 @@ def test_a_generic_v2_message_is_skipped_and_counted_never_an_error(tmp_path, er
     from cctx_research.provenance import provenance
 
     assert provenance(ledger).count["skipped_generic_messages"] == 1
+
+
+FIXTURES = DOCS.parent
+
+
+def _rewrite(src: Path, dst: Path, column: str, change) -> Path:
+    import pandas as pd
+
+    frame = pd.read_csv(src, dtype=str)
+    frame[column] = frame[column].map(change)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(dst, index=False)
+    return dst
+
+
+@pytest.mark.parametrize(("scale", "unit"), [(1_000, "ms"), (1_000_000, "us"), (10**9, "ns")])
+def test_epoch_times_in_smaller_units_read_as_the_same_instants(tmp_path, scale, unit):
+    # XChainDataGen's fixture, its two time columns (Unix seconds) rewritten in ``unit``
+    name = "cctp_cross_chain_transactions.csv"
+    src = FIXTURES / "xchaindatagen" / name
+    path = _rewrite(src, tmp_path / unit / name, "src_timestamp", lambda v: str(int(v) * scale))
+    _rewrite(path, path, "dst_timestamp", lambda v: str(int(v) * scale))
+    expected = cctx.load(src)
+    got = cctx.load(path)
+    assert got["burn_timestamp"].tolist() == expected["burn_timestamp"].tolist()
+    assert got["mint_timestamp"].tolist() == expected["mint_timestamp"].tolist()
+    assert got["burn_timestamp"].min().year == 2024
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("2021-06-01 00:00:00.000 UTC", "before CCTP's launch"), ("2105-02-01", "in the future")],
+)
+def test_a_time_outside_cctps_era_is_refused_naming_file_row_and_column(tmp_path, value, says):
+    # Dune's decoded DepositForBurn fixture, the first row's evt_block_time replaced by ``value``
+    from cctx_research.errors import DataError
+
+    name = "circle_ethereum_tokenmessenger_evt_depositforburn.csv"
+    src = FIXTURES / "dune" / name
+    rows = iter([value])
+    path = _rewrite(src, tmp_path / name, "evt_block_time", lambda v: next(rows, v))
+    with pytest.raises(DataError) as caught:
+        cctx.load(path, chain="ethereum")
+    text = str(caught.value)
+    assert name in text
+    assert "evt_block_time" in text
+    assert says in text
+    assert "Unix seconds" in text
+    reported = cctx.load(path, chain="ethereum", errors="report")
+    bad = cctx.bad_rows(reported)
+    assert bad["index"].tolist() == [2]  # the file's line 2: its first row
+    assert len(reported) == len(cctx.load(src, chain="ethereum")) - 1
