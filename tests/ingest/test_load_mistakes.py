@@ -140,3 +140,35 @@ def test_a_time_outside_cctps_era_is_refused_naming_file_row_and_column(tmp_path
     bad = cctx.bad_rows(reported)
     assert bad["index"].tolist() == [2]  # the file's line 2: its first row
     assert len(reported) == len(cctx.load(src, chain="ethereum")) - 1
+
+
+def test_dune_flows_one_sided_rows_load_as_the_spell_writes_them(tmp_path):
+    # bridges_evms.flows is a FULL OUTER JOIN of deposits (which carry
+    # withdrawal_chain_id) and withdrawals (which carry deposit_chain_id); the
+    # fixture's first CCTP row (ethereum -> base) is split into the two one-sided rows
+    # the join gives when either side is missing from the export.
+    import pandas as pd
+
+    frame = pd.read_csv(FIXTURES / "dune" / "bridges_evms_flows.csv", dtype=str)
+    row = frame.iloc[[0]]
+    deposit_only, withdrawal_only = row.copy(), row.copy()
+    for column in frame.columns:
+        if column.startswith("withdrawal_") and column != "withdrawal_chain_id":
+            deposit_only[column] = None  # the deposit table knows its target's id only
+        if column.startswith("deposit_") and column != "deposit_chain_id":
+            withdrawal_only[column] = None  # the withdrawal table knows its origin's id only
+    deposit_only["deposit_chain"] = row["deposit_chain"]
+    deposit_only["deposit_chain_id"] = None
+    withdrawal_only["withdrawal_chain"] = row["withdrawal_chain"]
+    withdrawal_only["withdrawal_chain_id"] = None
+    path = tmp_path / "bridges_evms_flows.csv"
+    pd.concat([deposit_only, withdrawal_only]).to_csv(path, index=False)
+    ledger = cctx.load(path)  # errors="raise": nothing refused
+    assert set(zip(ledger["source_domain"], ledger["destination_domain"], strict=True)) == {
+        (0, 6)
+    }
+    burns = ledger[ledger["burn_tx_hash"].notna()]
+    mints = ledger[ledger["mint_tx_hash"].notna()]
+    assert len(burns) >= 1
+    assert len(mints) >= 1
+    assert burns["amount_raw"].tolist()[0] == 123456789012

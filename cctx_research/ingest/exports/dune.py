@@ -106,8 +106,10 @@ def _flows(rows: Rows, parts: FileRead) -> Rows:
     withdrawal = np.asarray(rows.strings("withdrawal_tx_hash").notna(), dtype=bool)
     rows.flag(~deposit & ~withdrawal, "neither deposit_tx_hash nor withdrawal_tx_hash is set")
     version = _version(rows)
-    source = _domains_or_names(rows, "deposit_chain_id", "deposit_chain", where=deposit)
-    destination = _domains_or_names(rows, "withdrawal_chain_id", "withdrawal_chain")
+    source = _domains_or_names(rows, "deposit_chain_id", "deposit_chain",
+                               where=deposit | withdrawal)  # fmt: skip
+    destination = _domains_or_names(rows, "withdrawal_chain_id", "withdrawal_chain",
+                                    where=deposit | withdrawal)  # fmt: skip
     nonce = rows.strings("bridge_transfer_id")
     if deposit.all() or not rows.has("withdrawal_amount_raw"):
         amount = rows.integers("deposit_amount_raw")
@@ -203,15 +205,35 @@ def _withdrawals(rows: Rows, parts: FileRead) -> Rows:
 def _domains_or_names(
     rows: Rows, ids: str, names: str, *, where: np.ndarray | None = None
 ) -> np.ndarray:
-    """CCTP domains from a domain-id column, else from chain names; needed only ``where``."""
-    if rows.has(ids) and (where is None or where.all()):
-        return rows.integers(ids)
-    if rows.has(ids):
-        values = rows.nullable_integers(ids)
-        missing = values.isna().to_numpy() & where
-        rows.flag(missing, f"column {ids!r} is empty")
-        return values.fillna(-1).to_numpy(dtype=np.int64)
-    return chain_domains(rows, names, required=where)
+    """CCTP domains from a domain-id column, else from chain names; needed only ``where``.
+
+    ``bridges_evms.flows`` is a full outer join: each side's chain id comes
+    from the *other* side's table, so a one-sided row has it empty while its
+    chain's name is there. An empty id is read from the name column; a row
+    flags only when both are empty (or the name unknown) where it is needed.
+    """
+    need = np.ones(len(rows), dtype=bool) if where is None else where
+    if not rows.has(ids):
+        return chain_domains(rows, names, required=need)
+    values = rows.nullable_integers(ids)
+    missing = values.isna().to_numpy() & need
+    out = values.fillna(-1).to_numpy(dtype=np.int64)
+    if not missing.any():
+        return out
+    if not rows.has(names):
+        rows.flag(missing, f"column {ids!r} is empty (and there is no {names!r} column)")
+        return out
+    text = rows.strings(names, lower=True).where(missing)
+    known: dict[str, int] = {}
+    for value in text.dropna().unique().tolist():
+        with contextlib.suppress(ValueError):  # an unknown name flags its rows below
+            known[value] = chains.domain(DUNE_CHAINS.get(value, value))
+    mapped = text.map(known, na_action="ignore")
+    rows.flag(np.asarray(text.notna() & mapped.isna(), dtype=bool),
+              lambda i: f"column {names!r}: unknown chain {text.iloc[i]!r}")  # fmt: skip
+    rows.flag(missing & np.asarray(text.isna(), dtype=bool),
+              f"columns {ids!r} and {names!r} are empty")  # fmt: skip
+    return np.where(missing, mapped.fillna(-1).to_numpy(dtype=np.int64), out)
 
 
 # -- decoded Circle tables -----------------------------------------------------
