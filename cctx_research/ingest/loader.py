@@ -18,7 +18,7 @@ from .exports import dune, own, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
 from .ledger import attested as attested_nonces
-from .ledger import linking, sides
+from .ledger import guards, linking, sides
 from .values import Rows, bad_frame, malformed_error
 
 __all__ = ["BAD_ATTR", "bad_rows", "load"]
@@ -150,6 +150,20 @@ def _check_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any
         )
 
 
+def _refuse_testnet(path: Path, decoded: Any) -> None:
+    """Refuse logs of CCTP's testnet contracts (or of Sepolia's USDC), naming the log."""
+    for frame in (decoded.burns, decoded.sent, decoded.received, decoded.mints):
+        if not len(frame):
+            continue
+
+        def where(i: int, frame: pd.DataFrame = frame) -> str:
+            return f"log {frame['log_index'].iat[i]} of transaction {frame['tx_hash'].iat[i]}"
+
+        guards.refuse_testnet(str(path), "address", frame["contract"], where)
+        if "burn_token" in frame.columns:
+            guards.refuse_testnet(str(path), "burnToken", frame["burn_token"], where)
+
+
 def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     try:
         from .evm import logs as evm_logs
@@ -159,6 +173,7 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     # the decoder reads a number as an EVM chain id: pass the chain by name
     named = None if chain is None else chains.chain_name(chain)
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
+    _refuse_testnet(path, decoded)
     _check_chain(path, chain, logs, decoded)
     out = FileRead(
         format="evm-logs",

@@ -172,3 +172,54 @@ def test_dune_flows_one_sided_rows_load_as_the_spell_writes_them(tmp_path):
     assert len(burns) >= 1
     assert len(mints) >= 1
     assert burns["amount_raw"].tolist()[0] == 123456789012
+
+
+TESTNET = {
+    "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d": "0x8fe6b999dc680ccfdd5bf7eb0974218be2542daa",
+    "0x81d40f21f12a8f0e3252bccb954d722d4c464b64": "0xe737e5cebeeba77efe34d4aa090756590b1ce275",
+}
+
+
+@pytest.mark.parametrize("errors", ["raise", "report"])
+def test_v2_logs_of_the_testnet_contracts_are_refused_as_testnet(tmp_path, errors):
+    # eth.json's real V2 mint (MintAndWithdraw + MessageReceived, v2_attested_base_to_eth_19500)
+    # with each emitter rewritten to its testnet V2 counterpart (Circle's testnet pages)
+    import json
+
+    from cctx_research.errors import DataError
+
+    logs = json.loads((DOCS / "eth.json").read_text())
+    for log in logs:
+        log["address"] = TESTNET.get(log["address"], log["address"])
+    path = tmp_path / "sepolia.json"
+    path.write_text(json.dumps(logs))
+    with pytest.raises(DataError, match=r"testnet data: log \d+ of transaction 0x62709dd885") as e:
+        cctx.load(path, chain="ethereum", errors=errors)
+    assert "sepolia.json" in str(e.value)
+    assert "column 'address'" in str(e.value)
+    assert "mainnet" in str(e.value)
+
+
+def test_a_v1_table_of_one_chain_given_as_another_is_refused(tmp_path):
+    # Dune's decoded Ethereum DepositForBurn fixture (contract_address: Ethereum's V1
+    # TokenMessenger, 0xbd3f...), unchanged, loaded with chain="base"
+    from cctx_research.errors import DataError
+
+    name = "circle_ethereum_tokenmessenger_evt_depositforburn.csv"
+    with pytest.raises(DataError, match=r"line 2: column 'contract_address' .* of ethereum, but"
+                       r" the row is read as base") as e:  # fmt: skip
+        cctx.load(FIXTURES / "dune" / name, chain="base")
+    assert "chain='ethereum'" in str(e.value)
+    assert len(cctx.load(FIXTURES / "dune" / name, chain="ethereum")) > 0
+
+
+def test_a_dune_table_of_the_testnet_contracts_is_refused(tmp_path):
+    # Dune's decoded V2 DepositForBurn fixture, contract_address rewritten to the testnet
+    # TokenMessengerV2
+    from cctx_research.errors import DataError
+
+    name = "circle_multichain_tokenmessengerv2_evt_depositforburn.csv"
+    path = _rewrite(FIXTURES / "dune" / name, tmp_path / name, "contract_address",
+                    lambda v: "0x8FE6B999Dc680CcFDD5Bf7EB0974218be2542DAA")  # fmt: skip
+    with pytest.raises(DataError, match=r"testnet data: line 2, column 'contract_address'"):
+        cctx.load(path)

@@ -44,6 +44,7 @@ import pandas as pd
 from ... import chains, schema
 from ...errors import DataError
 from ..formats import FileRead
+from ..ledger import guards
 from ..values import Rows
 
 __all__ = ["DUNE_CHAINS", "read"]
@@ -251,6 +252,12 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             hint="pass chain='ethereum' (or {path: chain}); on the command line "
             "--chain CHAIN or --chain PATH=CHAIN",
         )
+    contract = rows.addresses("contract_address")
+    line = rows.offset
+    guards.refuse_testnet(rows.source_file, "contract_address", contract,
+                          lambda i: f"line {i + line}")  # fmt: skip
+    guards.refuse_other_chain(rows.source_file, "contract_address", contract, domain,
+                              lambda i: f"line {i + line}")  # fmt: skip
     return pd.DataFrame(
         {
             "domain": domain,
@@ -260,7 +267,7 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             if rows.has("evt_block_number")
             else -1,
             "timestamp": rows.times("evt_block_time"),
-            "contract": rows.addresses("contract_address"),
+            "contract": contract,
             # the transaction's sender, in the decoded tables that carry it
             "transaction_from": rows.addresses("evt_tx_from"),
         }

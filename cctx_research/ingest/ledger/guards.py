@@ -13,6 +13,12 @@ instead (a bad row: :class:`~cctx_research.errors.DataError` under
   seconds, milliseconds, microseconds or nanoseconds (:func:`epoch_scale`);
   within CCTP's era the four ranges are apart by factors of 1,000, so the
   unit is never a guess.
+- **Network**: CCTP V2's testnet contracts (one address on every testnet
+  EVM chain, not the mainnet one) and Sepolia's USDC mark testnet data. It
+  is refused, whatever chain it is given as: the chain registry, the
+  labels, the sample and every published figure the toolkit compares with
+  are mainnet, so a testnet transfer can only be a wrong mainnet one
+  (:func:`refuse_testnet`).
 
 Examples
 --------
@@ -23,10 +29,24 @@ array([1000000000,    1000000,          1])
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["CCTP_LAUNCH", "epoch_scale", "era_message", "outside_era"]
+from ... import chains
+from ...errors import DataError
+
+__all__ = [
+    "CCTP_LAUNCH",
+    "TESTNET_CONTRACTS",
+    "epoch_scale",
+    "era_message",
+    "outside_era",
+    "refuse_other_chain",
+    "refuse_testnet",
+]
 
 CCTP_LAUNCH = pd.Timestamp("2023-04-26", tz="UTC")
 """CCTP's mainnet launch (Ethereum and Avalanche); no CCTP event is older."""
@@ -64,3 +84,69 @@ def era_message(column: str, cell: str, when: pd.Timestamp) -> str:
         "times within CCTP's era as ISO 8601 text or Unix seconds (milliseconds, micro- and "
         "nanoseconds are recognised by their size)"
     )
+
+
+TESTNET_CONTRACTS = {
+    "0x8fe6b999dc680ccfdd5bf7eb0974218be2542daa": "CCTP V2's testnet TokenMessengerV2",
+    "0xe737e5cebeeba77efe34d4aa090756590b1ce275": "CCTP V2's testnet MessageTransmitterV2",
+    "0x1c7d4b196cb0c7b01d743fbc6116a902379c7238": "Sepolia's USDC",
+}
+"""Addresses only testnet data holds (Circle's contract pages; ``reference/cctp.md``)."""
+
+
+def refuse_testnet(
+    source_file: str,
+    column: str,
+    values: Any,
+    describe: Callable[[int], str] = lambda i: f"row {i}",
+) -> None:
+    """Raise :class:`DataError` when ``values`` hold a testnet contract, naming file, row, column.
+
+    ``describe`` names the ``i``-th value's row as the reader counts them
+    (a line number, or a log of a transaction).
+    """
+    lower = pd.Series(np.asarray(values, dtype=object)).astype("string").str.lower()
+    hits = lower.isin(list(TESTNET_CONTRACTS)).fillna(False).to_numpy(dtype=bool)
+    if not hits.any():
+        return
+    first = int(np.flatnonzero(hits)[0])
+    address = lower.iat[first]
+    raise DataError(
+        f"{source_file!r} holds testnet data: {describe(first)}, column {column!r} is "
+        f"{address}, {TESTNET_CONTRACTS[address]} ({int(hits.sum())} such rows); testnet "
+        "transfers are not mainnet ones and are not analysed",
+        hint="load mainnet data only (Circle's mainnet contracts), leaving this file out",
+    )
+
+
+def refuse_other_chain(
+    source_file: str,
+    column: str,
+    contracts: Any,
+    domains: Any,
+    describe: Callable[[int], str] = lambda i: f"row {i}",
+) -> None:
+    """Raise :class:`DataError` when a row's contract is a CCTP contract of other chains only.
+
+    V1's contracts have one address per chain, so an Ethereum table read as
+    Base is told by its ``contract_address``; V2's contract, the same on
+    every chain, says nothing and passes.
+    """
+    text = pd.Series(np.asarray(contracts, dtype=object)).astype("string").str.lower()
+    domain = np.asarray(domains, dtype=np.int64)
+    for address in text.dropna().unique().tolist():
+        owners = chains.contract_domains(address)
+        if not owners:
+            continue
+        rows = np.flatnonzero((text == address).fillna(False).to_numpy(dtype=bool))
+        wrong = rows[~np.isin(domain[rows], sorted(owners)) & (domain[rows] >= 0)]
+        if len(wrong):
+            i = int(wrong[0])
+            given = chains.chain_name(int(domain[i]))
+            names = ", ".join(chains.chain_name(d) for d in sorted(owners))
+            raise DataError(
+                f"{source_file!r}, {describe(i)}: column {column!r} is {address}, a CCTP "
+                f"contract of {names}, but the row is read as {given}",
+                hint=f"pass chain={chains.chain_name(min(owners))!r} for this file "
+                f"(--chain PATH={chains.chain_name(min(owners))})",
+            )
