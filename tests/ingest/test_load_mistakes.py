@@ -223,3 +223,17 @@ def test_a_dune_table_of_the_testnet_contracts_is_refused(tmp_path):
                     lambda v: "0x8FE6B999Dc680CcFDD5Bf7EB0974218be2542DAA")  # fmt: skip
     with pytest.raises(DataError, match=r"testnet data: line 2, column 'contract_address'"):
         cctx.load(path)
+
+
+def test_an_xchaindatagen_row_whose_contract_is_of_another_chain_is_refused(tmp_path):
+    # XChainDataGen's cross-chain fixture, src_blockchain rewritten from ethereum to base;
+    # its src_contract_address stays Ethereum's V1 TokenMessenger
+    from cctx_research.errors import DataError
+
+    name = "cctp_cross_chain_transactions.csv"
+    path = _rewrite(FIXTURES / "xchaindatagen" / name, tmp_path / name, "src_blockchain",
+                    lambda v: "base" if v == "ethereum" else v)  # fmt: skip
+    with pytest.raises(DataError, match=r"line 2: column 'src_contract_address' .* of "
+                       r"ethereum, but the row is read as base") as e:  # fmt: skip
+        cctx.load(path)
+    assert "src_blockchain" in str(e.value)

@@ -125,8 +125,13 @@ def refuse_other_chain(
     contracts: Any,
     domains: Any,
     describe: Callable[[int], str] = lambda i: f"row {i}",
+    *,
+    chain_column: str | None = None,
 ) -> None:
     """Raise :class:`DataError` when a row's contract is a CCTP contract of other chains only.
+
+    ``chain_column`` names the file's column that gave the row its chain
+    (default: the ``chain=`` argument did).
 
     V1's contracts have one address per chain, so an Ethereum table read as
     Base is told by its ``contract_address``; V2's contract, the same on
@@ -144,9 +149,12 @@ def refuse_other_chain(
             i = int(wrong[0])
             given = chains.chain_name(int(domain[i]))
             names = ", ".join(chains.chain_name(d) for d in sorted(owners))
+            right = chains.chain_name(min(owners))
+            hint = (f"pass chain={right!r} for this file (--chain PATH={right})"
+                    if chain_column is None else
+                    f"correct column {chain_column!r} ({right}), or the contract")  # fmt: skip
             raise DataError(
                 f"{source_file!r}, {describe(i)}: column {column!r} is {address}, a CCTP "
                 f"contract of {names}, but the row is read as {given}",
-                hint=f"pass chain={chains.chain_name(min(owners))!r} for this file "
-                f"(--chain PATH={chains.chain_name(min(owners))})",
+                hint=hint,
             )
