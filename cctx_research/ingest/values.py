@@ -127,6 +127,16 @@ class Rows:
         values[absent] = -1 if missing is None else missing
         return values
 
+    def domains(self, column: str) -> np.ndarray:
+        """CCTP domain ids: exact integers that a message's ``uint32`` can carry."""
+        values = self.integers(column)
+        self.flag(
+            guards.not_a_domain(values) & ~self.bad,
+            lambda i: f"column {column!r}: {self._cell(column, i)} is not a CCTP domain "
+            "(a whole number from 0, e.g. 0 for Ethereum, 6 for Base)",
+        )
+        return values
+
     def nullable_integers(self, column: str) -> pd.Series:
         """Exact Int64 values; absent cells stay <NA>."""
         if not self.has(column):

@@ -283,7 +283,7 @@ def _depositforburn(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
         amount_raw=rows.integers("amount"),
         message_sender=rows.addresses("depositor"),
         mint_recipient=rows.addresses("mintrecipient"),
-        destination_domain=rows.integers("destinationdomain"),
+        destination_domain=rows.domains("destinationdomain"),
         destination_token_messenger=rows.addresses("destinationtokenmessenger"),
         destination_caller=rows.addresses("destinationcaller"),
         max_fee_raw=rows.nullable_integers("maxfee"),
@@ -311,7 +311,7 @@ def _messagereceived(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
     v2 = nonce.str.startswith("0x").fillna(False) | rows.has("finalitythresholdexecuted")
     frame = _event_base(rows, chain).assign(
         cctp_version=np.where(np.asarray(v2, dtype=bool), 2, 1),
-        source_domain=rows.integers("sourcedomain"),
+        source_domain=rows.domains("sourcedomain"),
         nonce=nonce,
         sender=rows.addresses("sender"),
         caller=rows.addresses("caller"),
