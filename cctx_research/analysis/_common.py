@@ -95,7 +95,43 @@ def frequency(freq: Any) -> str:
     )  # fmt: skip
     if getattr(offset, "n", 1) < 1:
         raise ValueError(f"freq must be a positive duration, got {freq!r}")
+    calendar_start(offset, freq)
     return freq
+
+
+def calendar_start(offset: Any, freq: str) -> Any:
+    """The offset whose bucket *starts* match the calendar periods ``freq`` names.
+
+    Buckets follow pandas' periods (``Series.dt.to_period``): ``"ME"`` and
+    ``"MS"`` are calendar months, ``"QE-MAR"`` quarters ending in March,
+    ``"W-MON"`` weeks *ending* on Monday (Tuesday to Monday), ``"W"`` weeks
+    ending on Sunday. A bucket is labelled by the first instant of its
+    period, whichever end the frequency is anchored on. Fixed lengths
+    (``Tick`` and days) are returned unchanged. Raises ValueError for
+    frequencies with no calendar period (business days, semi-months).
+    """
+    if isinstance(offset, (pd.offsets.Tick, pd.offsets.Day)):
+        return offset
+    n = offset.n
+    if isinstance(offset, (pd.offsets.MonthEnd, pd.offsets.MonthBegin)) and type(offset) in (
+        pd.offsets.MonthEnd,
+        pd.offsets.MonthBegin,
+    ):
+        return pd.offsets.MonthBegin(n)
+    if type(offset) is pd.offsets.QuarterEnd:
+        return pd.offsets.QuarterBegin(n, startingMonth=offset.startingMonth % 12 + 1)
+    if type(offset) is pd.offsets.QuarterBegin:
+        return offset
+    if type(offset) is pd.offsets.YearEnd:
+        return pd.offsets.YearBegin(n, month=offset.month % 12 + 1)
+    if type(offset) is pd.offsets.YearBegin:
+        return offset
+    if type(offset) is pd.offsets.Week and offset.weekday is not None:
+        return pd.offsets.Week(n, weekday=(offset.weekday + 1) % 7)
+    raise ValueError(
+        f"freq={freq!r} has no calendar period to bucket by; pass a fixed length "
+        f"('1h', '1D', '7D') or a calendar one ('W-MON', 'MS', 'ME', 'QS', 'QE', 'YS', 'YE')"
+    )
 
 
 def time_grouper(freq: str) -> pd.Grouper:
@@ -105,14 +141,17 @@ def time_grouper(freq: str) -> pd.Grouper:
     at multiples of that length since 1970-01-01 UTC, as the client's chunks
     and ``volume_history`` do, so the buckets of different frames line up;
     pandas would otherwise start them at the first timestamp seen. Calendar
-    frequencies (``"W"``, ``"MS"``) keep their calendar anchors.
+    frequencies are the calendar periods of :func:`calendar_start`, each
+    labelled by its first instant (``"ME"`` and ``"MS"`` both give months
+    labelled by their first day).
     """
     offset = to_offset(freq)
     if isinstance(offset, pd.offsets.Day):
         # days are calendar offsets in pandas 3, which ignores origin for them
         offset = pd.Timedelta(days=offset.n)
     elif not isinstance(offset, pd.offsets.Tick):
-        return pd.Grouper(key="timestamp", freq=freq, closed="left", label="left")
+        start = calendar_start(offset, freq)
+        return pd.Grouper(key="timestamp", freq=start, closed="left", label="left")
     return pd.Grouper(key="timestamp", freq=offset, closed="left", label="left", origin="epoch")
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
+from pandas.tseries.frequencies import to_offset
 
 from .. import arguments, chains, schema, times
 from . import _common, _coverage, engines, once, results
@@ -56,9 +57,14 @@ def timeseries(
     transfers : pandas.DataFrame
         A canonical ``"transfers"`` frame.
     freq : str, default "1D"
-        A pandas frequency such as ``"1h"``, ``"1D"``, ``"7D"`` or
-        ``"W-MON"``. Buckets are half-open ``[start, start + freq)`` and
-        labelled by their start.
+        A pandas frequency such as ``"1h"``, ``"1D"``, ``"7D"``, ``"W-MON"``,
+        ``"MS"`` or ``"ME"``. Buckets are half-open ``[start, start + freq)``
+        and labelled by their start (the first instant). Fixed lengths start
+        at multiples of their length since 1970-01-01 UTC; calendar
+        frequencies bucket exactly as ``timestamp.dt.to_period(...)`` would
+        (``"ME"`` and ``"MS"``: calendar months, labelled by their first day;
+        ``"W-MON"``: weeks ending on Monday, labelled by their Tuesday).
+        Business-day and semi-month frequencies are refused.
     by : {None, "source_chain", "destination_chain", "corridor"}
         Split each bucket by source chain, destination chain or corridor.
     dedupe : DataFrame, optional
@@ -123,7 +129,8 @@ def timeseries(
 def _buckets(stamps: pd.Index, freq: str) -> pd.DatetimeIndex:
     """Every bucket start from the first to the last of ``stamps``; none when it is empty."""
     if len(stamps):
-        return pd.date_range(stamps.min(), stamps.max(), freq=freq, name="timestamp")
+        step = _common.calendar_start(to_offset(freq), freq)
+        return pd.date_range(stamps.min(), stamps.max(), freq=step, name="timestamp")
     return pd.DatetimeIndex([], tz="UTC", name="timestamp")
 
 

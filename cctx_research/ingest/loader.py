@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from .exports import dune, own, xchaindatagen
 from .files import Table, expand, read_table, sniff
 from .formats import FORMATS, FileRead, combine, detect, no_format_error
 from .ledger import attested as attested_nonces
-from .ledger import linking, sides
+from .ledger import guards, linking, sides
 from .values import Rows, bad_frame, malformed_error
 
 __all__ = ["BAD_ATTR", "bad_rows", "load"]
@@ -49,16 +49,31 @@ def bad_rows(ledger: pd.DataFrame) -> pd.DataFrame:
     return bad_frame(ledger.attrs.get(BAD_ATTR, []))
 
 
-def _chain_for(path: Path, chain: ChainArg) -> int | None:
+def _chain_for(path: Path, chain: ChainArg, files: Sequence[Path] = ()) -> int | None:
+    """The domain ``chain=`` gives ``path``: an exact (or resolved) path first, then a tail.
+
+    A key that is a tail of the path (``"logs.json"``, ``"base/logs.json"``)
+    counts only when it names one of ``files``: a bare name shared by two
+    files is refused, never read as the first one's chain.
+    """
     if chain is None:
         return None
-    if isinstance(chain, Mapping):
-        for key, value in chain.items():
-            k = Path(key).expanduser()
-            if k == path or k.name == path.name or k.resolve() == path.resolve():
-                return chains.domain(value)
-        return None
-    return chains.domain(chain)
+    if not isinstance(chain, Mapping):
+        return chains.domain(chain)
+    keyed = [(key, Path(key).expanduser(), value) for key, value in chain.items()]
+    for _, k, value in keyed:
+        if k == path or k.resolve() == path.resolve():
+            return chains.domain(value)
+    for key, k, value in keyed:
+        if not k.is_absolute() and path.parts[-len(k.parts):] == k.parts:
+            matching = [f for f in files if f.parts[-len(k.parts):] == k.parts]
+            if len(matching) > 1:
+                raise ValueError(
+                    f"chain={{{key!r}: {value!r}}}: {key!r} matches {len(matching)} files "
+                    f"({', '.join(str(f) for f in matching[:3])}); key each file by its path"
+                )
+            return chains.domain(value)
+    return None
 
 
 def _check_arguments(format: str | None, errors: str, chain: ChainArg, ambiguous: str) -> None:
@@ -136,6 +151,20 @@ def _check_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any
         )
 
 
+def _refuse_testnet(path: Path, decoded: Any) -> None:
+    """Refuse logs of CCTP's testnet contracts (or of Sepolia's USDC), naming the log."""
+    for frame in (decoded.burns, decoded.sent, decoded.received, decoded.mints):
+        if not len(frame):
+            continue
+
+        def where(i: int, frame: pd.DataFrame = frame) -> str:
+            return f"log {frame['log_index'].iat[i]} of transaction {frame['tx_hash'].iat[i]}"
+
+        guards.refuse_testnet(str(path), "address", frame["contract"], where)
+        if "burn_token" in frame.columns:
+            guards.refuse_testnet(str(path), "burnToken", frame["burn_token"], where)
+
+
 def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     try:
         from .evm import logs as evm_logs
@@ -145,6 +174,7 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     # the decoder reads a number as an EVM chain id: pass the chain by name
     named = None if chain is None else chains.chain_name(chain)
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
+    _refuse_testnet(path, decoded)
     _check_chain(path, chain, logs, decoded)
     out = FileRead(
         format="evm-logs",
@@ -448,7 +478,8 @@ def load(
         from .evm import logs as evm_logs
 
         blocks = evm_logs.read_blocks(blocks)
-    named = [(f, _chain_for(p, chain)) for p in expand(paths) for f in _log_files(p, format)]
+    given = expand(paths)
+    named = [(f, _chain_for(p, chain, given)) for p in given for f in _log_files(p, format)]
     files = [f for f, _ in named]
     reads = []
     for path, domain in named:

@@ -33,6 +33,7 @@ import pandas as pd
 from .. import schema
 from ..addressing import canonical_addresses, normalize_hash
 from ..errors import DataError
+from .ledger import guards
 
 __all__ = ["INT64_MAX", "Rows", "bad_frame", "malformed_error"]
 
@@ -126,6 +127,16 @@ class Rows:
         values[absent] = -1 if missing is None else missing
         return values
 
+    def domains(self, column: str) -> np.ndarray:
+        """CCTP domain ids: exact integers that a message's ``uint32`` can carry."""
+        values = self.integers(column)
+        self.flag(
+            guards.not_a_domain(values) & ~self.bad,
+            lambda i: f"column {column!r}: {self._cell(column, i)} is not a CCTP domain "
+            "(a whole number from 0, e.g. 0 for Ethereum, 6 for Base)",
+        )
+        return values
+
     def nullable_integers(self, column: str) -> pd.Series:
         """Exact Int64 values; absent cells stay <NA>."""
         if not self.has(column):
@@ -209,6 +220,10 @@ class Rows:
             lambda i: f"column {column!r}: {self._cell(column, i)} is not a time "
             "(ISO 8601 or Unix seconds)",
         )
+        self.flag(
+            guards.outside_era(out),
+            lambda i: guards.era_message(column, self._cell(column, i), out.iat[i]),
+        )
         if not optional:
             self.flag(np.asarray(absent, dtype=bool), f"column {column!r} is empty")
         return out
@@ -291,12 +306,22 @@ def _as_text(value: Any) -> Any:
 
 
 def _seconds(text: pd.Series, numeric: pd.Series) -> pd.Series:
-    """Unix seconds (integer or decimal text) as exact nanosecond timestamps."""
+    """Unix times (integer or decimal text) as exact nanosecond timestamps.
+
+    The unit (seconds, milli-, micro- or nanoseconds) is read from each
+    value's size (:func:`.ledger.guards.epoch_scale`).
+    """
     whole = text.str.extract(r"^(-?\d+)(?:\.(\d{1,9}))?$")
-    ok = whole[0].notna()
+    ok = whole[0].notna() & (whole[0].str.len() <= 19)
     out = pd.Series(pd.NaT, index=text.index, dtype=schema.TIMESTAMP)
     if ok.any():  # exact: through int64 nanoseconds, never a float
-        secs = whole.loc[ok, 0].astype("int64").to_numpy()
+        units = whole.loc[ok, 0].astype("int64").to_numpy()
         frac = whole.loc[ok, 1].fillna("").str.ljust(9, "0").astype("int64").to_numpy()
-        out[ok] = pd.to_datetime(secs * 1_000_000_000 + frac, unit="ns", utc=True)
+        scale = guards.epoch_scale(units)
+        with np.errstate(over="ignore"):
+            total = units * scale + frac * scale // 1_000_000_000
+        fits = (units == 0) | (total // scale == units)
+        stamps = pd.Series(pd.NaT, index=whole.index[ok], dtype=schema.TIMESTAMP)
+        stamps[fits] = pd.to_datetime(total[fits], unit="ns", utc=True)
+        out[ok] = stamps
     return out.where(numeric.notna())

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..net import BaseTransport
+from ..times import to_timestamp
 from .rpc import Rpc
 
 __all__ = ["SyncOptions"]
@@ -60,6 +61,7 @@ class SyncOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive whole number, got {value!r}")
+        _check_order(self.start, self.end)
 
     @classmethod
     def check_keywords(cls, caller: str, keywords: Mapping[str, Any]) -> None:
@@ -69,7 +71,60 @@ class SyncOptions:
             if name not in known:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")
 
+    def mixed_bounds(self) -> bool:
+        """Whether ``start`` and ``end`` are both given, one a block or slot, the other a date.
+
+        Their order is then known only once a node has turned the date into a block.
+        """
+        a, b = _bound_kind(self.start), _bound_kind(self.end)
+        return a is not None and b is not None and a[0] != b[0]
+
     def rpc(self, url: str) -> Rpc:
         """A JSON-RPC client of the node at ``url`` with this run's wire, timeout and retries."""
         return Rpc(url, transport=self.transport, timeout=self.timeout, retries=self.retries,
                    backoff=0.2)  # fmt: skip
+
+
+def _bound_kind(value: Any) -> tuple[str, Any] | None:
+    """``("number", n)`` for a block or slot, ``("time", t)`` for a date, None if neither."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "number", value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text.isdigit():
+            return "number", int(text)
+        if text.startswith("0x"):
+            try:
+                return "number", int(text, 16)
+            except ValueError:
+                return None
+    try:
+        return "time", to_timestamp(value, name="start")
+    except (TypeError, ValueError):
+        return None  # each chain's step says what a bound must be
+
+
+def _check_order(start: Any, end: Any) -> None:
+    """Refuse a ``start`` after ``end`` when both are blocks/slots or both dates.
+
+    Raises
+    ------
+    ValueError
+        Naming both bounds and what to pass: a window that ends before it
+        starts would sync nothing and say "0 transactions".
+    """
+    a, b = _bound_kind(start), _bound_kind(end)
+    if a is None or b is None or a[0] != b[0]:
+        return
+    if a[0] == "number" and a[1] > b[1]:
+        raise ValueError(
+            f"start={start!r} is after end={end!r}: pass the earlier block (or slot) as "
+            "start (--from) and the later as end (--to)"
+        )
+    if a[0] == "time" and a[1] >= b[1]:
+        raise ValueError(
+            f"start={start!r} is not before end={end!r} (a date end is exclusive): pass the "
+            "earlier date as start (--from) and a later one as end (--to)"
+        )

@@ -296,7 +296,11 @@ def _sync_evm(dataset: Dataset, state: dict[str, Any], chain: str, url: str,
         entry.update(host=rpc.host, confirmations=depth)
         first = _first_block(dataset, entry, rpc, chain, options.start, head)
         end = options.end
-        last = head if end is None else min(head, _resolve(rpc, end, head, "end"))
+        end_block = head if end is None else _resolve(rpc, end, head, "end")
+        last = min(head, end_block)
+        if options.mixed_bounds() and _resolve(rpc, options.start, head, "start") > end_block:
+            raise ValueError(f"{chain}: start={options.start!r} is after end={end!r}; pass "
+                             "the earlier bound as start (--from), the later as end (--to)")
         sizer = Sizer(int(entry.get("range") or options.range_blocks),
                       ceiling=options.range_blocks)  # fmt: skip
         if first > last:

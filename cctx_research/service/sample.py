@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import addressing, arguments, chains, schema
-from ..provenance import Provenance, attach
+from ..provenance import Provenance, attach, provenance
 from ..times import TimeLike, to_timestamp
 from . import sample_actors, sample_cache
 from .sample_tables import (
@@ -47,13 +47,18 @@ from .sample_tables import (
 )
 
 __all__ = [
-    "GENERATOR_VERSION", "SAMPLE_LABEL", "calibration", "generate", "generate_day", "load_sample",
+    "GENERATOR_VERSION", "SAMPLE_LABEL", "calibration", "generate", "generate_day",
+    "in_flight_at", "load_sample",
 ]  # fmt: skip
 
-GENERATOR_VERSION = 1
-"""The generator's version: bump it whenever a day's output changes, so that days built
-before (kept in the cache directory by :mod:`.sample_cache`) are never read again."""
 SAMPLE_LABEL = "synthetic CCTP sample (cctx_research embedded default)"
+GENERATOR_VERSION = 2
+"""The generator's version: bump it whenever what :func:`generate` or :func:`load_sample`
+returns changes, so that days built before (kept in the cache directory by
+:mod:`.sample_cache`) are never read again.
+
+2: :func:`load_sample` holds nothing later than its clock (:func:`in_flight_at`).
+"""
 _EPOCH_DAY = dt.date(2020, 1, 1).toordinal()
 
 
@@ -405,8 +410,10 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFram
     Parameters
     ----------
     as_of : date-like, optional
-        The clock: burns in ``(as_of - days, as_of]``. Default: now. Mints
-        after ``as_of`` are kept; they were in flight at ``as_of``.
+        The clock: burns in ``(as_of - days, as_of]``. Default: now. Nothing
+        in the ledger is later than it: a transfer minted after ``as_of``
+        was in flight then, and has its mint side empty (see
+        :func:`in_flight_at`).
     days : int
         Length of the window in days (default 30).
 
@@ -424,4 +431,32 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFram
     >>> sorted(ledger["cctp_version"].unique().tolist())
     [1, 2]
     """
-    return generate(as_of, days=_positive_int(days, "days"))
+    return in_flight_at(generate(as_of, days=_positive_int(days, "days")))
+
+
+# The columns a mint writes: a transfer not yet minted at the clock has them empty.
+_MINT_SIDE = ("mint_timestamp", "mint_tx_hash", "fee_raw", "finality_threshold_executed",
+              "relayer")  # fmt: skip
+
+
+def in_flight_at(ledger: pd.DataFrame, clock: TimeLike | None = None) -> pd.DataFrame:
+    """``ledger`` as it stood at ``clock``: mints after it are not yet made.
+
+    A transfer burned before ``clock`` but minted after it is in flight at
+    ``clock``: its mint side (time, transaction, block, executed fee and
+    finality, relayer) is emptied, as for a transfer never minted, so that
+    nothing in the frame is later than its clock. ``clock`` defaults to the
+    as-of time the sample's provenance records.
+    """
+    if clock is None:
+        clock = provenance(ledger).window[1]
+    clock = to_timestamp(clock, name="clock")
+    later = (ledger["mint_timestamp"] > clock).to_numpy()
+    if not later.any():
+        return ledger
+    out = ledger.copy()
+    for column in _MINT_SIDE:
+        out.loc[later, column] = pd.NA if column != "mint_timestamp" else pd.NaT
+    out.loc[later, "mint_block"] = -1
+    out.attrs = ledger.attrs
+    return out

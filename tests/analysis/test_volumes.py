@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.frames import random_transfers
 from cctx_research import schema
 from cctx_research.analysis import volumes
 from cctx_research.errors import DataError
@@ -370,3 +371,46 @@ def test_kpis_of_an_empty_frame_at_a_given_time_cover_nothing(empty):
     k = volumes.kpis(empty, now="2024-06-03")
     assert not k["current_covered"].any()
     assert k["current"].isna().all()
+
+
+# Calendar frequencies and the pandas period each must bucket by (to_period's alias).
+CALENDAR = {
+    "ME": "M",
+    "1ME": "M",
+    "MS": "M",
+    "QE": "Q",
+    "QS": "Q",
+    "QE-MAR": "Q-MAR",
+    "YE": "Y",
+    "YS": "Y",
+    "YS-JUL": "Y-JUN",
+    "W": "W",
+    "W-MON": "W-MON",
+}
+
+
+@pytest.mark.parametrize("freq", sorted(CALENDAR))
+def test_timeseries_calendar_buckets_match_to_period(freq):
+    # 400 days that include every month's last day and its final second
+    rand = random_transfers(3_000, seed=3, days=400)
+    ends = pd.date_range("2024-06-01", periods=13, freq="ME", tz="UTC") + pd.Timedelta(
+        hours=23, minutes=59, seconds=59
+    )
+    extra = rand.iloc[: len(ends)].copy()
+    extra["timestamp"] = ends.astype(schema.TIMESTAMP)
+    frame = pd.concat([rand, extra], ignore_index=True)
+    t = volumes.timeseries(frame, freq=freq)
+    periods = frame["timestamp"].dt.tz_convert(None).dt.to_period(CALENDAR[freq])
+    expected = frame.groupby(periods)["amount"].agg(["sum", "count"])
+    expected.index = expected.index.start_time.tz_localize("UTC")
+    got = t.set_index("timestamp")
+    got = got[got["count"] > 0]
+    assert got.index.tolist() == expected.index.tolist()
+    assert got["count"].tolist() == expected["count"].tolist()
+    assert got["volume"].to_numpy() == pytest.approx(expected["sum"].to_numpy())
+
+
+@pytest.mark.parametrize("freq", ["B", "BME", "SME"])
+def test_timeseries_refuses_frequencies_without_calendar_periods(small, freq):
+    with pytest.raises(ValueError, match="no calendar period"):
+        volumes.timeseries(small, freq=freq)

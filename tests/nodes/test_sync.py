@@ -484,3 +484,36 @@ def test_a_chains_parts_are_read_in_batches_and_give_the_same_ledger(
     assert sum(pq.read_metadata(p).num_rows for p in read[1]) == sum(logs)
     ledger = pd.read_parquet(out / "ledger.parquet")
     assert ledger["transfer_id"].is_unique
+
+
+@pytest.mark.parametrize(
+    ("chain", "first", "last"),
+    [
+        ("base", "2026-11-02", "2026-11-01"),
+        ("base", "2026-11-01", "2026-11-01"),
+        ("base", "500", "20"),
+        ("base", "0x200", "0x20"),
+        ("solana", "2026-11-02", "2026-11-01"),
+        ("solana", "300000000", "200000000"),
+    ],
+)
+def test_the_command_refuses_a_start_after_its_end_before_asking_a_node(
+    chain, first, last, tmp_path, capsys
+):
+    out = tmp_path / "cctp"
+    # a port nothing listens on: the refusal comes before any request
+    code = main(["sync", "--chain", f"{chain}=http://127.0.0.1:9", "--from", first,
+                 "--to", last, "--out", str(out), "--no-progress"])  # fmt: skip
+    assert code != 0
+    err = capsys.readouterr().err
+    assert f"start={first!r}" in err
+    assert "--from" in err
+    assert "--to" in err
+    assert not (out / chain).exists()
+
+
+def test_a_block_start_after_a_date_end_is_refused_once_the_node_dates_it(base_node, tmp_path):
+    with pytest.raises(ValueError, match=r"base: start=5 is after end='2001-01-01'"):
+        cctx.sync(tmp_path / "d", {"base": base_node.url}, start=5, end="2001-01-01",
+                  progress=False)  # fmt: skip
+    assert not (tmp_path / "d" / "base").exists()

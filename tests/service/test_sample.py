@@ -298,7 +298,7 @@ def test_load_sample_at_the_package_face(ledger):
     from cctx_research.provenance import provenance
 
     loaded = cctx.load_sample(as_of=AS_OF)
-    pd.testing.assert_frame_equal(loaded, ledger)
+    pd.testing.assert_frame_equal(loaded, sample.in_flight_at(ledger))
     record = provenance(loaded)
     assert record.synthetic is True
     assert record.window == (pd.Timestamp(AS_OF) - pd.Timedelta(days=30), pd.Timestamp(AS_OF))
@@ -370,3 +370,23 @@ def test_the_samples_burns_name_their_signers():
     # drawn from the seed: the same sample twice, the same signers
     again = cctx.load_sample(as_of="2024-07-01", days=3)
     pd.testing.assert_series_equal(ledger["burn_tx_from"], again["burn_tx_from"])
+
+
+@pytest.mark.parametrize("as_of", [AS_OF, "2026-11-01T13:27:05Z"])
+def test_nothing_in_the_sample_is_later_than_its_clock(ledger, as_of):
+    clock = pd.Timestamp(as_of)
+    whole = sample.generate(as_of, days=7)
+    later = whole["mint_timestamp"] > clock
+    assert later.sum() > 10  # the generator does mint after the clock: these were in flight
+    week = cctx.load_sample(as_of=as_of, days=7)
+    assert week["burn_timestamp"].max() <= clock
+    assert week["mint_timestamp"].max() <= clock
+    assert len(week) == len(whole)
+    in_flight = week[later.to_numpy()]
+    assert in_flight["mint_timestamp"].isna().all()
+    assert in_flight["mint_tx_hash"].isna().all()
+    assert (in_flight["mint_block"] == -1).all()
+    assert in_flight["relayer"].isna().all()
+    assert in_flight["fee_raw"].isna().all()
+    untouched = week[~later.to_numpy()]
+    pd.testing.assert_frame_equal(untouched, whole[~later])

@@ -28,7 +28,7 @@ from cctx_research.ingest.evm.abi_words import (
     uint256_text,
     uint_word,
 )
-from cctx_research.ingest.evm.messages import BODY_COLUMNS, decode_message
+from cctx_research.ingest.evm.messages import BODY_COLUMNS, decode_message, from_token_messenger
 from cctx_research.ingest.hexcodec import HexColumn, gather, hex_slices, hex_to_bytes
 from cctx_research.ingest.rows import Reasons, column, int_column, string_column
 
@@ -228,9 +228,16 @@ def _received(log: _Log) -> dict[str, Any]:
     cols["sender"] = bytes32_address(log.word("sender"))
     start, length = log.bytes_param("messageBody")
     version = 2 if v2 else 1
+    token = from_token_messenger(pd.Series(cols["sender"]), cols["source_domain"])
     cols.update(
         decode_message(
-            log.data.buffer, log.data.text, start, length, log.reasons, body_version=version
+            log.data.buffer,
+            log.data.text,
+            start,
+            length,
+            log.reasons,
+            body_version=version,
+            token=token,
         )
     )
     return cols
@@ -324,6 +331,7 @@ def decode_event(
     out = pd.DataFrame({k: _as_column(v) for k, v in cols.items()})[good].reset_index(drop=True)
     parts.append(out)
     return good, log.reasons.text
+
 
 KINDS: tuple[str, ...] = tuple(_BUILDERS)
 """The event families, in the order of their frames."""

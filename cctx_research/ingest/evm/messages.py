@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cctx_research import schema
+from cctx_research import chains, schema
 from cctx_research.ingest.evm import events as ev
 from cctx_research.ingest.evm.abi_words import (
     be_uint,
@@ -41,7 +41,7 @@ from cctx_research.ingest.evm.abi_words import (
 from cctx_research.ingest.hexcodec import hex_slices, take_rows
 from cctx_research.ingest.rows import Reasons, nullable, string_column
 
-__all__ = ["BODY_COLUMNS", "decode_message"]
+__all__ = ["BODY_COLUMNS", "decode_message", "from_token_messenger"]
 
 BODY_COLUMNS: dict[str, Any] = {
     "burn_token": schema.STRING,
@@ -92,10 +92,12 @@ def _body(
     lengths: np.ndarray,
     version: np.ndarray,
     reasons: Reasons,
+    token: np.ndarray | None = None,
 ) -> dict[str, Any]:
     m = len(starts)
-    v1 = (version == 1) & (lengths == ev.BURN_MESSAGE_V1.body_offset) & ~reasons.flagged
-    v2 = (version == 2) & (lengths >= ev.BURN_MESSAGE_V2.body_offset) & ~reasons.flagged
+    readable = ~reasons.flagged if token is None else ~reasons.flagged & token
+    v1 = (version == 1) & (lengths == ev.BURN_MESSAGE_V1.body_offset) & readable
+    v2 = (version == 2) & (lengths >= ev.BURN_MESSAGE_V2.body_offset) & readable
     words = _fields(buffer, starts, ev.BURN_MESSAGE_V1, np.flatnonzero(v1 | v2), m)
     words.update(
         {
@@ -120,6 +122,27 @@ def _body(
     return cols
 
 
+def from_token_messenger(sender: pd.Series, source_domain: np.ndarray) -> np.ndarray:
+    """Which messages a TokenMessenger of their source domain sent (only those carry burns).
+
+    A message of another application (Hyperlane's, say) shares the
+    transmitter but not the sender; its body is never read as a burn, so a
+    body that happens to have a burn's length is skipped, not an error.
+    Where the registry lists no TokenMessenger for a domain, any sender counts
+    (the ledger marks those rows unverified).
+    """
+    ok = np.zeros(len(sender), dtype=bool)
+    lower = sender.astype(schema.STRING).str.lower()
+    for value in np.unique(source_domain):
+        rows = source_domain == value
+        try:
+            known = chains.token_messengers(int(value))
+        except (TypeError, ValueError):
+            known = frozenset()
+        ok[rows] = True if not known else lower[rows].isin(known).to_numpy(dtype=bool)
+    return ok
+
+
 def decode_message(
     buffer: np.ndarray,
     text: np.ndarray,
@@ -129,6 +152,7 @@ def decode_message(
     *,
     header: bool = False,
     body_version: int | None = None,
+    token: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Decode messages (``header=True``) or bare message bodies, one per row.
 
@@ -147,11 +171,15 @@ def decode_message(
         ``cctp_version``.
     body_version : int
         For a bare body (``MessageReceived``): the CCTP version, 1 or 2.
+    token : ndarray of bool, optional
+        For a bare body: which rows a TokenMessenger sent (the others are
+        not read). A whole message's header says it itself
+        (:func:`from_token_messenger`).
     """
     m = len(starts)
     lengths = lengths.astype(np.int64)
     if not header:
-        return _body(buffer, text, starts, lengths, np.full(m, body_version), reasons)
+        return _body(buffer, text, starts, lengths, np.full(m, body_version), reasons, token)
     reasons.flag(lengths < 4, "message shorter than its 4-byte version")
     readable = np.flatnonzero(~reasons.flagged)
     message_version = np.full(m, -1, dtype=np.int64)
@@ -192,5 +220,8 @@ def decode_message(
         cols[out] = nullable(be_uint(h2[name]).astype(np.int64), v2)
     header_len = np.where(v2, ev.MESSAGE_V2.body_offset, ev.MESSAGE_V1.body_offset)
     body_len = np.where(ok, lengths - header_len, 0)
-    cols.update(_body(buffer, text, starts + header_len, body_len, cols["cctp_version"], reasons))
+    token = from_token_messenger(cols["sender"], cols["source_domain"])
+    cols.update(
+        _body(buffer, text, starts + header_len, body_len, cols["cctp_version"], reasons, token)
+    )
     return cols

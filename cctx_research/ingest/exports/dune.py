@@ -44,6 +44,7 @@ import pandas as pd
 from ... import chains, schema
 from ...errors import DataError
 from ..formats import FileRead
+from ..ledger import guards
 from ..values import Rows
 
 __all__ = ["DUNE_CHAINS", "read"]
@@ -106,8 +107,10 @@ def _flows(rows: Rows, parts: FileRead) -> Rows:
     withdrawal = np.asarray(rows.strings("withdrawal_tx_hash").notna(), dtype=bool)
     rows.flag(~deposit & ~withdrawal, "neither deposit_tx_hash nor withdrawal_tx_hash is set")
     version = _version(rows)
-    source = _domains_or_names(rows, "deposit_chain_id", "deposit_chain", where=deposit)
-    destination = _domains_or_names(rows, "withdrawal_chain_id", "withdrawal_chain")
+    source = _domains_or_names(rows, "deposit_chain_id", "deposit_chain",
+                               where=deposit | withdrawal)  # fmt: skip
+    destination = _domains_or_names(rows, "withdrawal_chain_id", "withdrawal_chain",
+                                    where=deposit | withdrawal)  # fmt: skip
     nonce = rows.strings("bridge_transfer_id")
     if deposit.all() or not rows.has("withdrawal_amount_raw"):
         amount = rows.integers("deposit_amount_raw")
@@ -203,15 +206,35 @@ def _withdrawals(rows: Rows, parts: FileRead) -> Rows:
 def _domains_or_names(
     rows: Rows, ids: str, names: str, *, where: np.ndarray | None = None
 ) -> np.ndarray:
-    """CCTP domains from a domain-id column, else from chain names; needed only ``where``."""
-    if rows.has(ids) and (where is None or where.all()):
-        return rows.integers(ids)
-    if rows.has(ids):
-        values = rows.nullable_integers(ids)
-        missing = values.isna().to_numpy() & where
-        rows.flag(missing, f"column {ids!r} is empty")
-        return values.fillna(-1).to_numpy(dtype=np.int64)
-    return chain_domains(rows, names, required=where)
+    """CCTP domains from a domain-id column, else from chain names; needed only ``where``.
+
+    ``bridges_evms.flows`` is a full outer join: each side's chain id comes
+    from the *other* side's table, so a one-sided row has it empty while its
+    chain's name is there. An empty id is read from the name column; a row
+    flags only when both are empty (or the name unknown) where it is needed.
+    """
+    need = np.ones(len(rows), dtype=bool) if where is None else where
+    if not rows.has(ids):
+        return chain_domains(rows, names, required=need)
+    values = rows.nullable_integers(ids)
+    missing = values.isna().to_numpy() & need
+    out = values.fillna(-1).to_numpy(dtype=np.int64)
+    if not missing.any():
+        return out
+    if not rows.has(names):
+        rows.flag(missing, f"column {ids!r} is empty (and there is no {names!r} column)")
+        return out
+    text = rows.strings(names, lower=True).where(missing)
+    known: dict[str, int] = {}
+    for value in text.dropna().unique().tolist():
+        with contextlib.suppress(ValueError):  # an unknown name flags its rows below
+            known[value] = chains.domain(DUNE_CHAINS.get(value, value))
+    mapped = text.map(known, na_action="ignore")
+    rows.flag(np.asarray(text.notna() & mapped.isna(), dtype=bool),
+              lambda i: f"column {names!r}: unknown chain {text.iloc[i]!r}")  # fmt: skip
+    rows.flag(missing & np.asarray(text.isna(), dtype=bool),
+              f"columns {ids!r} and {names!r} are empty")  # fmt: skip
+    return np.where(missing, mapped.fillna(-1).to_numpy(dtype=np.int64), out)
 
 
 # -- decoded Circle tables -----------------------------------------------------
@@ -229,6 +252,12 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             hint=f"pass chain={_chain_guess(rows)!r} (or {{path: chain}}); on the command line "
             "--chain CHAIN or --chain PATH=CHAIN",
         )
+    contract = rows.addresses("contract_address")
+    line = rows.offset
+    guards.refuse_testnet(rows.source_file, "contract_address", contract,
+                          lambda i: f"line {i + line}")  # fmt: skip
+    guards.refuse_other_chain(rows.source_file, "contract_address", contract, domain,
+                              lambda i: f"line {i + line}")  # fmt: skip
     return pd.DataFrame(
         {
             "domain": domain,
@@ -238,7 +267,7 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             if rows.has("evt_block_number")
             else -1,
             "timestamp": rows.times("evt_block_time"),
-            "contract": rows.addresses("contract_address"),
+            "contract": contract,
             # the transaction's sender, in the decoded tables that carry it
             "transaction_from": rows.addresses("evt_tx_from"),
         }
@@ -279,7 +308,7 @@ def _depositforburn(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
         amount_raw=rows.integers("amount"),
         message_sender=rows.addresses("depositor"),
         mint_recipient=rows.addresses("mintrecipient"),
-        destination_domain=rows.integers("destinationdomain"),
+        destination_domain=rows.domains("destinationdomain"),
         destination_token_messenger=rows.addresses("destinationtokenmessenger"),
         destination_caller=rows.addresses("destinationcaller"),
         max_fee_raw=rows.nullable_integers("maxfee"),
@@ -307,7 +336,7 @@ def _messagereceived(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
     v2 = nonce.str.startswith("0x").fillna(False) | rows.has("finalitythresholdexecuted")
     frame = _event_base(rows, chain).assign(
         cctp_version=np.where(np.asarray(v2, dtype=bool), 2, 1),
-        source_domain=rows.integers("sourcedomain"),
+        source_domain=rows.domains("sourcedomain"),
         nonce=nonce,
         sender=rows.addresses("sender"),
         caller=rows.addresses("caller"),

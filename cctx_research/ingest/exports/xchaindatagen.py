@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..formats import FileRead
+from ..ledger import guards
 from ..values import Rows
 from .dune import chain_domains
 
@@ -75,10 +76,18 @@ def _received(rows: Rows, parts: FileRead) -> None:
 
 
 def _cross_chain(rows: Rows, parts: FileRead) -> None:
+    source = chain_domains(rows, "src_blockchain")
+    if rows.has("src_contract_address"):
+        contract, line = rows.addresses("src_contract_address"), rows.offset
+        guards.refuse_testnet(rows.source_file, "src_contract_address", contract,
+                              lambda i: f"line {i + line}")  # fmt: skip
+        guards.refuse_other_chain(rows.source_file, "src_contract_address", contract, source,
+                                  lambda i: f"line {i + line}",
+                                  chain_column="src_blockchain")  # fmt: skip
     parts.paired.append(
         pd.DataFrame(
             {
-                "source_domain": chain_domains(rows, "src_blockchain"),
+                "source_domain": source,
                 "destination_domain": chain_domains(rows, "dst_blockchain"),
                 "cctp_version": 1,
                 "nonce": rows.integers("deposit_id").astype(str),
