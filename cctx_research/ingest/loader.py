@@ -93,78 +93,6 @@ def _check_arguments(format: str | None, errors: str, chain: ChainArg, ambiguous
         chains.domain(chain)
 
 
-def _evidence(decoded: Any) -> dict[int, str]:
-    """What the logs themselves say of their chain: domain -> the fact that says it."""
-    said: dict[int, str] = {}
-    for frame, what in ((decoded.burns, "DepositForBurn"), (decoded.sent, "MessageSent"),
-                        (decoded.received, "MessageReceived"), (decoded.mints, "MintAndWithdraw")):
-        if not len(frame):
-            continue
-        for address in frame["contract"].dropna().unique().tolist():
-            owners = chains.contract_domains(address)
-            if len(owners) == 1:
-                (only,) = owners
-                said.setdefault(only, f"{what} emitted by {address}, a CCTP contract of "
-                                f"{chains.chain_name(only)} only")
-    if len(decoded.sent):
-        for value in decoded.sent["source_domain"].unique().tolist():
-            said.setdefault(int(value), f"MessageSent whose message says source domain {value}")
-    return said
-
-
-def _check_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any) -> None:
-    """Raise when what the logs say of their chain contradicts ``chain=`` (or fills its gap)."""
-    if chain is not None:
-        ids = logs["chain_id"].dropna().unique().tolist()
-        wanted = chains.chain_id(chain)
-        other = [i for i in ids if str(i) != str(wanted)]
-        if other:
-            names = ", ".join(sorted({chains.name_from_chain_id(str(i)) for i in other}))
-            raise DataError(
-                f"{str(path)!r} was given chain={chains.chain_name(chain)!r}, but its chain_id "
-                f"column says {names}",
-                hint=f"pass chain={names.split(', ')[0]!r} for this file, or no chain= "
-                "(the chain_id column is enough)",
-            )
-    said = _evidence(decoded)
-    frames = (decoded.burns, decoded.sent, decoded.received, decoded.mints)
-    unknown = any(f["domain"].isna().any() for f in frames if len(f))
-    if unknown:
-        guess = f"pass chain={chains.chain_name(next(iter(said)))!r}" if len(said) == 1 else (
-            "pass chain='ethereum'")
-        raise DataError(
-            f"the chain of the logs in {str(path)!r} is unknown: they carry no chain id"
-            + (f" ({'; '.join(said.values())})" if said else ""),
-            hint=f"{guess} (or {{path: chain}}); on the command line "
-            "--chain CHAIN or --chain PATH=CHAIN (cryo's logs carry chain_id)",
-        )
-    given = {int(d) for f in frames if len(f) for d in f["domain"].dropna().unique().tolist()}
-    wrong = {d: why for d, why in said.items() if d not in given}
-    if wrong:
-        domain, why = next(iter(wrong.items()))
-        claimed = ", ".join(chains.chain_name(d) for d in sorted(given))
-        raise DataError(
-            f"the logs in {str(path)!r} are read as {claimed}, but the data says "
-            f"{chains.chain_name(domain)}: {why}",
-            hint=f"pass chain={chains.chain_name(domain)!r} for this file "
-            f"(--chain {path.name}={chains.chain_name(domain)})",
-        )
-
-
-def _refuse_testnet(path: Path, decoded: Any) -> None:
-    """Refuse logs of CCTP's testnet contracts (or of Sepolia's USDC), naming the log."""
-    for frame in (decoded.burns, decoded.sent, decoded.received, decoded.mints):
-        if not len(frame):
-            continue
-
-        def where(i: int, frame: pd.DataFrame = frame) -> str:
-            return f"log {frame['log_index'].iat[i]} of transaction {frame['tx_hash'].iat[i]}"
-
-        guards.refuse_testnet(str(path), "address", frame["contract"], where)
-        if "burn_token" in frame.columns:
-            guards.refuse_testnet(str(path), "burnToken", frame["burn_token"], where)
-
-
 def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     try:
         from .evm import logs as evm_logs
@@ -174,8 +102,8 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     # the decoder reads a number as an EVM chain id: pass the chain by name
     named = None if chain is None else chains.chain_name(chain)
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
-    _refuse_testnet(path, decoded)
-    _check_chain(path, chain, logs, decoded)
+    guards.refuse_testnet_logs(path, decoded)
+    guards.check_log_chain(path, chain, logs, decoded)
     out = FileRead(
         format="evm-logs",
         burns=[decoded.burns],
@@ -260,7 +188,8 @@ def _say_empty(files: list[Path], rows_read: int) -> None:
     """A load that makes no transfer says why (a header-only CSV has said it already)."""
     names = ", ".join(Path(p).name for p in files)
     if rows_read:
-        why = (f"{rows_read} rows read, none a burn or a mint "
+        rows = f"{rows_read:,} row" if rows_read == 1 else f"{rows_read:,} rows"
+        why = (f"{rows} read, none a burn or a mint "
                "(the provenance counts say what each became)")
     elif all(Path(p).suffix.lower() == ".csv" for p in files):
         return

@@ -18,7 +18,10 @@ instead (a bad row: :class:`~cctx_research.errors.DataError` under
   is refused, whatever chain it is given as: the chain registry, the
   labels, the sample and every published figure the toolkit compares with
   are mainnet, so a testnet transfer can only be a wrong mainnet one
-  (:func:`refuse_testnet`).
+  (:func:`refuse_testnet`, :func:`refuse_testnet_logs`).
+- **Chain**: what a file of EVM logs says of its chain (a ``chain_id``
+  column, contracts of one chain only, a ``MessageSent``'s source domain)
+  agrees with the ``chain=`` it was given (:func:`check_log_chain`).
 
 Examples
 --------
@@ -30,6 +33,7 @@ array([1000000000,    1000000,          1])
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -172,3 +176,79 @@ def not_a_domain(values: Any) -> np.ndarray:
     """
     numbers = np.asarray(values, dtype=np.int64)
     return (numbers < 0) | (numbers > 2**32 - 1)
+
+
+# --------------------------------------------------------------------------
+# the chain and network of a file of EVM logs
+
+
+def _evidence(decoded: Any) -> dict[int, str]:
+    """What the logs themselves say of their chain: domain -> the fact that says it."""
+    said: dict[int, str] = {}
+    for frame, what in ((decoded.burns, "DepositForBurn"), (decoded.sent, "MessageSent"),
+                        (decoded.received, "MessageReceived"), (decoded.mints, "MintAndWithdraw")):
+        if not len(frame):
+            continue
+        for address in frame["contract"].dropna().unique().tolist():
+            owners = chains.contract_domains(address)
+            if len(owners) == 1:
+                (only,) = owners
+                said.setdefault(only, f"{what} emitted by {address}, a CCTP contract of "
+                                f"{chains.chain_name(only)} only")
+    if len(decoded.sent):
+        for value in decoded.sent["source_domain"].unique().tolist():
+            said.setdefault(int(value), f"MessageSent whose message says source domain {value}")
+    return said
+
+
+def check_log_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any) -> None:
+    """Raise when what the logs say of their chain contradicts ``chain=`` (or fills its gap)."""
+    if chain is not None:
+        ids = logs["chain_id"].dropna().unique().tolist()
+        wanted = chains.chain_id(chain)
+        other = [i for i in ids if str(i) != str(wanted)]
+        if other:
+            names = ", ".join(sorted({chains.name_from_chain_id(str(i)) for i in other}))
+            raise DataError(
+                f"{str(path)!r} was given chain={chains.chain_name(chain)!r}, but its chain_id "
+                f"column says {names}",
+                hint=f"pass chain={names.split(', ')[0]!r} for this file, or no chain= "
+                "(the chain_id column is enough)",
+            )
+    said = _evidence(decoded)
+    frames = (decoded.burns, decoded.sent, decoded.received, decoded.mints)
+    unknown = any(f["domain"].isna().any() for f in frames if len(f))
+    if unknown:
+        guess = f"pass chain={chains.chain_name(next(iter(said)))!r}" if len(said) == 1 else (
+            "pass chain='ethereum'")
+        raise DataError(
+            f"the chain of the logs in {str(path)!r} is unknown: they carry no chain id"
+            + (f" ({'; '.join(said.values())})" if said else ""),
+            hint=f"{guess} (or {{path: chain}}); on the command line "
+            "--chain CHAIN or --chain PATH=CHAIN (cryo's logs carry chain_id)",
+        )
+    given = {int(d) for f in frames if len(f) for d in f["domain"].dropna().unique().tolist()}
+    wrong = {d: why for d, why in said.items() if d not in given}
+    if wrong:
+        domain, why = next(iter(wrong.items()))
+        claimed = ", ".join(chains.chain_name(d) for d in sorted(given))
+        raise DataError(
+            f"the logs in {str(path)!r} are read as {claimed}, but the data says "
+            f"{chains.chain_name(domain)}: {why}",
+            hint=f"pass chain={chains.chain_name(domain)!r} for this file "
+            f"(--chain {path.name}={chains.chain_name(domain)})",
+        )
+
+
+def refuse_testnet_logs(path: Path, decoded: Any) -> None:
+    """Refuse logs of CCTP's testnet contracts (or of Sepolia's USDC), naming the log."""
+    for frame in (decoded.burns, decoded.sent, decoded.received, decoded.mints):
+        if not len(frame):
+            continue
+
+        def where(i: int, frame: pd.DataFrame = frame) -> str:
+            return f"log {frame['log_index'].iat[i]} of transaction {frame['tx_hash'].iat[i]}"
+
+        refuse_testnet(str(path), "address", frame["contract"], where)
+        if "burn_token" in frame.columns:
+            refuse_testnet(str(path), "burnToken", frame["burn_token"], where)
