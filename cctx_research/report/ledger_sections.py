@@ -279,9 +279,9 @@ def _pending_cards(total: pd.Series, late: pd.DataFrame, factor: float) -> Part:
     return cards(
         [
             ("burned, not minted", f"{int(total['count']):,}"),
-            (f"pending now ({usd(waiting_usdc)} USDC)", f"{waiting:,}"),
+            (f"pending now ({usd(waiting_usdc)})", f"{waiting:,}"),
             (f"never minted: older than {factor:g}x the usual latency "
-             f"({usd(float(late['amount'].sum()))} USDC)", f"{len(late):,}"),
+             f"({usd(float(late['amount'].sum()))})", f"{len(late):,}"),
             ("oldest burned, not minted, since", when(total["oldest"])),
         ]
     )

@@ -37,16 +37,18 @@ def _kpis(ctx: Context) -> Sequence[Part]:
     return (
         cards(
             [
-                ("transfers in the window", f"{int(sizes.count):,}"),
-                ("volume in the window", usd(sizes.volume)),
+                ("transfers minted in the window", f"{int(sizes.count):,}"),
+                ("volume minted in the window", usd(sizes.volume)),
                 ("median ticket", usd(median)),
                 ("senders in the window", f"{r['senders']:,}"),
                 ("recipients in the window", f"{r['recipients']:,}"),
             ]
         ),
         note(
-            f"Scope: {scope}. Each period ends at the end of the window and is "
-            "compared with the period of the same length before it. 'no data': the data "
+            f"Scope: {scope}. Transfers and volume: those minted in the window (a transfer "
+            "burned in it and not yet minted is not counted here). Each period ends at the "
+            "end of the window and is compared with the period of the same length before "
+            "it. 'no data': the data "
             "does not cover that period (it is not counted as zero); change is '-' when "
             "the earlier period holds no transfer."
         ),
