@@ -129,6 +129,25 @@ def test_lorenz_title_fits_the_figure(rand):
     assert title.y1 <= page.y1
 
 
+def test_flow_matrix_shows_same_chain_cells_as_impossible_and_numbers_inside_cells(rand):
+    matrix = flows.matrix(rand)
+    fig, ax = plt.subplots(figsize=(8.0, 6.5), layout="constrained")
+    plots.plot_flow_matrix(matrix, ax=ax)
+    renderer = _drawn(fig)
+    n = len(matrix.columns)
+    diagonal = [t for t in ax.texts if round(t.get_position()[0]) == round(t.get_position()[1])]
+    assert len(diagonal) == min(n, len(matrix.index))
+    assert {t.get_text() for t in diagonal} == {"×"}  # a route that cannot exist, not "0"
+    assert bool(ax.images[0].get_array().mask.diagonal().all())
+    for text in ax.texts:  # each number clear of its cell's borders
+        x, y = text.get_position()
+        cell = ax.transData.transform([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)])
+        box = text.get_window_extent(renderer)
+        width, height = abs(cell[1][0] - cell[0][0]), abs(cell[1][1] - cell[0][1])
+        assert box.width < 0.85 * width, text.get_text()
+        assert box.height < 0.85 * height, text.get_text()
+
+
 def test_flow_matrix_counts_from_transfers(small):
     ax = plots.plot_flow_matrix(small, values="count", annotate=False)
     assert len(ax.texts) == 0

@@ -8,6 +8,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -166,7 +168,10 @@ def plot_flow_matrix(
     if data.empty:
         return _axes.no_data(ax)
     grid = data.to_numpy(dtype=float)
-    image = ax.imshow(grid, cmap=cmap, aspect="auto")
+    # a chain to itself is no CCTP route: drawn as impossible (grey, a cross), never as 0
+    itself = np.asarray([[str(r) == str(c) for c in data.columns] for r in data.index], bool)
+    cells = np.ma.masked_array(grid, mask=itself)
+    image = ax.imshow(cells, cmap=_with_bad(cmap, "#e6e6e6"), aspect="auto")
     ax.set_xticks(
         range(grid.shape[1]), [_axes.chain_text(c) for c in data.columns], rotation=45, ha="right"
     )
@@ -176,19 +181,27 @@ def plot_flow_matrix(
     # which sits above the bar and runs into the title
     _axes.compact_axis(bar.long_axis)
     if annotate:
-        threshold = grid.max() / 2 if grid.size else 0
+        threshold = cells.max() / 2 if cells.count() else 0
+        size = "x-small" if max(grid.shape) > 6 else "small"  # clear of the cell's borders
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
                 ax.text(
                     j,
                     i,
-                    _axes.compact(grid[i, j]),
+                    "×" if itself[i, j] else _axes.compact(grid[i, j]),
                     ha="center",
                     va="center",
-                    fontsize="small",
-                    color="white" if grid[i, j] > threshold else "black",
+                    fontsize=size,
+                    color="white" if not itself[i, j] and grid[i, j] > threshold else "black",
                 )
     return ax
+
+
+def _with_bad(cmap: Any, color: str) -> Any:
+    """A copy of ``cmap`` (a name or a colormap) drawing masked cells in ``color``."""
+    from matplotlib import colormaps
+
+    return (colormaps[cmap] if isinstance(cmap, str) else cmap).with_extremes(bad=color)
 
 
 def plot_net_flows(data: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:
