@@ -103,9 +103,7 @@ def plot_flow_graph(
             alpha=0.7,
             ax=ax,
         )
-    nx.draw_networkx_labels(
-        g, pos, labels={v: _axes.chain_text(v) for v in nodes}, font_size=9, ax=ax
-    )
+    _label_outside(ax, [pos[v] for v in nodes], [_axes.chain_text(v) for v in nodes], sizes)
     unit = f"volume ({_axes.USDC})" if weight == "volume" else "transfer count"
     ax.text(
         0.0,
@@ -116,8 +114,32 @@ def plot_flow_graph(
         color="0.4",
         va="top",
     )
-    ax.margins(0.15)
+    ax.set_aspect("equal")
+    ax.margins(0.32, 0.12)  # room for the labels beside the ring, none wasted below
     return ax
+
+
+def _label_outside(ax: Axes, centres: list[Any], texts: list[str], sizes: np.ndarray) -> None:
+    """Each chain's label just beyond its circle, away from the ring's centre.
+
+    A label inside a circle spills out of the small ones and over the arrowheads
+    that end on it; beyond the circle, on the side facing away from the ring, it
+    meets neither (the arrows run inside the ring).
+    """
+    for (x, y), text, size in zip(centres, texts, sizes, strict=True):
+        norm = float(np.hypot(x, y)) or 1.0
+        dx, dy = (x / norm, y / norm) if np.hypot(x, y) > 0 else (0.0, -1.0)
+        gap = np.sqrt(size) / 2 + 4  # the marker's radius in points, and a little air
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(dx * gap, dy * gap),
+            textcoords="offset points",
+            ha="left" if dx > 0.3 else "right" if dx < -0.3 else "center",
+            va="bottom" if dy > 0.3 else "top" if dy < -0.3 else "center",
+            fontsize=9,
+            gid="chain-label",
+        )
 
 
 def plot_flow_matrix(
