@@ -121,3 +121,13 @@ def _label(chain: Any) -> str:
     from cctx_research.views import values
 
     return values.chain_text(chain)
+
+
+def test_ticket_sizes_say_where_the_amounts_end(
+    built: tuple[report.Report, str], mints: pd.DataFrame
+) -> None:
+    text = html.unescape(re.sub(r"<[^>]+>", " ", built[0].section("sizes").to_html()))
+    largest = re.search(r"The largest ticket in the window: ([\d,.]+) USDC", text)
+    assert largest, text[-400:]
+    assert _number(largest.group(1)) == _usdc(float(mints["amount"].max()))
+    assert "draws no ticket above 1,000,000 USDC" in text  # the sample's cap, said

@@ -165,9 +165,24 @@ def _sizes(ctx: Context) -> Sequence[Part]:
         note(
             "A class holds the transfers from its first amount up to, not including, the "
             "next. Quantile: that share of the transfers moved at most the amount beside it "
-            "(50%: the median)."
+            "(50%: the median)." + _largest_ticket(ctx)
         ),
     )
+
+
+def _largest_ticket(ctx: Context) -> str:
+    """Where the amounts end, and why when the data is the sample (whose draws are capped)."""
+    largest = float(ctx.data.get("largest", float("nan")))
+    if np.isnan(largest):
+        return ""
+    said = f" The largest ticket in the window: {usd(largest)}."
+    if ctx.provenance.get("synthetic"):
+        said += (
+            " The synthetic sample draws no ticket above 1,000,000 USDC (the largest "
+            "transfer its calibration source, XChainDataGen, reports): its histogram ends "
+            "there by construction."
+        )
+    return said
 
 
 def _seasonality(ctx: Context) -> Sequence[Part]:
