@@ -43,7 +43,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_DAYS = 7
-"""Days shown when a panel opens: the last week, today included."""
+"""Days shown when a panel opens: the last week of complete days (today left out)."""
 
 
 BUSY = "&#9203; {what}&hellip;"
@@ -64,8 +64,12 @@ PANEL_CSS = (
 
 
 def default_dates(days: int = DEFAULT_DAYS) -> tuple[dt.date, dt.date]:
-    today = pd.Timestamp.now(tz="UTC").date()
-    return today - dt.timedelta(days=days - 1), today
+    """The last ``days`` complete UTC days: ending yesterday, as today is still partial.
+
+    A window holding today would open every panel on a "Partial data" warning.
+    """
+    last = pd.Timestamp.now(tz="UTC").date() - dt.timedelta(days=1)
+    return last - dt.timedelta(days=days - 1), last
 
 
 def days_window(start: Any, end: Any) -> tuple[pd.Timestamp, pd.Timestamp]:
