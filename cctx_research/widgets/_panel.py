@@ -58,9 +58,11 @@ PANEL_CSS = (
     "text-align:left;vertical-align:top}"
     ".cctx-panel td.num,.cctx-panel th.num{text-align:right;font-variant-numeric:tabular-nums;"
     "white-space:nowrap}"
+    ".cctx-panel a{color:#0969da;text-decoration:underline}"
     "</style>"
 )
-"""The panels' table style (the report's stylesheet is not there): numbers right-aligned."""
+"""The panels' table style (the report's stylesheet is not there): numbers right-aligned,
+links (addresses, transactions) that look like links in a notebook's or the app's theme."""
 
 
 def default_dates(days: int = DEFAULT_DAYS) -> tuple[dt.date, dt.date]:
