@@ -210,10 +210,12 @@ def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
             assert chain in offered, f"{chain} not offered"
         assert _raw_warnings(page) == []
         assert _broken_images(page) == []
+        # the default window ends at the last complete day: nothing partial to warn of
+        assert "Partial data" not in page.inner_text("body")
         shot = tmp_path / f"dashboard-{width}.png"
         page.screenshot(path=str(shot))
         page.locator(".lm-TabBar-tab", has_text="Who moves the money").click()
-        _wait(page, lambda: page.get_by_text("relayers over").count() > 0,
+        _wait(page, lambda: page.get_by_text("relayers minted these").count() > 0,
               "the actors tab shows no relayers")  # fmt: skip
         page.get_by_role("button", name="depositors", exact=True).click()
         _wait(page, lambda: page.get_by_text("Mayan FastMCTP").count() > 0,
@@ -289,6 +291,13 @@ def test_address_and_transaction_lookups(page):
     assert "amount (USDC)" in details
     for internal in ("record_id", "entity_id", "instance_id"):
         assert internal not in details
+    # a link looks like one: underlined, not the text's colour
+    look = link.first.evaluate(
+        "a => { const s = getComputedStyle(a), p = getComputedStyle(a.parentElement);"
+        " return [s.textDecorationLine, s.color, p.color]; }"
+    )
+    assert "underline" in look[0]
+    assert look[1] != look[2]
     assert _raw_warnings(page) == []
     assert _broken_images(page) == []
     assert _left_the_app(page.requests) == []

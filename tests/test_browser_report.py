@@ -63,10 +63,15 @@ def test_the_report_reads_right_at_common_widths(report_page, browser, width, tm
         .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.alt)""")
     assert broken == []
     assert page.evaluate("document.images.length") >= 10
-    # every chain with data is named (the sample holds EVM chains, Solana and Noble)
+    # every chain with data is named by its label (the sample holds EVM chains, Solana, Noble)
     held = page.inner_text("#net-flows")
-    for name in ("ethereum", "base", "arbitrum", "solana", "noble"):
+    for name in ("Ethereum", "Base", "Arbitrum One", "Solana", "Noble"):
         assert name in held, f"{name} missing from the net flows"
+    # each card's figure in one unit, and a headline that names its base
+    cards = page.eval_on_selector_all(".card .value", "els => els.map(e => e.innerText)")
+    assert cards
+    assert not [c for c in cards if c.count("USDC") > 1]
+    assert "volume minted in the window" in page.inner_text("#kpis")
     assert outside == []  # the report loads nothing
     shot = tmp_path / f"report-{width}.png"
     page.screenshot(path=str(shot))

@@ -264,3 +264,27 @@ def test_render_png_draws_once_the_same_picture(monkeypatch):
     assert len(draws) == 1  # savefig of a figure with a layout engine draws it twice
     expected = np.asarray(Image.open(buf))
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), expected)
+
+
+def test_tables_speak_one_vocabulary_chains_routes_durations_unlabelled() -> None:
+    frame = pd.DataFrame(
+        {
+            "source_chain": ["optimism", "base"],
+            "corridor": ["ethereum->optimism", "base->solana"],
+            "median_s": [925.0, 8.24],
+            "relayer_label": ["Wormhole", None],
+        }
+    )
+    cells = re.findall(r"<td(?: class=\"[^\"]*\")?>([^<]*)</td>", markup.html_table(frame))
+    assert cells == [
+        "OP Mainnet", "Ethereum → OP Mainnet", "15 min 25 s", "Wormhole",
+        "Base", "Base → Solana", "8.2 s", "unlabelled",
+    ]  # fmt: skip
+    assert "925.00" not in markup.html_table(frame)
+
+
+def test_cards_read_as_cards_without_the_report_stylesheet() -> None:
+    text = markup.cards([("volume in the window", "1,234 USDC")])
+    assert re.search(r'class="cards" style="display:flex', text)
+    assert re.search(r'class="card" style="border:', text)
+    assert text.count("USDC") == 1

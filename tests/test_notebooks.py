@@ -9,9 +9,11 @@ cache directory and no credentials. A cell error fails the test.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,6 +102,25 @@ def test_runs_in_a_kernel(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "KeyboardInterrupt" not in text
     assert '"output_type": "error"' not in text
     assert "Traceback" not in text
+    if name == "07_actors.ipynb":
+        _each_actor_row_says_it_is_synthetic(nb)
+
+
+def _each_actor_row_says_it_is_synthetic(nb: Any) -> None:
+    """Real labels beside synthetic volumes: every row of each actor table says so, and the
+    report's cards are styled as cards in the notebook, where its stylesheet is not."""
+    tables = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "marked(" not in cell.source or "def " in cell.source:
+            continue
+        page = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+        rows = re.findall(r"<tr>(.*?)</tr>", page.split("<tbody>")[1], flags=re.S)
+        assert rows
+        assert all(re.search(r">synthetic</td>", row) for row in rows), cell.source[:60]
+        tables += 1
+    assert tables == 3
+    text = _outputs_text(nb)
+    assert 'class=\\"card\\" style=' in text or 'class="card" style=' in text
 
 
 @pytest.mark.slow

@@ -77,6 +77,25 @@ def test_flow_graph(small):
     assert any("USDC" in t for t in texts(ax))
 
 
+def test_flow_graph_labels_clear_every_node_and_stay_in_the_figure(rand):
+    fig, ax = plt.subplots(figsize=(8.0, 6.0), layout="constrained")
+    plots.plot_flow_graph(rand, ax=ax)
+    renderer = _drawn(fig)
+    nodes = ax.collections[0]  # the node circles: centres in data, sizes in points squared
+    centres = ax.transData.transform(nodes.get_offsets())
+    radii = np.sqrt(nodes.get_sizes()) / 2 * fig.dpi / 72
+    labels = [t for t in ax.texts if t.get_gid() == "chain-label"]
+    assert len(labels) == len(centres) >= 4
+    for label in labels:
+        box = label.get_window_extent(renderer)
+        assert fig.bbox.x0 <= box.x0, label.get_text()
+        assert box.x1 <= fig.bbox.x1, label.get_text()
+        for (cx, cy), r in zip(centres, radii, strict=True):
+            # the nearest point of the label's box to the circle's centre lies outside it
+            nx_, ny_ = min(max(cx, box.x0), box.x1), min(max(cy, box.y0), box.y1)
+            assert np.hypot(nx_ - cx, ny_ - cy) >= r, label.get_text()
+
+
 def test_flow_graph_from_transfers_on_given_axes(small):
     _fig, ax = plt.subplots()
     out = plots.plot_flow_graph(small, ax=ax, title="custom")
@@ -127,6 +146,25 @@ def test_lorenz_title_fits_the_figure(rand):
     assert page.x0 <= title.x0, (title, page)
     assert title.x1 <= page.x1, (title, page)
     assert title.y1 <= page.y1
+
+
+def test_flow_matrix_shows_same_chain_cells_as_impossible_and_numbers_inside_cells(rand):
+    matrix = flows.matrix(rand)
+    fig, ax = plt.subplots(figsize=(8.0, 6.5), layout="constrained")
+    plots.plot_flow_matrix(matrix, ax=ax)
+    renderer = _drawn(fig)
+    n = len(matrix.columns)
+    diagonal = [t for t in ax.texts if round(t.get_position()[0]) == round(t.get_position()[1])]
+    assert len(diagonal) == min(n, len(matrix.index))
+    assert {t.get_text() for t in diagonal} == {"×"}  # a route that cannot exist, not "0"
+    assert bool(ax.images[0].get_array().mask.diagonal().all())
+    for text in ax.texts:  # each number clear of its cell's borders
+        x, y = text.get_position()
+        cell = ax.transData.transform([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)])
+        box = text.get_window_extent(renderer)
+        width, height = abs(cell[1][0] - cell[0][0]), abs(cell[1][1] - cell[0][1])
+        assert box.width < 0.85 * width, text.get_text()
+        assert box.height < 0.85 * height, text.get_text()
 
 
 def test_flow_matrix_counts_from_transfers(small):

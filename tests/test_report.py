@@ -131,13 +131,13 @@ def test_no_external_resources(page: str) -> None:
 
 def test_sections_hold_their_content(built: report.Report, page: str) -> None:
     kpis = built.section("kpis").to_html()
-    for text in ("transfers in the window", "24h", "30d"):
+    for text in ("transfers minted in the window", "24h", "30d"):
         assert text in kpis
     n = len(built.data["transfers"])
     assert f"{n:,}" in kpis
     flows_html = built.section("flows").to_html()
     assert "Top corridors" in flows_html
-    assert "-&gt;" in flows_html
+    assert "Ethereum → " in flows_html  # routes read as chain labels
     volume_html = built.section("volume").to_html()
     # no ledger: in flight from the volume history, which says what it cannot tell apart
     assert "From the interface&#x27;s volume operation" in volume_html

@@ -154,8 +154,23 @@ def test_latency_matches_plain_pandas(with_v2: report.Report, ledger_v2: pd.Data
     )
     assert int(table["count"].sum()) == len(done)
     text = section.to_html()
-    assert ledger_sections.duration(float(got["ethereum>base"])) in text
-    assert "Fast against standard transfers" in text  # V2 splits by finality class
+    # fast and standard apart everywhere latency is shown: no median over both
+    classes = with_v2.data["latency_by_finality"]
+    fast = done["min_finality_threshold"].le(1000).fillna(False).to_numpy(bool)
+    key = done["source_domain"].map(chains.chain_name) == "ethereum"
+    key &= done["destination_domain"].map(chains.chain_name) == "base"
+    for finality, rows in (("fast", done[fast & key]), ("standard", done[~fast & key])):
+        mine = classes[
+            (classes["source_chain"].astype(str) == "ethereum")
+            & (classes["destination_chain"].astype(str) == "base")
+            & (classes["finality"].astype(str) == finality)
+        ]
+        median = float(seconds[rows.index].median())
+        assert float(mine["median_s"].iloc[0]) == pytest.approx(median)
+        assert ledger_sections.duration(median) in text
+    mixed = ledger_sections.duration(float(got["ethereum>base"]))
+    assert mixed not in re.sub(r"<[^>]*>", " ", text.split("<table")[1])  # the mix is not shown
+    assert "per route and finality class" in text
 
 
 def test_pending_counts_mints_after_the_end_as_pending(
@@ -200,8 +215,14 @@ def test_v2_section_fees_and_fast_share(with_v2: report.Report, ledger_v2: pd.Da
     done = v2.loc[v2["mint_timestamp"] < pd.Timestamp(END)]
     fees = with_v2.data["fees"]
     assert int(fees["fee_raw"].sum()) == int(done["fee_raw"].sum())
-    for heading in ("Fees collected", "Fee caps", "Hooks"):
+    for heading in ("Fees collected on fast transfers", "Fee caps", "Hooks"):
         assert heading in section.to_html()
+    # standard transfers pay nothing: said once, not mixed into the fast ones' rates
+    standard = done.loc[done["min_finality_threshold"] > 1000]
+    assert int(standard["fee_raw"].sum()) == 0
+    assert f"Standard transfers paid no fee: {len(standard):,} standard" in section.to_html()
+    fees_html = section.to_html().split("Fees collected on fast transfers")[1].split("</table>")[0]
+    assert "standard" not in fees_html
     png = section.figures[0].to_html().split("base64,")[1].split('"')[0]
     pixels = mpimg.imread(io.BytesIO(base64.b64decode(png)))
     assert float(pixels.std()) > 0.02

@@ -398,12 +398,41 @@ def test_a_covered_window_has_no_note(dash: widgets.Dashboard) -> None:
     assert "Partial data" not in dash.status.value
 
 
-def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing() -> None:
-    import cctx_research as cctx
+def test_panels_open_on_complete_days_only() -> None:
+    from cctx_research.widgets import _panel
 
+    start, end = _panel.default_dates(7)
+    today = pd.Timestamp.now(tz="UTC").date()
+    assert end == today - dt.timedelta(days=1)  # today is partial: no warning on opening
+    assert (end - start).days == 6
+
+
+def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import cctx_research as cctx
+    from cctx_research import plots
+    from cctx_research.analysis import actors, movements
+
+    drawn: list[list[str]] = []
+    real = plots.plot_relayer_shares
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        ax = real(*args, **kwargs)
+        drawn.append([t.get_text() for t in ax.get_legend().get_texts()])
+        return ax
+
+    monkeypatch.setattr(plots, "plot_relayer_shares", recorded)
     ledger = cctx.load_sample(as_of="2024-07-01", days=2)
     panel = widgets.actors_panel(ledger)
-    assert "relayers over" in panel.status.value
+    relayers = actors.relayers(ledger)
+    assert f"{len(relayers):,} relayers minted these {len(ledger):,} transfers" in (
+        panel.status.value
+    )
+    # the chart names as many relayers as the table lists (and the rest as others)
+    rows = panel.table.value.count("<tr>") - 1
+    assert rows == panel.top_n.value == 10
+    assert len([t for t in drawn[-1] if t != "others"]) == min(rows, len(relayers))
     assert panel.images["shares"].value  # the relayers' shares per day
     panel.role.value = "depositors"
     assert "Mayan FastMCTP" in panel.table.value
@@ -412,6 +441,10 @@ def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing() -> None:
     assert "(solana)" in panel.status.value
     panel.role.value = "rebalancing"
     assert panel.error is None
+    sol = chains.domain("solana")
+    solana = ledger[(ledger["source_domain"] == sol) | (ledger["destination_domain"] == sol)]
+    flagged = int(movements.rebalancing_share(solana)["rebalancing_count"].sum())
+    assert f"{flagged:,} of {len(solana):,} transfers are rebalancing" in panel.status.value
     empty = widgets.actors_panel(None)
     assert "needs a ledger" in empty.status.value
     with pytest.raises(TypeError, match="ledger must be a pandas DataFrame"):

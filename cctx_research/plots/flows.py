@@ -8,6 +8,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -101,9 +103,7 @@ def plot_flow_graph(
             alpha=0.7,
             ax=ax,
         )
-    nx.draw_networkx_labels(
-        g, pos, labels={v: _axes.chain_text(v) for v in nodes}, font_size=9, ax=ax
-    )
+    _label_outside(ax, [pos[v] for v in nodes], [_axes.chain_text(v) for v in nodes], sizes)
     unit = f"volume ({_axes.USDC})" if weight == "volume" else "transfer count"
     ax.text(
         0.0,
@@ -114,8 +114,32 @@ def plot_flow_graph(
         color="0.4",
         va="top",
     )
-    ax.margins(0.15)
+    ax.set_aspect("equal")
+    ax.margins(0.32, 0.12)  # room for the labels beside the ring, none wasted below
     return ax
+
+
+def _label_outside(ax: Axes, centres: list[Any], texts: list[str], sizes: np.ndarray) -> None:
+    """Each chain's label just beyond its circle, away from the ring's centre.
+
+    A label inside a circle spills out of the small ones and over the arrowheads
+    that end on it; beyond the circle, on the side facing away from the ring, it
+    meets neither (the arrows run inside the ring).
+    """
+    for (x, y), text, size in zip(centres, texts, sizes, strict=True):
+        norm = float(np.hypot(x, y)) or 1.0
+        dx, dy = (x / norm, y / norm) if np.hypot(x, y) > 0 else (0.0, -1.0)
+        gap = np.sqrt(size) / 2 + 4  # the marker's radius in points, and a little air
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(dx * gap, dy * gap),
+            textcoords="offset points",
+            ha="left" if dx > 0.3 else "right" if dx < -0.3 else "center",
+            va="bottom" if dy > 0.3 else "top" if dy < -0.3 else "center",
+            fontsize=9,
+            gid="chain-label",
+        )
 
 
 def plot_flow_matrix(
@@ -166,7 +190,10 @@ def plot_flow_matrix(
     if data.empty:
         return _axes.no_data(ax)
     grid = data.to_numpy(dtype=float)
-    image = ax.imshow(grid, cmap=cmap, aspect="auto")
+    # a chain to itself is no CCTP route: drawn as impossible (grey, a cross), never as 0
+    itself = np.asarray([[str(r) == str(c) for c in data.columns] for r in data.index], bool)
+    cells = np.ma.masked_array(grid, mask=itself)
+    image = ax.imshow(cells, cmap=_with_bad(cmap, "#e6e6e6"), aspect="auto")
     ax.set_xticks(
         range(grid.shape[1]), [_axes.chain_text(c) for c in data.columns], rotation=45, ha="right"
     )
@@ -176,19 +203,27 @@ def plot_flow_matrix(
     # which sits above the bar and runs into the title
     _axes.compact_axis(bar.long_axis)
     if annotate:
-        threshold = grid.max() / 2 if grid.size else 0
+        threshold = cells.max() / 2 if cells.count() else 0
+        size = "x-small" if max(grid.shape) > 6 else "small"  # clear of the cell's borders
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
                 ax.text(
                     j,
                     i,
-                    _axes.compact(grid[i, j]),
+                    "×" if itself[i, j] else _axes.compact(grid[i, j]),
                     ha="center",
                     va="center",
-                    fontsize="small",
-                    color="white" if grid[i, j] > threshold else "black",
+                    fontsize=size,
+                    color="white" if not itself[i, j] and grid[i, j] > threshold else "black",
                 )
     return ax
+
+
+def _with_bad(cmap: Any, color: str) -> Any:
+    """A copy of ``cmap`` (a name or a colormap) drawing masked cells in ``color``."""
+    from matplotlib import colormaps
+
+    return (colormaps[cmap] if isinstance(cmap, str) else cmap).with_extremes(bad=color)
 
 
 def plot_net_flows(data: pd.DataFrame, *, ax: Axes | None = None, title: str | None = None) -> Axes:

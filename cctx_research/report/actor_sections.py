@@ -100,7 +100,7 @@ def _actor_cards(
          f"{float(integrated.loc[labelled, 'volume_share'].sum()) * 100:.1f}%"),
         ("rebalancing share of volume",
          f"{rebalancing / gross * 100:.1f}%" if gross else "no data"),
-        ("volume counted once per movement", usd(net)),
+        ("volume burned in the window, counted once per movement", usd(net)),
     ])  # fmt: skip
 
 
@@ -114,10 +114,18 @@ def _rebalancing_routes(flagged: pd.DataFrame, top_n: int) -> list[Part]:
     table = routes[["source_chain", "destination_chain", "count", "volume",
                     "rebalancing_volume", "volume_share"]].rename(columns={
         "source_chain": "from", "destination_chain": "to", "count": "transfers",
-        "volume": "volume (USDC)", "rebalancing_volume": "rebalancing (USDC)",
-        "volume_share": "rebalancing share of volume",
+        "volume": "burned (USDC)", "rebalancing_volume": "of it rebalancing (USDC)",
+        "volume_share": "rebalancing share of burned volume",
     })  # fmt: skip
-    return ["<h3>Rebalancing per route</h3>", html_table(table)]
+    return [
+        "<h3>Rebalancing per route</h3>",
+        html_table(table),
+        note(
+            "Per route, the transfers burned in the window, minted or not: a route's burned "
+            "volume here can differ from its minted volume in Top corridors (burned before "
+            "the window and minted in it, or burned in it and not yet minted)."
+        ),
+    ]
 
 
 def _actors_note(*, signers: bool, synthetic: Any) -> str:

@@ -323,6 +323,7 @@ def _analyse(
         "timeseries": volumes.timeseries(transfers, freq=freq, by="source_chain"),
         "in_flight": volumes.in_flight(history),
         "sizes": volumes.size_buckets(transfers),
+        "largest": float(transfers["amount"].max()) if len(transfers) else float("nan"),
         "seasonality": volumes.seasonality(transfers),
         "top_recipients": with_main_chain(recipients_all.head(top_n), transfers, role="recipient"),
         "top_senders": with_main_chain(

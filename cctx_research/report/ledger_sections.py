@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from .. import chains as chain_registry
@@ -23,6 +22,7 @@ from .. import plots, schema
 from ..analysis import latency, linking, pending, v2
 from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
+from ..views.values import duration
 from .registry import Context, Part, SectionSpec, figure
 
 __all__ = ["SPECS", "duration", "in_flight", "ledger_of", "link_quality", "scope_ledger"]
@@ -31,31 +31,6 @@ _WHERE = (
     "pass ledger= to report.build (cctx_research.load(...) of event logs or exports, "
     "cctx_research.load_sample()), or run `cctx-research report --data FILE`"
 )
-
-
-def duration(seconds: float) -> str:
-    """Seconds for reading: ``"45 s"``, ``"12 min 30 s"``, ``"3 h 05 min"``, ``"2 d 4 h"``.
-
-    Examples
-    --------
-    >>> duration(8.24), duration(750), duration(11100), duration(187200), duration(float("nan"))
-    ('8.2 s', '12 min 30 s', '3 h 05 min', '2 d 4 h', '-')
-    >>> duration(59.7), duration(3599.9), duration(86399)
-    ('1 min 00 s', '1 h 00 min', '1 d 0 h')
-    """
-    if seconds is None or not np.isfinite(seconds):
-        return "-"
-    s = float(seconds)
-    if s < 59.5:
-        return f"{s:.1f} s" if s < 9.95 else f"{s:.0f} s"
-    if s < 3570:
-        minutes, rest = divmod(round(s), 60)
-        return f"{minutes} min {rest:02d} s"
-    if s < 86_100:
-        hours, rest = divmod(round(s / 60), 60)
-        return f"{hours} h {rest:02d} min"
-    days, hours = divmod(round(s / 3600), 24)
-    return f"{days} d {hours} h"
 
 
 def _durations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -209,30 +184,32 @@ def _latency(ctx: Context) -> Sequence[Part]:
     done = _completed_by_end(ctx)
     table = latency.by_route(done)
     ctx.data["latency"] = table
+    # a fast transfer is minted in seconds, a standard one after the source's finality:
+    # one median over both describes neither, so each route is split where both occur
+    classes = latency.by_route(done, by="finality")
+    split = classes["finality"].astype(str).nunique() > 1
+    if split:
+        ctx.data["latency_by_finality"] = classes
+    shown = classes if split else table
+    what = "per route and finality class (fast, standard)" if split else "per route"
     parts: list[Part] = [
         figure(
             "latency",
-            "Burn-to-mint latency per route: median, with the 10th to 90th percentile",
+            f"Burn-to-mint latency {what}: median, with the 10th to 90th percentile",
             plots.plot_latency,
-            table,
-            figsize=(9.0, max(3.5, 0.32 * len(table) + 1.5)),
+            shown,
+            figsize=(9.0, max(3.5, (0.24 if split else 0.32) * len(shown) + 1.5)),
         ),
-        html_table(_durations(table, ["median_s", "p10_s", "p90_s"])),
+        html_table(_durations(shown, ["median_s", "p10_s", "p90_s"])),
     ]
-    classes = latency.by_route(done, by="finality")
-    if classes["finality"].astype(str).nunique() > 1:
-        ctx.data["latency_by_finality"] = classes
-        parts += [
-            "<h3>Fast against standard transfers</h3>",
-            html_table(_durations(classes, ["median_s", "p10_s", "p90_s"])),
-        ]
     parts.append(
         note(
             "Burn to mint, over the transfers burned in the window and minted before its "
             "end; a transfer minted later counts as pending (next section). 10th and 90th "
             "percentile: a tenth of the transfers were faster than the first, a tenth slower "
             "than the second. Ambiguous links: transfers linked among identical ones in time "
-            "order, whose latency is uncertain."
+            "order, whose latency is uncertain. Fast: attested at the source's confirmation "
+            "(seconds); standard: after the source chain's finality (minutes)."
         )
     )
     return parts
@@ -279,9 +256,9 @@ def _pending_cards(total: pd.Series, late: pd.DataFrame, factor: float) -> Part:
     return cards(
         [
             ("burned, not minted", f"{int(total['count']):,}"),
-            (f"pending now ({usd(waiting_usdc)} USDC)", f"{waiting:,}"),
+            (f"pending now ({usd(waiting_usdc)})", f"{waiting:,}"),
             (f"never minted: older than {factor:g}x the usual latency "
-             f"({usd(float(late['amount'].sum()))} USDC)", f"{len(late):,}"),
+             f"({usd(float(late['amount'].sum()))})", f"{len(late):,}"),
             ("oldest burned, not minted, since", when(total["oldest"])),
         ]
     )
@@ -397,7 +374,7 @@ def in_flight(ctx: Context) -> Sequence[Part]:
 def _v2_section(ctx: Context) -> Sequence[Part]:
     done = _completed_by_end(ctx)
     share = v2.fast_share(ledger_of(ctx))
-    fees = v2.fees(done)
+    fees = v2.fees(done, by="finality")
     caps = v2.fee_caps(done)
     hooked = v2.hooks(ledger_of(ctx))
     ctx.data.update(fast_share=share, fees=fees, fee_caps=caps, hooks=hooked)
@@ -414,15 +391,7 @@ def _v2_section(ctx: Context) -> Sequence[Part]:
             "V2 transfers burned in the window. Fast: minimum finality threshold of at most "
             "1000 (attested at confirmation), standard above."
         ),
-        "<h3>Fees collected</h3>",
-        html_table(fees),
-        note(
-            "Fees are what the mint collected, over the V2 transfers minted by the end of the "
-            "window whose fee is known; 1 bps (basis point) is 0.01% of the amount burned. "
-            "Fee rate: the route's fees over its volume, so the largest transfers weigh "
-            "most. Median fee rate: each transfer's own fee over its amount, the middle one: "
-            "what a typical transfer paid."
-        ),
+        *_fee_parts(fees),
         "<h3>Fee caps (max fee) against the fee taken</h3>",
         html_table(caps),
         note(
@@ -437,6 +406,39 @@ def _v2_section(ctx: Context) -> Sequence[Part]:
             "the mint (V2); transfers whose hook data is unknown are left out."
         ),
     ]
+    return parts
+
+
+def _fee_parts(fees: pd.DataFrame) -> list[Part]:
+    """Fees of fast transfers in a table; standard ones apart, said free when they were.
+
+    A standard transfer pays no fee today: mixed with fast ones, its zeros pull
+    a route's fee rate under the median fee rate of the transfers that pay one.
+    """
+    fast = fees["finality"].astype(str) == "fast"
+    rest = fees.loc[~fast]
+    parts: list[Part] = [
+        "<h3>Fees collected on fast transfers</h3>",
+        html_table(fees.loc[fast].drop(columns="finality")),
+    ]
+    if len(rest) and int(rest["fee_raw"].sum()) == 0:
+        parts.append(
+            note(
+                f"Standard transfers paid no fee: {int(rest['count'].sum()):,} standard V2 "
+                f"transfers on {len(rest)} routes, 0 USDC collected."
+            )
+        )
+    elif len(rest):
+        parts += ["<h3>Fees collected on standard transfers</h3>", html_table(rest)]
+    parts.append(
+        note(
+            "Fees are what the mint collected, over the V2 transfers minted by the end of the "
+            "window whose fee is known; 1 bps (basis point) is 0.01% of the amount burned. "
+            "Fee rate: the route's fees over its volume, so the largest transfers weigh "
+            "most. Median fee rate: each transfer's own fee over its amount, the middle one: "
+            "what a typical transfer paid."
+        )
+    )
     return parts
 
 

@@ -37,16 +37,18 @@ def _kpis(ctx: Context) -> Sequence[Part]:
     return (
         cards(
             [
-                ("transfers in the window", f"{int(sizes.count):,}"),
-                ("volume in the window", usd(sizes.volume)),
+                ("transfers minted in the window", f"{int(sizes.count):,}"),
+                ("volume minted in the window", usd(sizes.volume)),
                 ("median ticket", usd(median)),
                 ("senders in the window", f"{r['senders']:,}"),
                 ("recipients in the window", f"{r['recipients']:,}"),
             ]
         ),
         note(
-            f"Scope: {scope}. Each period ends at the end of the window and is "
-            "compared with the period of the same length before it. 'no data': the data "
+            f"Scope: {scope}. Transfers and volume: those minted in the window (a transfer "
+            "burned in it and not yet minted is not counted here). Each period ends at the "
+            "end of the window and is compared with the period of the same length before "
+            "it. 'no data': the data "
             "does not cover that period (it is not counted as zero); change is '-' when "
             "the earlier period holds no transfer."
         ),
@@ -163,9 +165,24 @@ def _sizes(ctx: Context) -> Sequence[Part]:
         note(
             "A class holds the transfers from its first amount up to, not including, the "
             "next. Quantile: that share of the transfers moved at most the amount beside it "
-            "(50%: the median)."
+            "(50%: the median)." + _largest_ticket(ctx)
         ),
     )
+
+
+def _largest_ticket(ctx: Context) -> str:
+    """Where the amounts end, and why when the data is the sample (whose draws are capped)."""
+    largest = float(ctx.data.get("largest", float("nan")))
+    if np.isnan(largest):
+        return ""
+    said = f" The largest ticket in the window: {usd(largest)}."
+    if ctx.provenance.get("synthetic"):
+        said += (
+            " The synthetic sample draws no ticket above 1,000,000 USDC (the largest "
+            "transfer its calibration source, XChainDataGen, reports): its histogram ends "
+            "there by construction."
+        )
+    return said
 
 
 def _seasonality(ctx: Context) -> Sequence[Part]:

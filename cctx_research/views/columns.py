@@ -92,6 +92,17 @@ HEADERS: Mapping[str, str] = {
     "max_age_s": "longest wait",
     "reference_s": "typical latency",
     "reference": "typical of",
+    "fast_median_s": "median burn to mint, fast",
+    "standard_median_s": "median burn to mint, standard",
+    # who moves the money (the label first, then the address it names)
+    "relayer_label": "relayer",
+    "relayer": "address",
+    "integrator_label": "integrator",
+    "integrator": "depositor",
+    "mint_share": "share of mints",
+    "median_relay_s": "median burn to mint",
+    "v2_share": "share on V2",
+    "rebalancing_volume": f"rebalancing ({USDC})",
 }
 """The header of each column name the toolkit's results use, with its unit."""
 

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from . import explorers
+from . import explorers, values
 from .columns import displayed, header
 
 __all__ = [
@@ -148,12 +148,19 @@ def _cell(value: Any, column: str, decimals: int | None = None) -> tuple[str, st
 
     A plain float gets ``decimals`` decimals; with None, two below 1,000 and
     none from 1,000 up, followed by blank space as wide as the two (so that
-    a column's decimal points line up).
+    a column's decimal points line up). Chains, routes, seconds and missing
+    labels read as :mod:`.values` writes them, by the column's name.
     """
     if value is None or (
         not isinstance(value, (str, bytes)) and np.ndim(value) == 0 and pd.isna(value)
     ):
-        return "-", "num"
+        return (values.UNLABELLED, "") if column.endswith("_label") else ("-", "num")
+    if column in values.CHAIN_COLUMNS and isinstance(value, str):
+        return values.chain_text(value), ""
+    if column in values.ROUTE_COLUMNS and isinstance(value, str):
+        return values.route_text(value), ""
+    if values.is_duration(column) and isinstance(value, (int, float, np.integer, np.floating)):
+        return values.duration(value), "num"
     if isinstance(value, pd.Timestamp):
         return when(value), ""
     if isinstance(value, (bool, np.bool_)):
@@ -350,14 +357,28 @@ def note(text: str) -> str:
     return f'<p class="note">{escape(text)}</p>'
 
 
+_CARD_STYLES = (
+    "display:flex;flex-wrap:wrap;gap:10px;margin:0.5em 0 1em",
+    "border:1px solid #d0d7de;border-radius:6px;padding:8px 14px;min-width:150px",
+    "font-size:1.35em;font-weight:600",
+    "color:#57606a;font-size:0.85em",
+)
+
+
 def cards(items: Sequence[tuple[str, str]]) -> str:
-    """Headline figures as cards: ``(label, value)`` pairs, escaped."""
+    """Headline figures as cards: ``(label, value)`` pairs, escaped.
+
+    Styled inline as well as by class, so that they read as cards in a
+    notebook or a widget, where the report's stylesheet is not. The value
+    carries the unit (``"1,234 USDC"``); the label names what is counted.
+    """
+    box, card, value, label = _CARD_STYLES
     body = "".join(
-        f'<div class="card"><div class="value">{escape(v)}</div>'
-        f'<div class="label">{escape(k)}</div></div>'
+        f'<div class="card" style="{card}"><div class="value" style="{value}">{escape(v)}</div>'
+        f'<div class="label" style="{label}">{escape(k)}</div></div>'
         for k, v in items
     )
-    return f'<div class="cards">{body}</div>'
+    return f'<div class="cards" style="{box}">{body}</div>'
 
 
 def synthetic_banner(

@@ -96,7 +96,8 @@ def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) ->
     client : cctx_research.Client
         The one client every panel uses.
     days : int, default 7
-        The dashboard's opening window: the last ``days`` days, today included.
+        The dashboard's opening window: the last ``days`` complete days (today,
+        still partial, left out).
     ledger : DataFrame, optional
         The ledger of the "Who moves the money" tab (default
         :func:`ledger_behind`).

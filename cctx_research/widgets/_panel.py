@@ -43,7 +43,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_DAYS = 7
-"""Days shown when a panel opens: the last week, today included."""
+"""Days shown when a panel opens: the last week of complete days (today left out)."""
 
 
 BUSY = "&#9203; {what}&hellip;"
@@ -58,14 +58,20 @@ PANEL_CSS = (
     "text-align:left;vertical-align:top}"
     ".cctx-panel td.num,.cctx-panel th.num{text-align:right;font-variant-numeric:tabular-nums;"
     "white-space:nowrap}"
+    ".cctx-panel a{color:#0969da;text-decoration:underline}"
     "</style>"
 )
-"""The panels' table style (the report's stylesheet is not there): numbers right-aligned."""
+"""The panels' table style (the report's stylesheet is not there): numbers right-aligned,
+links (addresses, transactions) that look like links in a notebook's or the app's theme."""
 
 
 def default_dates(days: int = DEFAULT_DAYS) -> tuple[dt.date, dt.date]:
-    today = pd.Timestamp.now(tz="UTC").date()
-    return today - dt.timedelta(days=days - 1), today
+    """The last ``days`` complete UTC days: ending yesterday, as today is still partial.
+
+    A window holding today would open every panel on a "Partial data" warning.
+    """
+    last = pd.Timestamp.now(tz="UTC").date() - dt.timedelta(days=1)
+    return last - dt.timedelta(days=days - 1), last
 
 
 def days_window(start: Any, end: Any) -> tuple[pd.Timestamp, pd.Timestamp]:

@@ -94,7 +94,10 @@ class ActorsPanel(Panel):
         if role == "relayers":
             table = actors.relayers(data)
             self.images["shares"].value = render_png(
-                plots.plot_relayer_shares, actors.relayers(data, freq="1D"), figsize=(12, 3.5)
+                plots.plot_relayer_shares,
+                actors.relayers(data, freq="1D"),
+                top=self.top_n.value,  # the chart names the relayers the table lists
+                figsize=(12, 3.5),
             )
         elif role == "depositors":
             table = actors.integrators(data)
@@ -108,7 +111,21 @@ class ActorsPanel(Panel):
         self.table.value = html_table(shown)
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
-        self._say(f"{len(table):,} {role} over {len(data):,} transfers{scope}", style=OK_STYLE)
+        self._say(_summary(role, table, len(data)) + scope, style=OK_STYLE)
+
+
+def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
+    """What the table counts, in words: "12 relayers minted 83,927 transfers"."""
+    if role == "relayers":
+        return f"{len(table):,} relayers minted these {transfers:,} transfers"
+    if role == "depositors":
+        return f"{len(table):,} depositors burned these {transfers:,} transfers"
+    flagged = int(table["rebalancing_count"].sum()) if len(table) else 0
+    routes = int((table["rebalancing_count"] > 0).sum()) if len(table) else 0
+    return (
+        f"{flagged:,} of {transfers:,} transfers are rebalancing (an operator moving its own "
+        f"money), on {routes:,} of {len(table):,} routes"
+    )
 
 
 def actors_panel(ledger: pd.DataFrame | None) -> ActorsPanel:

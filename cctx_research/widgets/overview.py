@@ -211,7 +211,8 @@ def dashboard(
     start, end : date-like, optional
         The window ``[start, end)`` like everywhere in the toolkit (naive
         means UTC); the pickers then show its first and last day, which they
-        treat as included. Default: the last ``days`` days, today included.
+        treat as included. Default: the last ``days`` complete days (today,
+        still partial, left out).
     days : int, default 7
     chains : chain or list of chains, optional
         Chains preselected (transfers touching any of them). Default: all.
