@@ -194,6 +194,12 @@ def cases(client: Any) -> dict[str, tuple[Callable[..., Any], tuple, dict, dict[
             {},
             {"ledger": [*frame_wrongs, T], "by": [*option, "route", 3]},
         ),
+        "latency.by_relayer": (
+            latency.by_relayer,
+            (L,),
+            {},
+            {"ledger": [*frame_wrongs, T], "by": [*option, "relayer", 3]},
+        ),
         "latency.timeseries": (
             latency.timeseries,
             (L,),

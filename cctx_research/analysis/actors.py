@@ -25,7 +25,7 @@ Examples
 --------
 >>> import cctx_research as cctx
 >>> table = relayers(cctx.load_sample(as_of="2024-07-01", days=1), labels=False)
->>> float(table["volume_share"].sum())
+>>> round(float(table["volume_share"].sum()), 9)
 1.0
 """
 

@@ -321,6 +321,7 @@ def test_progress_resolution(monkeypatch):
     assert wanted(None) is False
     assert wanted(True) is True
     monkeypatch.delenv("CI")
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)  # not in a notebook's kernel
     monkeypatch.setattr(sys, "stderr", open(__file__))  # not a TTY  # noqa: SIM115
     assert wanted(None) is False
     assert wanted(False) is False
