@@ -29,16 +29,18 @@ never imports :mod:`cctx_research.service`.
 
 from __future__ import annotations
 
+import errno
 import logging
 import secrets
 import socket
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .client import Client, WSGITransport
-from .config import Settings
+from .config import Settings, cache_dir
 from .errors import ConfigError, SyntheticDataWarning
 from .times import TimeLike
 
@@ -148,6 +150,7 @@ def connect(
         overrides.pop(name, None)
     from .service.local import local_service
 
+    _refuse_a_file_as_cache(overrides, settings)
     local = local_service(data, as_of=as_of, **sample_options)
     why = (
         "data=" if data is not None
@@ -164,6 +167,17 @@ def connect(
             stacklevel=2,
         )
     return client
+
+
+def _refuse_a_file_as_cache(overrides: dict[str, Any], settings: Settings) -> None:
+    """A cache directory that is a file fails the client: say so before building the data."""
+    if overrides.get("cache", True) is False:
+        return
+    directory = Path(overrides.get("cache_dir") or settings.cache_dir or cache_dir()).expanduser()
+    if any(p.is_file() for p in (directory, *directory.parents)):
+        from .net.cache import fault
+
+        raise fault(directory, NotADirectoryError(errno.ENOTDIR, "Not a directory"), "open")
 
 
 def _missing_credentials(settings: Settings) -> str:

@@ -109,11 +109,14 @@ def ledger_days(
         raise ValueError("ledger_days needs at least one day")
     directory = sample_directory(per_day, seed)
     writable = _prepare(directory, per_day, seed)
-    tables: list[pa.Table | None] = [_read(directory / _name(day), day) for day in days]
+    readable = writable or directory.is_dir()  # a read-only cache still serves its days
+    tables: list[pa.Table | None] = [
+        _read(directory / _name(day), day) if readable else None for day in days
+    ]
     missing = [i for i, t in enumerate(tables) if t is None]
     _warn_if_large(len(days) * per_day, len(missing), what)
     if missing:
-        for i in _progress(missing, what):
+        for i in _progress(missing, what, kept=writable):
             frame = build(days[i])
             table = pa.Table.from_pandas(frame, preserve_index=False)
             table = table.replace_schema_metadata(
@@ -187,7 +190,6 @@ def _cannot_cache(directory: Path, exc: OSError) -> None:
         "synthetic sample is built in memory and built again on the next start. To keep it, "
         "point CCTX_CACHE_DIR at a writable directory"
     )
-    logger.warning(message)
     warnings.warn(CacheWarning(message), stacklevel=4)
 
 
@@ -255,9 +257,12 @@ def _warn_if_large(rows: int, to_build: int, what: str) -> None:
     warnings.warn(LargeResultWarning(message), stacklevel=4)
 
 
-def _progress(items: list[int], what: str) -> Iterable[int]:
-    if len(items) <= 2:
+def _progress(items: list[int], what: str, *, kept: bool) -> Iterable[int]:
+    from ..net.progress import wanted
+
+    if len(items) <= 2 or not wanted(None):  # no bar in CI or when stderr is not a terminal
         return items
     from tqdm.auto import tqdm
 
-    return tqdm(items, desc=f"building {what} (once)", unit="day", leave=False)
+    once = " (once: kept for later starts)" if kept else ""
+    return tqdm(items, desc=f"building {what}{once}", unit="day", leave=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import warnings
 
 import pandas as pd
@@ -133,10 +134,28 @@ def test_an_unusable_cache_directory_builds_in_memory_with_a_cache_warning(tmp_p
     blocker.write_text("not a directory")
     monkeypatch.setenv("CCTX_CACHE_DIR", str(blocker / "cache"))
     build = Builds()
-    with pytest.warns(CacheWarning, match="cannot be written.*built in memory"):
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
         read = days(build)
     pd.testing.assert_frame_equal(read, expected())
     assert len(build.days) == 4
+    # one warning, not one more for each day it then failed to read
+    assert [type(w.message) for w in said] == [CacheWarning]
+    assert re.search("cannot be written.*built in memory", str(said[0].message))
+
+
+def test_connect_refuses_a_cache_directory_that_is_a_file_before_building(tmp_path, monkeypatch):
+    import cctx_research as cctx
+    from cctx_research.errors import CacheError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("CCTX_CACHE_DIR", str(blocker))
+    build = Builds()
+    monkeypatch.setattr(sample, "generate_day", build)
+    with pytest.raises(CacheError, match=r"is a file, not a directory.*--no-cache"):
+        cctx.connect(sample=True, as_of=AS_OF, days=2, per_day=PER_DAY)
+    assert build.days == []  # refused before any day was built
 
 
 def test_a_large_request_says_its_size_before_building(cache, monkeypatch):
