@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from .. import chains, schema, storage
+from ..addressing import as_chain_format
 from ..errors import CoverageWarning, DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
@@ -267,7 +268,9 @@ def _assemble(
         # the links counted so far are the events' only: count the whole ledger's,
         # with the pairings the toolkit's own files carry
         counts.update(linking.pairing_counts(ledger))
-    return ledger, counts
+    # Readers keep the messages' hex (linking compares it); every address is spelled
+    # here, once, as its chain spells it, so a ledger joins with the client's frames.
+    return as_chain_format(ledger), counts
 
 
 _SIDE_SKIPS = {
