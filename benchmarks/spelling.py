@@ -48,7 +48,7 @@ def _with_solana(ledger: pd.DataFrame, share: float, seed: int = 3) -> pd.DataFr
     domain[rows] = 5
     out["destination_domain"] = domain
     for column in ("mint_recipient", "destination_caller"):
-        values = out[column].astype(object).to_numpy()
+        values = out[column].to_numpy(dtype=object, na_value=None).copy()
         values[rows] = _hex(rng, len(rows), 32).to_numpy(dtype=object)
         out[column] = pd.array(values, dtype=ledger["mint_recipient"].dtype)
     return out

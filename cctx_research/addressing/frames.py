@@ -19,9 +19,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import chains, schema
-from .columns import canonical_addresses
+from .columns import _format_codes, canonical_addresses
 from .spellings import FORMATS, _format_of, to_bytes32
 
 __all__ = ["as_bytes32", "as_chain_format"]
@@ -130,9 +132,53 @@ def as_chain_format(frame: pd.DataFrame, *, columns: Iterable[str] | None = None
     targets = _targets(frame, columns, "as_chain_format")
     out = frame.copy(deep=False)
     for column, chains_ in targets:
-        values = frame[column].astype(schema.STRING).array
-        out[column] = pd.Series(canonical_addresses(values, chains_).array, index=frame.index)
+        out[column] = _chain_column(frame[column], chains_)
     return out
+
+
+def _lower_hex40(text: pd.Series) -> np.ndarray:
+    """Which values are ``0x`` + 40 characters with no upper case (read off Arrow's buffers)."""
+    arrow = pa.array(text.array)
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    arrow = arrow.cast(pa.large_string())
+    n = len(arrow)
+    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset : arrow.offset + n + 1]
+    data = arrow.buffers()[2]
+    if data is None:
+        return np.zeros(n, dtype=bool)
+    chars = np.frombuffer(data, dtype=np.uint8)
+    if len(chars) == 0:
+        return np.zeros(n, dtype=bool)
+    if ((chars >= ord("A")) & (chars <= ord("Z"))).any():  # upper case somewhere: row by row
+        found = pc.match_substring_regex(arrow, r"^0x[0-9a-f]{40}$")
+        return pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+    starts = offsets[:-1]
+    out = np.diff(offsets) == 42
+    at = np.where(out, starts, 0)
+    return out & (chars[at] == ord("0")) & (chars[np.minimum(at + 1, len(chars) - 1)] == ord("x"))
+
+
+def _chain_column(values: pd.Series, chains_: Any) -> pd.Series:
+    """One address column in its rows' chains' formats.
+
+    An EVM row that is already ``0x`` + 40 lowercase characters (nearly
+    all, from the readers) is left as it is; the others go through
+    :func:`~cctx_research.addressing.canonical_addresses`.
+    """
+    text = values.astype(schema.STRING)
+    n = len(text)
+    codes, formats = _format_codes(chains_, n)
+    evm = np.isin(codes, [i for i, f in enumerate(formats) if f == "evm"])
+    work = np.flatnonzero(~(evm & _lower_hex40(text)) & text.notna().to_numpy(dtype=bool))
+    if len(work) == 0:
+        return pd.Series(text.array, index=values.index)
+    if len(work) == n:
+        return pd.Series(canonical_addresses(text.array, chains_).array, index=values.index)
+    part = chains_[work] if isinstance(chains_, np.ndarray) else chains_.iloc[work]
+    out = text.array.copy()
+    out[work] = canonical_addresses(text.array[work], part).array
+    return pd.Series(out, index=values.index)
 
 
 def as_bytes32(frame: pd.DataFrame, *, columns: Iterable[str] | None = None) -> pd.DataFrame:
