@@ -378,7 +378,10 @@ def load(
     pandas.DataFrame, or the engine's lazy frame
         Kind ``"ledger"`` with the V2 columns, ``pairing``
         (:data:`cctx_research.schema.LEDGER_PAIRING`), ``link_group_size``
-        and ``token``. Its provenance names the files and format and counts
+        and ``token``; every address in its chain's own format, whatever the
+        source (:data:`cctx_research.schema.ADDRESS_CHAINS`;
+        :func:`cctx_research.addressing.as_bytes32` for CCTP's bytes32).
+        Its provenance names the files and format and counts
         every input row: ``rows_read == decoded + skipped + duplicates +
         bad`` (``skipped_<reason>`` for each reason; ``merged`` events
         folded into another's side), and the transfers by ``pairing``
