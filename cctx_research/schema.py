@@ -5,8 +5,17 @@ Columns are snake_case; ``timestamp`` is tz-aware UTC; amounts are exact in
 ``amount_raw`` (integer base units) and in token units in ``amount``
 (``amount_raw / 10**decimals``); chain names are categoricals whose
 categories are the registry's names in domain order plus any unknown chain
-seen; addresses are lowercase ``0x`` hex strings (20 bytes for EVM
-addresses).
+seen; addresses are spelled in the format of the chain they live on
+(:data:`ADDRESS_CHAINS` says which chain that is for each column): ``0x`` +
+40 hex digits, lowercase, on EVM chains, base58 on Solana, bech32
+(``noble1...``) on Noble, and so on (:mod:`cctx_research.addressing`),
+whichever source a frame came from. A destination caller of zero (anyone
+may relay) is the destination chain's zero address (``0x`` + 40 zeros on
+EVM chains, ``1`` x 32 on Solana; :data:`cctx_research.addressing.ZERO_ADDRESSES`),
+never null: every address column of a transfer is filled.
+:func:`cctx_research.addressing.as_bytes32` gives the interface's bytes32
+form of every address column on request, and
+:func:`~cctx_research.addressing.as_chain_format` reads it back.
 
 Kinds
 -----
@@ -49,6 +58,7 @@ from .errors import DataError
 from .provenance import Provenance
 
 __all__ = [
+    "ADDRESS_CHAINS",
     "ADDRESS_COLUMNS",
     "KINDS",
     "LEDGER_PAIRING",
@@ -217,6 +227,19 @@ ADDRESS_COLUMNS: tuple[str, ...] = (
     "destination_token_messenger",
 )
 """The address columns of the ``transfers`` and ``ledger`` kinds."""
+
+ADDRESS_CHAINS: dict[str, str] = {
+    "message_sender": "source",
+    "burn_token": "source",
+    "burn_tx_from": "source",
+    "mint_recipient": "destination",
+    "destination_caller": "destination",
+    "destination_token_messenger": "destination",
+    "relayer": "destination",
+    "mint_recipient_owner": "destination",
+}
+"""Which chain spells each address column of a ``transfers``, ``transaction`` or ``ledger``
+frame: the burn's (``"source"``: ``source_domain``) or the mint's (``"destination"``)."""
 
 KINDS: dict[str, dict[str, Any]] = {
     "transfers": _TRANSFERS,

@@ -254,3 +254,38 @@ def test_the_fast_spelling_of_wire_columns_equals_the_rule():
     assert canonical_addresses(values).tolist() == [rule(v) for v in values]
     # anything else takes the general path
     assert _bytes32_canonical(pa.array([*values, "0x12"], pa.large_string())) is None
+
+
+@given(st.lists(st.binary(min_size=32, max_size=32), min_size=1, max_size=40),
+       st.integers(0, 32))
+def test_base58_of_many_rows_equals_one_by_one(rows, zeros):
+    import numpy as np
+
+    from cctx_research.addressing.codecs import base58_encode_rows
+
+    rows = [bytes(zeros) + r[zeros:] for r in rows]  # leading zero bytes are leading "1"s
+    matrix = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(-1, 32)
+    assert base58_encode_rows(matrix).tolist() == [addressing.base58_encode(r) for r in rows]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 5, 4, 6]), st.binary(min_size=20, max_size=20),
+                          st.binary(min_size=32, max_size=32)), min_size=1, max_size=20))
+def test_frames_round_trip_between_bytes32_and_each_chains_format(rows):
+    import pandas as pd
+
+    wire = pd.DataFrame({
+        "source_domain": [5] * len(rows),
+        "destination_domain": [d for d, _, _ in rows],
+        "message_sender": ["0x" + w.hex() for _, _, w in rows],
+        "mint_recipient": ["0x" + (bytes(12) + a if d != 5 else w).hex() for d, a, w in rows],
+    })
+    spelled = addressing.as_chain_format(wire)
+    for (d, a, w), sender, recipient in zip(rows, spelled["message_sender"],
+                                            spelled["mint_recipient"], strict=True):
+        assert sender == addressing.base58_encode(w)
+        chain = {0: "ethereum", 5: "solana", 4: "noble", 6: "base"}[d]
+        assert recipient == addressing.from_bytes32("0x" + (bytes(12) + a if d != 5 else w).hex(),
+                                                    chain)
+    back = addressing.as_bytes32(spelled)
+    assert back[["message_sender", "mint_recipient"]].astype(object).values.tolist() == wire[
+        ["message_sender", "mint_recipient"]].values.tolist()

@@ -18,8 +18,13 @@ starknet  ``0x`` + 64 hex digits                       32
 stellar   strkey contract id (``C...``, 56 chars)      32
 ========  ===========================================  ==============
 
-Frames show addresses in the chain's own format; :func:`to_bytes32` gives
-the wire form and :func:`from_bytes32` reads it back. Every public function
+Frames show addresses in the chain's own format, whatever their source;
+:func:`to_bytes32` gives the wire form and :func:`from_bytes32` reads it
+back, and for a frame's address columns :func:`as_bytes32` and
+:func:`as_chain_format` (which chain spells each column:
+:data:`cctx_research.schema.ADDRESS_CHAINS`). A zero address (a
+``destination_caller`` that lets anyone relay) is spelled as its chain
+spells zero (:data:`ZERO_ADDRESSES`). Every public function
 of the toolkit that takes an address accepts any of these formats
 (:func:`normalize_address`), so an address spelled two ways is one address
 everywhere. Transaction hashes: ``0x`` + 64 hex on EVM chains, Aptos and
@@ -36,8 +41,9 @@ True
 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'
 
 The package's modules: :mod:`~cctx_research.addressing.spellings` (one address
-or hash), :mod:`~cctx_research.addressing.columns` (many addresses, vectorised)
-and :mod:`~cctx_research.addressing.codecs` (base58, bech32, strkey).
+or hash), :mod:`~cctx_research.addressing.columns` (many addresses, vectorised),
+:mod:`~cctx_research.addressing.frames` (a frame's address columns) and
+:mod:`~cctx_research.addressing.codecs` (base58, bech32, strkey).
 """
 
 from __future__ import annotations
@@ -52,8 +58,10 @@ from .codecs import (  # noqa: F401
     strkey_encode,
 )
 from .columns import canonical_addresses
+from .frames import as_bytes32, as_chain_format
 from .spellings import (
     FORMATS,
+    ZERO_ADDRESSES,
     detect_format,
     from_bytes32,
     normalize_address,
@@ -63,6 +71,9 @@ from .spellings import (
 
 __all__ = [
     "FORMATS",
+    "ZERO_ADDRESSES",
+    "as_bytes32",
+    "as_chain_format",
     "canonical_addresses",
     "detect_format",
     "from_bytes32",

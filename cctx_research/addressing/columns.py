@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from .._codes import unique_ints
 from .._textarrays import from_char_matrix, interleave
+from .codecs import base58_encode_rows
 from .spellings import _PAD_HEX, _encode, _format_of, _hex_bytes
 
 __all__ = ["canonical_addresses"]
@@ -132,9 +133,54 @@ def canonical_addresses(values: Sequence[Any], chains: Any = None) -> pd.Series:
     if other.any():
         rows = np.flatnonzero(other)
         values_ = series.iloc[rows].to_numpy(dtype=object)
-        series.iloc[rows] = [_respell(v, formats[f]) for v, f in zip(values_, codes[rows].tolist(),
-                                                                        strict=True)]  # fmt: skip
+        kinds = codes[rows]
+        spelled = np.empty(len(rows), dtype=object)
+        for f in np.unique(kinds).tolist():
+            sel = kinds == f
+            if formats[f] == "solana":
+                spelled[sel] = _base58_many(values_[sel])
+            else:
+                spelled[sel] = [_respell(v, formats[f]) for v in values_[sel].tolist()]
+        series.iloc[rows] = spelled
     return series
+
+
+def _base58_many(values: np.ndarray) -> np.ndarray:
+    """Solana's spelling of ``0x`` hex values (20 or 32 bytes), each distinct one once;
+    values that are not such hex are kept."""
+    codes, uniques = pd.factorize(values)
+    out = np.asarray(uniques, dtype=object).copy()
+    ok, matrix = _hex32_rows(out.tolist())
+    if ok.any():
+        out[ok] = base58_encode_rows(matrix[ok])
+    return out[codes]
+
+
+_NIBBLE = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"0123456789abcdef"):
+    _NIBBLE[_c] = _i
+    _NIBBLE[bytes([_c]).upper()[0]] = _i
+
+
+def _hex32_rows(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Which values are ``0x`` + 40 or 64 hex digits, and their bytes, left-padded to 32."""
+    arr = pa.array(values, type=pa.large_string())
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[: n + 1]
+    data = arr.buffers()[2]
+    chars = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(1, np.uint8)
+    sizes = np.diff(offsets)
+    ok = (sizes == 42) | (sizes == 66)
+    starts = np.where(ok, offsets[:-1], 0)
+    ok &= (chars[starts] == ord("0")) & ((chars[starts + 1] | 0x20) == ord("x"))
+    skip = 64 - np.where(ok, sizes - 2, 0)  # leading digits a 40-digit value lacks
+    cols = np.arange(64)[None, :]
+    inside = ok[:, None] & (cols >= skip[:, None])
+    at = np.where(inside, starts[:, None] + 2 + cols - skip[:, None], 0)
+    digits = np.where(inside, chars[at], ord("0")).astype(np.uint8)
+    nibbles = _NIBBLE[digits]
+    ok &= (nibbles != 255).all(axis=1)
+    return ok, ((nibbles[:, 0::2] << 4) | nibbles[:, 1::2]).astype(np.uint8)
 
 
 def _format_codes(values: Any, n: int) -> tuple[np.ndarray, list[str | None]]:

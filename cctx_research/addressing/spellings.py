@@ -17,6 +17,7 @@ from .codecs import (
 
 __all__ = [
     "FORMATS",
+    "ZERO_ADDRESSES",
     "detect_format",
     "from_bytes32",
     "normalize_address",
@@ -109,6 +110,13 @@ def _encode(raw: bytes, fmt: str | None) -> str:
     if fmt in _SHORT_HEX:
         return "0x" + raw.rjust(32, b"\x00").hex()
     return "0x" + body.hex()  # evm, or unknown: 20 bytes if padded, else 32
+
+
+ZERO_ADDRESSES: frozenset[str] = frozenset(
+    {_encode(bytes(32), fmt) for fmt in FORMATS} | {"0x" + "00" * 32}
+)
+"""The zero address as each format spells it (``0x`` + 40 zeros, ``0x`` + 64 zeros, ``1`` x 32
+on Solana, ``noble1qqq...``, Stellar's): as a ``destination_caller``, anyone may relay."""
 
 
 def _accepted(fmt: str | None, chain: Any) -> str:

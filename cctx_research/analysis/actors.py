@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import chains, schema
+from .. import addressing, chains, schema
 from .. import labels as labels_
 from . import _common, _ledger, actor_inputs, actors_lazy, results
 from .actor_inputs import end_user, ledger_columns
@@ -58,8 +58,8 @@ RELAYER_BY: tuple[str, ...] = ("route", "cctp_version")
 INTEGRATOR_KEYS: tuple[str, ...] = ("message_sender", "destination_caller", "hook_prefix", "label")
 """What identifies an integrator in :func:`integrators` (``label``: the depositor's label)."""
 
-ZERO_CALLERS = frozenset({"0x" + "0" * 40, "0x" + "0" * 64})
-"""A destination caller of zero: anyone may relay."""
+ZERO_CALLERS = frozenset(z.lower() for z in addressing.ZERO_ADDRESSES)
+"""A destination caller of zero, as any chain spells it (lowercase): anyone may relay."""
 
 
 def _chain_categorical(values: Sequence[int]) -> pd.Categorical:

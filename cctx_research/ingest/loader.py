@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from .. import chains, schema, storage
+from ..addressing import as_chain_format
 from ..errors import CoverageWarning, DataError
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
@@ -267,7 +268,9 @@ def _assemble(
         # the links counted so far are the events' only: count the whole ledger's,
         # with the pairings the toolkit's own files carry
         counts.update(linking.pairing_counts(ledger))
-    return ledger, counts
+    # Readers keep the messages' hex (linking compares it); every address is spelled
+    # here, once, as its chain spells it, so a ledger joins with the client's frames.
+    return as_chain_format(ledger), counts
 
 
 _SIDE_SKIPS = {
@@ -375,7 +378,10 @@ def load(
     pandas.DataFrame, or the engine's lazy frame
         Kind ``"ledger"`` with the V2 columns, ``pairing``
         (:data:`cctx_research.schema.LEDGER_PAIRING`), ``link_group_size``
-        and ``token``. Its provenance names the files and format and counts
+        and ``token``; every address in its chain's own format, whatever the
+        source (:data:`cctx_research.schema.ADDRESS_CHAINS`;
+        :func:`cctx_research.addressing.as_bytes32` for CCTP's bytes32).
+        Its provenance names the files and format and counts
         every input row: ``rows_read == decoded + skipped + duplicates +
         bad`` (``skipped_<reason>`` for each reason; ``merged`` events
         folded into another's side), and the transfers by ``pairing``

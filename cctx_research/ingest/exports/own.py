@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ... import schema
+from ...addressing import as_chain_format
 from ...errors import DataError
 from ..values import Rows, malformed_error
 
@@ -77,7 +78,7 @@ def ledger_from_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A typed ledger from an in-memory frame of kind ``"ledger"`` or ``"transfers"``.
 
     The frame's columns are coerced as :func:`cctx_research.load` coerces a
-    file's (exact integers, canonical addresses, UTC times).
+    file's (exact integers, each address in its chain's format, UTC times).
 
     Raises
     ------
@@ -110,7 +111,7 @@ def ledger_from_frame(frame: pd.DataFrame) -> pd.DataFrame:
     ledger = ledger_from_rows(rows)
     if rows.problems:
         raise malformed_error(rows.problems)
-    return schema.validate(ledger.reset_index(drop=True), "ledger")
+    return schema.validate(as_chain_format(ledger.reset_index(drop=True)), "ledger")
 
 
 def _from_ledger(rows: Rows) -> pd.DataFrame:
