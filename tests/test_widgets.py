@@ -436,6 +436,9 @@ def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing(
     assert panel.images["shares"].value  # the relayers' shares per day
     panel.role.value = "depositors"
     assert "Mayan FastMCTP" in panel.table.value
+    listed = actors.integrators(ledger)
+    assert (f"{len(listed):,} integrators deposited {int(listed['transfers'].sum()):,} of "
+            f"these {len(ledger):,} transfers") in panel.status.value  # fmt: skip
     assert panel.table.value.count("<tr>") == 1 + 10
     panel.chains.value = ("solana",)
     assert "(solana)" in panel.status.value

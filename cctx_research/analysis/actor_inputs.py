@@ -32,11 +32,13 @@ __all__ = [
     "OPTIONAL",
     "checked_names",
     "end_user",
+    "end_user_counts",
     "labels_of",
     "ledger_columns",
     "ledger_lazy",
     "nulls",
     "route_codes",
+    "signed_by",
 ]
 
 OPTIONAL: tuple[str, ...] = schema.optional_columns("ledger")
@@ -162,3 +164,28 @@ def route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]
     domains, codes = unique_ints(np.concatenate([src, dst]))
     codes = codes.ravel()
     return codes[: len(src)], codes[len(src) :], domains.tolist()
+
+
+def end_user_counts(frame: pd.DataFrame, burned: np.ndarray, codes: np.ndarray, n: int) -> Any:
+    """Distinct burn-transaction senders per code; null for a code with none known."""
+    who, _ = pd.factorize(frame["burn_tx_from"].astype(schema.STRING)[burned])
+    known = who >= 0
+    count = np.zeros(n, dtype="int64")
+    if known.any():
+        pairs = np.unique(codes[known].astype("int64") * (who.max() + 1) + who[known])
+        count = np.bincount(pairs // (who.max() + 1), minlength=n).astype("int64")
+    return pd.arrays.IntegerArray(count, np.bincount(codes[known], minlength=n) == 0)
+
+
+def signed_by(
+    frame: pd.DataFrame, burned: np.ndarray, codes: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per code: burns signed by the depositor itself, and burns signed by another account
+    (unknown signers count in neither)."""
+    signer = frame["burn_tx_from"].astype(schema.STRING)[burned]
+    sender = frame["message_sender"].astype(schema.STRING)[burned]
+    known = signer.notna().to_numpy(dtype=bool)
+    same = (signer == sender).fillna(False).to_numpy(dtype=bool)
+    own = np.bincount(codes[known & same], minlength=n).astype("int64")
+    other = np.bincount(codes[known & ~same], minlength=n).astype("int64")
+    return own, other

@@ -119,7 +119,9 @@ def relayers(
         ``volume_share`` (within the group), ``median_relay_s`` (burn to mint,
         seconds; NaN without burn times) and the label columns. Sorted by
         group, then volume, largest first (then by relayer). :func:`~.results.result_info`
-        records ``by`` (the group columns) and ``freq``.
+        records ``by`` (the group columns) and ``freq``. On the bundled sample,
+        the mints per relayer are exactly those planted
+        (:func:`cctx_research.service.sample.truth`).
 
     Raises
     ------
@@ -318,7 +320,13 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
     by : {"message_sender", "destination_caller", "hook_prefix", "label"}
         What names the integrator: the depositor, the destination caller
         (null: anyone may relay), the hook's first four bytes (null: no hook),
-        or the depositor's label (null: unlabelled).
+        or the depositor's label (null: unlabelled). By depositor, a
+        depositor is an integrator when some of its burns were signed by
+        another account (``burn_tx_from``: the users it burns for) or when it
+        is labelled one (kind ``integrator``); one that signs every burn it
+        makes (where signers are known) is a user burning for itself, and is
+        left out of the table. Where no signer of a depositor's burns is known
+        (``eth_getLogs``, cryo), nothing tells, and it stays.
     labels : bool, path or DataFrame, default True
         Add ``integrator_label`` / ``integrator_kind`` for address keys.
 
@@ -334,7 +342,12 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         who has moved to V2), ``end_users`` (distinct senders of the burn
         transactions, :func:`end_user`: the people behind a depositing
         contract; null where the source does not give them) and the label
-        columns. Largest volume first (then by integrator).
+        columns. Largest volume first (then by integrator). Shares are of
+        every burn in the ledger: with depositors left out (see ``by``) they
+        sum to less than one, the rest being users burning for themselves.
+        On the bundled sample the table is exactly the depositing contracts
+        the generator planted, with their exact volumes
+        (:func:`cctx_research.service.sample.truth`).
 
     Examples
     --------
@@ -357,11 +370,27 @@ def integrators(ledger: Any, *, by: str = "message_sender", labels: Any = True) 
         frame = actor_inputs.ledger_columns(ledger, cols, what="actors.integrators")
         groups, span = _integrator_groups(frame, by, table, users=users)
     out = _integrator_table(groups)
+    if by == "message_sender" and users:
+        out = _without_self_signers(out, groups, table)
     if table is not None and by in ("message_sender", "destination_caller"):
         label, kind = table.resolve(out["integrator"], None)
         out["integrator_label"] = pd.array(label, dtype=schema.STRING)
         out["integrator_kind"] = pd.array(kind, dtype=schema.STRING)
     return results.describe(out, span=span, by=())
+
+
+def _without_self_signers(out: pd.DataFrame, groups: pd.DataFrame, table: Any) -> pd.DataFrame:
+    """``out`` without the depositors that only sign their own burns (see :func:`integrators`)."""
+    own = groups["own_signed"].to_numpy(dtype="int64")
+    others = groups["other_signed"].to_numpy(dtype="int64")
+    alone = groups["integrator"].astype(schema.STRING)[(own > 0) & (others == 0)].dropna()
+    if table is not None and len(alone):
+        _, kind = table.resolve(alone.reset_index(drop=True), None)
+        alone = alone[np.array([k != "integrator" for k in kind], dtype=bool)]
+    if not len(alone):
+        return out
+    keep = ~out["integrator"].isin(set(alone)).to_numpy(dtype=bool)
+    return out.loc[keep].reset_index(drop=True)
 
 
 def _integrator_table(groups: pd.DataFrame) -> pd.DataFrame:
@@ -441,24 +470,16 @@ def _integrator_groups(
             "second_raw": total(np.where(late, raw, zero)),
             "v1_raw": total(np.where(version == 1, raw, zero)),
             "v2_raw": total(np.where(version == 2, raw, zero)),
-            "end_users": _end_users(frame, burned, codes, n)
+            "end_users": actor_inputs.end_user_counts(frame, burned, codes, n)
             if users
             else actor_inputs.nulls(n, schema.NULLABLE_INT),
         }
     )
+    if users:
+        own, other = actor_inputs.signed_by(frame, burned, codes, n)
+        groups["own_signed"], groups["other_signed"] = own, other
     span = results.span_of(frame["burn_timestamp"][burned])
     return groups, span
-
-
-def _end_users(frame: pd.DataFrame, burned: np.ndarray, codes: np.ndarray, n: int) -> Any:
-    """Distinct burn-transaction senders per code; null for a code with none known."""
-    who, _ = pd.factorize(frame["burn_tx_from"].astype(schema.STRING)[burned])
-    known = who >= 0
-    count = np.zeros(n, dtype="int64")
-    if known.any():
-        pairs = np.unique(codes[known].astype("int64") * (who.max() + 1) + who[known])
-        count = np.bincount(pairs // (who.max() + 1), minlength=n).astype("int64")
-    return pd.arrays.IntegerArray(count, np.bincount(codes[known], minlength=n) == 0)
 
 
 def _distinct(codes: np.ndarray, values: np.ndarray, n: int, size: int) -> np.ndarray:

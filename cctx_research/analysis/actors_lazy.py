@@ -136,7 +136,9 @@ def integrator_groups(
     ``transfers``, ``routes``, and exact base-unit sums ``volume_raw``,
     ``first_raw`` / ``second_raw`` (burned before / from the middle of the
     span), ``v1_raw`` / ``v2_raw``; ``end_users`` (distinct ``burn_tx_from``,
-    null where none is known; all null unless ``users``).
+    null where none is known; all null unless ``users``); with ``users``,
+    ``own_signed`` / ``other_signed`` (burns signed by the depositor itself /
+    by another account).
     """
     burned = ~nw.col("burn_timestamp").is_null() & ~(
         nw.col("burn_tx_hash").is_null() & (nw.col("burn_block") == -1)
@@ -167,6 +169,12 @@ def integrator_groups(
         nw.when(version == 1).then(amount).otherwise(0).alias("__v1"),
         nw.when(version == 2).then(amount).otherwise(0).alias("__v2"),
     )
+    if users:
+        signer, sender = nw.col("burn_tx_from"), nw.col("message_sender")
+        lf = lf.with_columns(
+            nw.when(signer == sender).then(1).otherwise(0).cast(nw.Int64).alias("__own"),
+            nw.when(signer != sender).then(1).otherwise(0).cast(nw.Int64).alias("__other"),
+        )
     out = engines.collect(lf.group_by("integrator").agg(**_integrator_aggs(users=users)))
     out["integrator"] = out["integrator"].astype(schema.STRING)
     for col in _INTEGRATOR_SUMS[1:]:
@@ -175,8 +183,10 @@ def integrator_groups(
         known = out["__known"].to_numpy(dtype=np.int64)
         users_ = out["__users"].to_numpy(dtype=np.int64) - (known < out["transfers"].to_numpy())
         out["end_users"] = pd.arrays.IntegerArray(users_, known == 0)
-    else:
-        out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
+        for col in ("own_signed", "other_signed"):
+            out[col] = out[col].fillna(0).to_numpy(dtype=np.int64)
+        return out[[*_INTEGRATOR_SUMS, "end_users", "own_signed", "other_signed"]], (lo, hi)
+    out["end_users"] = pd.Series(pd.NA, index=out.index, dtype=schema.NULLABLE_INT)
     return out[[*_INTEGRATOR_SUMS, "end_users"]], (lo, hi)
 
 
@@ -214,6 +224,8 @@ def _integrator_aggs(*, users: bool) -> dict[str, nw.Expr]:
         # n_unique counts null as a value: take it off where a sender is unknown
         aggs["__users"] = nw.col("burn_tx_from").n_unique()
         aggs["__known"] = nw.col("burn_tx_from").count()
+        aggs["own_signed"] = _exact_sum("__own")
+        aggs["other_signed"] = _exact_sum("__other")
     return aggs
 
 # --- round trips on DuckDB: integer codes of the addresses, not their strings ----------------

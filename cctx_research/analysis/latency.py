@@ -92,7 +92,9 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
         transfers were linked among identical ones (``pairing``
         ``"content_ambiguous"``), whose latency is uncertain. Sorted by
         route in registry order, then group. Pending transfers are left out
-        (see :mod:`.pending`).
+        (see :mod:`.pending`). On the bundled sample the ``"fast"`` class
+        counts exactly the planted Fast Transfers minted by its clock
+        (:func:`cctx_research.service.sample.truth`).
 
     Raises
     ------

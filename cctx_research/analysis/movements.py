@@ -282,6 +282,14 @@ def rebalancing_share(
         ``rebalancing_count``, ``rebalancing_volume``, ``count_share``,
         ``volume_share``; one column per rule, ``<rule>_volume``. By route.
         Volumes are sums of exact base units, in USDC.
+
+    Notes
+    -----
+    On the bundled synthetic sample (:func:`cctx_research.load_sample`), the
+    rebalancing volume found is the rebalancing the generator planted (the
+    rebalancer's moves, :func:`cctx_research.service.sample.truth`) within
+    1% of it, on every route and in total: no ordinary user's transfer is
+    flagged. ``tests/analysis/test_planted_truth.py`` checks it.
     """
     window_ns, chosen = _window_ns(window), _rules(rules)
     what = "movements.rebalancing_share"

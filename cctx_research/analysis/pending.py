@@ -143,7 +143,9 @@ def stuck(
         see the module notes), ``message_sender`` and ``mint_recipient``.
         Its :func:`~.results.result_info` holds ``as_of``, ``factor``,
         ``pending`` (transfers pending at ``as_of``), ``unjudged`` and
-        ``span``.
+        ``span``. On the bundled sample (default ``factor``) it lists only
+        burns planted as never minted, and every one of them burned more
+        than a day before ``as_of`` (:func:`cctx_research.service.sample.truth`).
 
     Raises
     ------

@@ -89,7 +89,9 @@ def fast_share(ledger: pd.DataFrame) -> pd.DataFrame:
         One row per route with V2 transfers of known finality:
         ``source_chain``, ``destination_chain``, ``count`` (V2 transfers),
         ``fast_count``, ``fast_count_share``, ``volume`` and
-        ``fast_volume`` (USDC), ``fast_volume_share``. Sorted by route.
+        ``fast_volume`` (USDC), ``fast_volume_share``. Sorted by route. On
+        the bundled sample the fast transfers are exactly those planted
+        (:func:`cctx_research.service.sample.truth`).
 
     Raises
     ------
@@ -134,7 +136,9 @@ def fees(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.DataF
         asked, ``count``, ``volume`` (USDC burned), ``fee`` (USDC),
         ``fee_raw`` (int64, exact), ``fee_bps`` (the fees over the volume,
         in basis points) and ``median_fee_bps`` (the median transfer's fee
-        in basis points of its amount). Sorted by route.
+        in basis points of its amount). Sorted by route. On the bundled
+        sample the fees are exactly those planted on the transfers minted by
+        its clock (:func:`cctx_research.service.sample.truth`).
 
     Raises
     ------

@@ -29,35 +29,38 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import addressing, arguments, chains, schema
+from .. import arguments, schema
 from ..provenance import Provenance, attach, provenance
 from ..times import TimeLike, to_timestamp
 from . import sample_actors, sample_cache
 from .sample_tables import (
-    address_pools,
+    addresses,
     amounts_usd,
     block_numbers,
     calibration,
     contract_addresses,
-    hex_strings,
     route_params,
     route_table,
+    router_addresses,
     seconds_of_day,
-    spell_addresses,
+    transfer_ids,
+    tx_hashes,
 )
 
 __all__ = [
-    "GENERATOR_VERSION", "SAMPLE_LABEL", "calibration", "generate", "generate_day",
-    "in_flight_at", "load_sample",
+    "GENERATOR_VERSION", "SAMPLE_LABEL", "TRUTH_COLUMNS", "calibration", "generate",
+    "generate_day", "in_flight_at", "load_sample", "truth",
 ]  # fmt: skip
 
 SAMPLE_LABEL = "synthetic CCTP sample (cctx_research embedded default)"
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """The generator's version: bump it whenever what :func:`generate` or :func:`load_sample`
 returns changes, so that days built before (kept in the cache directory by
 :mod:`.sample_cache`) are never read again.
 
 2: :func:`load_sample` holds nothing later than its clock (:func:`in_flight_at`).
+3: ordinary users spread over a flatter pool, each crossing a pair of chains one way only;
+the rebalancer's moves carry no hook (:func:`truth` holds what is planted).
 """
 _EPOCH_DAY = dt.date(2020, 1, 1).toordinal()
 
@@ -87,6 +90,13 @@ def generate_day(
         day; about 2% of burns are never minted (``mint_timestamp`` NaT).
         V1 rows have null V2 columns; V2 rows have a bytes32 ``nonce``.
     """
+    return _day(day, per_day=per_day, seed=seed)[0]
+
+
+def _day(
+    day: TimeLike, *, per_day: int | None, seed: int | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One day's ledger (:func:`generate_day`) and its planted truth (:func:`truth`)."""
     cal = calibration()
     per_day = cal["per_day"] if per_day is None else _positive_int(per_day, "per_day")
     seed = cal["seed"] if seed is None else _positive_int(seed, "seed", allow_zero=True)
@@ -106,13 +116,13 @@ def generate_day(
 
     amount_raw = _amounts(rng, params["tilt"][route], cal["amounts"]["cap_usd"])
     latency, pending = _latency(rng, params["median"][route], cal)
-    sender, recipient, caller = _addresses(rng, seed, src, dst)
+    sender, recipient, caller = addresses(rng, seed, src, dst)
     is_v2, fast, latency = _versions(rng, route, params, cal["v2"], latency)
     mint_time = burn_time + latency
     v2 = _v2_columns(rng, n, is_v2, fast, pending, amount_raw, params["bps"][route], cal["v2"])
-    nonce, transfer_id = _ids(rng, day_index, src, dst, is_v2)
+    nonce, transfer_id = transfer_ids(rng, day_index, src, dst, is_v2)
     burn_token, messenger = _contract_columns(src, dst, is_v2)
-    burn_hash, mint_hash = _tx_hashes(rng, src, dst)
+    burn_hash, mint_hash = tx_hashes(rng, src, dst)
 
     mint_ts = pd.to_datetime(np.where(pending, 0, mint_time), unit="s", utc=True)
     frame = pd.DataFrame(
@@ -137,11 +147,40 @@ def generate_day(
             **v2,
         }
     )
-    frame = sample_actors.assign(
-        schema.complete(frame, "ledger"), routers=address_pools(seed)["routers"], seed=seed,
+    frame, planted = sample_actors.assign(
+        schema.complete(frame, "ledger"), routers=router_addresses(seed), seed=seed,
         day=day_index,
     )
-    return _typed(frame)
+    facts = {"fast": fast, "never_minted": pending,
+             "fee_raw": _fees(amount_raw, params["bps"][route], fast)}  # fmt: skip
+    return _typed(frame), _truth_frame(frame, planted, facts)
+
+
+TRUTH_COLUMNS: tuple[str, ...] = (
+    "transfer_id", "burn_timestamp", "end_user", "integrator", "relayer", "rebalancing",
+    "fast", "never_minted", "fee_raw",
+)  # fmt: skip
+"""The columns of :func:`truth`, in order."""
+
+
+def _truth_frame(
+    frame: pd.DataFrame, planted: Mapping[str, np.ndarray], facts: Mapping[str, np.ndarray]
+) -> pd.DataFrame:
+    """What the generator planted in one day's ``frame`` (see :func:`truth`)."""
+    string = schema.dtypes("ledger")["message_sender"]
+    return pd.DataFrame(
+        {
+            "transfer_id": pd.array(frame["transfer_id"].to_numpy(dtype=object), dtype=string),
+            "burn_timestamp": frame["burn_timestamp"].to_numpy(),
+            "end_user": pd.array(planted["end_user"], dtype=string),
+            "integrator": pd.array(planted["integrator"], dtype=string),
+            "relayer": pd.array(frame["relayer"].to_numpy(dtype=object), dtype=string),
+            "rebalancing": np.asarray(planted["rebalancing"], dtype=bool),
+            "fast": np.asarray(facts["fast"], dtype=bool),
+            "never_minted": np.asarray(facts["never_minted"], dtype=bool),
+            "fee_raw": np.asarray(facts["fee_raw"], dtype=np.int64),
+        }
+    ).astype({"burn_timestamp": schema.dtypes("ledger")["burn_timestamp"]})
 
 
 def _day_count(
@@ -188,25 +227,6 @@ def _versions(
     return is_v2, fast, latency
 
 
-def _ids(
-    rng: np.random.Generator, day_index: int, src: np.ndarray, dst: np.ndarray, is_v2: np.ndarray
-) -> tuple[np.ndarray, list[str]]:
-    """(nonce, transfer id) of each transfer.
-
-    V1 nonces increase per source domain through the day; V2 nonces are
-    bytes32 assigned by Circle at attestation.
-    """
-    order_in_src = pd.Series(src).groupby(src).cumcount().to_numpy()
-    nonce = (day_index * 1_000_000 + order_in_src).astype(str).astype(object)
-    v2_rows = np.flatnonzero(is_v2)
-    nonce[v2_rows] = hex_strings(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
-    chain_ids = {d: chains.chain_id(int(d)) for d in np.unique(np.concatenate([src, dst]))}
-    src_cid = np.array([chain_ids[d] for d in src], dtype=object)
-    dst_cid = np.array([chain_ids[d] for d in dst], dtype=object)
-    transfer_id = [f"{a}_{b}_{c}" for a, b, c in zip(nonce, src_cid, dst_cid, strict=True)]
-    return nonce, transfer_id
-
-
 def _contract_columns(
     src: np.ndarray, dst: np.ndarray, is_v2: np.ndarray
 ) -> tuple[list[str], np.ndarray]:
@@ -216,75 +236,6 @@ def _contract_columns(
         [contracts["v2" if v else "v1"][d] for d, v in zip(dst, is_v2, strict=True)], dtype=object
     )
     return [contracts["usdc"][d] for d in src], messenger
-
-
-def _addresses(
-    rng: np.random.Generator, seed: int, src: np.ndarray, dst: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(message sender, mint recipient, destination caller) of each transfer.
-
-    Senders are spelled in the source chain's format, recipients and callers
-    in the destination's. EVM users often send to themselves; across address
-    formats the recipient is always a different account.
-    """
-    n = len(src)
-    pools = address_pools(seed)
-    acfg = calibration()["addresses"]
-    via_router = rng.random(n) < acfg["router_share"]
-    u_router, u_sender, u_recipient = rng.random(n), rng.random(n), rng.random(n)
-    sender = np.where(
-        via_router,
-        pools["routers"][np.searchsorted(pools["router_cdf"], u_router)],
-        pools["senders"][np.searchsorted(pools["sender_cdf"], u_sender)],
-    )
-    recipient = pools["recipients"][np.searchsorted(pools["recipient_cdf"], u_recipient)]
-    fmt = {d: chains.address_format(int(d)) for d in np.unique(np.concatenate([src, dst]))}
-    src_evm = np.array([fmt[d] == "evm" for d in src], dtype=bool)
-    dst_evm = np.array([fmt[d] == "evm" for d in dst], dtype=bool)
-    self_send = ~via_router & src_evm & dst_evm & (rng.random(n) < acfg["self_recipient_share"])
-    recipient = np.where(self_send, sender, recipient)
-    caller_set = rng.random(n) < acfg["destination_caller_share"]
-    u_caller = rng.integers(0, len(pools["relayers"]), n)
-    caller = np.where(caller_set, pools["relayers"][u_caller], "0x" + "00" * 20)
-    for d in np.unique(src[~src_evm]):
-        rows = np.flatnonzero(src == d)
-        pool = pools[chains.chain_name(int(d))]
-        kind = np.where(via_router[rows], "routers", "senders")
-        raw = np.empty((len(rows), pool["senders"].shape[1]), dtype=np.uint8)
-        for k in ("routers", "senders"):
-            sel = kind == k
-            raw[sel] = pool[k][np.searchsorted(pool["cdf"][k], u_sender[rows][sel])]
-        sender[rows] = spell_addresses(raw, chains.chain_name(int(d)))
-    for d in np.unique(dst[~dst_evm]):
-        rows = np.flatnonzero(dst == d)
-        name = chains.chain_name(int(d))
-        pool = pools[name]
-        raw = pool["recipients"][np.searchsorted(pool["cdf"]["recipients"], u_recipient[rows])]
-        recipient[rows] = spell_addresses(raw, name)
-        raw = np.where(
-            caller_set[rows, None], pool["relayers"][u_caller[rows]], np.uint8(0)
-        ).astype(np.uint8)
-        caller[rows] = spell_addresses(raw, name)
-    return sender.astype(object), recipient.astype(object), caller.astype(object)
-
-
-def _tx_hashes(
-    rng: np.random.Generator, src: np.ndarray, dst: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Burn and mint transaction hashes in the spelling of the chain each was sent on."""
-    n = len(src)
-    hashes = hex_strings(rng.integers(0, 256, (2 * n, 32), dtype=np.uint8), 32)
-    burn, mint = hashes[:n], hashes[n:]
-    for side, domains in ((burn, src), (mint, dst)):
-        for d in np.unique(domains):
-            fmt = chains.address_format(int(d))
-            rows = np.flatnonzero(domains == d)
-            if fmt == "solana":  # a signature: 64 bytes in base58
-                raw = rng.integers(0, 256, (len(rows), 64), dtype=np.uint8)
-                side[rows] = [addressing.base58_encode(r.tobytes()) for r in raw]
-            elif fmt == "noble":  # a Cosmos tx hash: 64 hex digits, upper case
-                side[rows] = [h[2:].upper() for h in side[rows]]
-    return burn, mint
 
 
 def _v2_columns(
@@ -298,11 +249,10 @@ def _v2_columns(
     v2cfg: dict[str, Any],
 ) -> dict[str, pd.array]:
     """The ledger's V2 columns: null on V1 rows; fees and executed finality null until minted."""
-    # Fast fees are basis points of the amount, rounded up to whole base units
-    # (Circle's minimum is one unit); maxFee carries the SDK's 1 bp buffer.
-    fee = np.where(fast, -(-amount_raw * bps.astype(np.int64) // 10_000), 0)
+    # maxFee carries the SDK's 1 bp buffer over the fee
+    fee = _fees(amount_raw, bps, fast)
     buffer = int(v2cfg["max_fee_buffer_bps"])
-    max_fee = np.where(fast, -(-amount_raw * (bps.astype(np.int64) + buffer) // 10_000), 0)
+    max_fee = _fees(amount_raw, bps + buffer, fast)
     threshold = np.where(fast, 1000, 2000)
     minted_v2 = is_v2 & ~pending
     hooked = is_v2 & (rng.random(n) < v2cfg["hook_share"])
@@ -323,6 +273,12 @@ def _v2_columns(
         "finality_threshold_executed": nullable(threshold, minted_v2),
         "hook_data": hook,
     }
+
+
+def _fees(amount_raw: np.ndarray, bps: np.ndarray, fast: np.ndarray) -> np.ndarray:
+    """Fast Transfer fees: basis points of the amount, rounded up to whole base units
+    (Circle's minimum is one unit); none for a standard transfer."""
+    return np.where(fast, -(-amount_raw * bps.astype(np.int64) // 10_000), 0)
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -396,6 +352,67 @@ def generate(
             },
         ),
     )
+
+
+def truth(
+    as_of: TimeLike | None = None,
+    *,
+    days: int | None = None,
+    per_day: int | None = None,
+    seed: int | None = None,
+) -> pd.DataFrame:
+    """What the generator planted behind each transfer of :func:`generate`'s sample.
+
+    The sample's analyses derive relayers, end users, integrators, rebalancing,
+    fast or standard transfers, never-minted burns and fees from the ledger's
+    columns; this table holds the truth they should recover, kept apart from
+    the ledger so that no analysis can read it. One row per transfer of
+    ``generate(as_of, days=days, per_day=per_day, seed=seed)`` (the same
+    transfers, in the same order; join on ``transfer_id``). It is built again
+    on each call (about 0.2 s a day), never cached.
+
+    Parameters
+    ----------
+    as_of, days, per_day, seed
+        As for :func:`generate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``transfer_id``, ``burn_timestamp``; ``end_user`` (who signed the
+        burn); ``integrator`` (the depositing contract: a labelled
+        integrator's, an unlabelled router's or the rebalancer's; null for a
+        user burning for itself); ``relayer`` (who mints, as planted: also for
+        a transfer still in flight at a clock; null if never minted);
+        ``rebalancing`` (the rebalancer moving its own inventory: the only
+        rebalancing the sample plants, see ``data/README.md``); ``fast``
+        (a V2 Fast Transfer); ``never_minted``; ``fee_raw`` (the fee the mint
+        takes, base units: 0 for standard transfers and V1, planted also where
+        the burn is never minted).
+
+    Examples
+    --------
+    >>> planted = truth("2024-07-01", days=1)
+    >>> planted["transfer_id"].equals(generate("2024-07-01", days=1)["transfer_id"])
+    True
+    """
+    cal = calibration()
+    days = cal["days"] if days is None else _positive_int(days, "days")
+    clock = pd.Timestamp.now(tz="UTC") if as_of is None else to_timestamp(as_of, name="as_of")
+    first = (clock - pd.Timedelta(days=days)).floor("D")
+    parts = [
+        _day(day, per_day=per_day, seed=seed)[1]
+        for day in pd.date_range(first, clock.floor("D"), freq="D")
+    ]
+    planted = pd.concat(parts, ignore_index=True)
+    lo = clock - pd.Timedelta(days=days)
+    keep = (planted["burn_timestamp"] > lo) & (planted["burn_timestamp"] <= clock)
+    what = {"as_of": clock.isoformat(), "days": days}
+    return attach(
+        planted.loc[keep].reset_index(drop=True),
+        Provenance(source=SAMPLE_LABEL, synthetic=True, operation="sample truth",
+                   window=(lo, clock), parameters=what),
+    )  # fmt: skip
 
 
 def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFrame:

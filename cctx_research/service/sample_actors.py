@@ -16,7 +16,10 @@ not change):
   source chain, where the chain has one;
 - *rebalancer*: a share of the EVM-to-EVM transfers is the Hyperlane
   rebalancer (one address on every chain) moving its own inventory: it is
-  both the depositor and the recipient (``rebalancing``'s ``same_address``);
+  both the depositor and the recipient (``rebalancing``'s ``same_address``),
+  with no hook. It is the only rebalancing the sample plants: ordinary
+  users cross each pair of chains one way only (:func:`.sample_tables.one_way`),
+  so they make no round trip;
 - *relayers*: every minted transfer gets its ``relayer`` (``MessageReceived``'s
   caller): the ``destination_caller`` when one is set (only it may relay),
   else the recipient relaying itself for a share, else one of a few
@@ -27,6 +30,10 @@ not change):
   an integrator's contract, the user it burns for (one of the sample's
   senders, drawn evenly); the rebalancer's operator account for its
   own moves. So the actor analyses can follow the user behind a contract.
+
+:func:`assign` also returns what it planted (the depositing contract, the
+end user, the rebalancer's rows): :func:`.sample.truth` keeps it apart from
+the ledger.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import pandas as pd
 
 from .. import chains
 from .. import labels as labels_
-from .sample_tables import address_pools, calibration, hex_strings, spell_addresses
+from .sample_tables import address_pools, calibration, hex_strings, one_way, spell_addresses
 
 __all__ = ["assign"]
 
@@ -71,11 +78,18 @@ def _cast(seed: int) -> Mapping[str, Any]:
     }
 
 
-def assign(frame: pd.DataFrame, *, routers: np.ndarray, seed: int, day: int) -> pd.DataFrame:
-    """``frame`` (one day of the sample) with its integrators, rebalancer and relayers.
+def assign(
+    frame: pd.DataFrame, *, routers: frozenset[str], seed: int, day: int
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """``frame`` (one day of the sample) with its integrators, rebalancer and relayers, and
+    what was planted: per row the depositing contract (``integrator``: a labelled
+    integrator's, a router's or the rebalancer's; None for a user burning for itself), the
+    ``end_user`` (who signed the burn) and whether the row is the rebalancer's
+    (``rebalancing``).
 
-    ``routers`` are the router addresses of the sample's pools (the
-    transfers an integrator may have sent).
+    ``routers`` are the router addresses of the sample's pools, on every
+    chain (the transfers an integrator may have sent, and whose burns the
+    users behind them sign).
     """
     cfg = calibration()["actors"]
     cast = _cast(seed)
@@ -91,7 +105,7 @@ def assign(frame: pd.DataFrame, *, routers: np.ndarray, seed: int, day: int) -> 
     sender = frame["message_sender"].astype(object).to_numpy(copy=True)
     recipient = frame["mint_recipient"].astype(object).to_numpy(copy=True)
 
-    routed = pd.Series(sender).isin(set(routers)).to_numpy(bool)
+    routed = pd.Series(sender).isin(routers).to_numpy(bool)
     take = routed & (rng.random(n) < cfg["integrator_share"])
     pick = rng.random(n)
     for d in domains:
@@ -122,22 +136,30 @@ def assign(frame: pd.DataFrame, *, routers: np.ndarray, seed: int, day: int) -> 
         relayer[rows] = spell_addresses(cast["raw_relayers"][width][which[rows]], names[d])
     relayer[~minted] = None
 
-    signer = _signers(sender, src, routed | take | moving, rng, seed)
+    signer = _signers(sender, src, dst, routed | take | moving, rng, seed)
     signer[moving] = cast["operator"]
 
     out = frame.copy()
+    # the rebalancer moves its own inventory: no hook for a receiver to act on
+    out["hook_data"] = out["hook_data"].mask(moving & out["hook_data"].notna().to_numpy(), "0x")
     out["burn_tx_from"] = pd.array(signer, dtype=frame["message_sender"].dtype)
     out["message_sender"] = pd.array(sender, dtype=frame["message_sender"].dtype)
     out["mint_recipient"] = pd.array(recipient, dtype=frame["mint_recipient"].dtype)
     out["relayer"] = pd.array(relayer, dtype=frame["relayer"].dtype)
-    return out
+    planted = {
+        "integrator": np.where(routed | take | moving, sender, None).astype(object),
+        "end_user": signer.astype(object),
+        "rebalancing": moving,
+    }
+    return out, planted
 
 
-def _signers(sender: np.ndarray, src: np.ndarray, contract: np.ndarray,
+def _signers(sender: np.ndarray, src: np.ndarray, dst: np.ndarray, contract: np.ndarray,
              rng: np.random.Generator, seed: int) -> np.ndarray:  # fmt: skip
     """Who signed each burn: the depositor, or for a ``contract`` depositor one of the
     sample's senders on the source chain, drawn evenly (a contract's users are many and
-    small, not the heavy senders who send for themselves)."""
+    small, not the heavy senders who send for themselves), each crossing a pair of EVM
+    chains one way only (:func:`.sample_tables.one_way`)."""
     pools = address_pools(seed)
     signer = sender.copy()
     u = rng.random(len(sender))
@@ -145,7 +167,8 @@ def _signers(sender: np.ndarray, src: np.ndarray, contract: np.ndarray,
         rows = np.flatnonzero(contract & (src == d))
         name = chains.chain_name(int(d))
         if chains.address_format(int(d)) == "evm":
-            signer[rows] = pools["senders"][(u[rows] * len(pools["senders"])).astype(int)]
+            drawn = (u[rows] * len(pools["senders"])).astype(int)
+            signer[rows] = pools["senders"][one_way(drawn, src[rows], dst[rows])]
         elif name in pools:
             pool = pools[name]
             raw = pool["senders"][(u[rows] * len(pool["senders"])).astype(int)]

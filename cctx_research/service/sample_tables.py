@@ -16,20 +16,26 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .. import addressing, chains
 
 __all__ = [
     "address_pools",
+    "addresses",
     "amounts_usd",
     "block_numbers",
     "calibration",
     "contract_addresses",
     "hex_strings",
+    "one_way",
     "route_params",
     "route_table",
+    "router_addresses",
     "seconds_of_day",
     "spell_addresses",
+    "transfer_ids",
+    "tx_hashes",
 ]
 
 
@@ -132,8 +138,9 @@ def hex_strings(raw: np.ndarray, width: int) -> np.ndarray:
     return np.array(["0x" + row.tobytes().hex() for row in flat], dtype=object)
 
 
-def _zipf_cdf(n: int, a: float) -> np.ndarray:
-    w = 1.0 / np.arange(1, n + 1) ** a
+def _zipf_cdf(n: int, a: float, offset: float = 0.0) -> np.ndarray:
+    """Cumulative Zipf-Mandelbrot weights ``1 / (rank + offset) ** a`` of ranks 1..n."""
+    w = 1.0 / (np.arange(1, n + 1) + offset) ** a
     return np.cumsum(w) / w.sum()
 
 
@@ -154,9 +161,9 @@ def address_pools(seed: int) -> Mapping[str, Any]:
         "senders": draw(cfg["sender_pool"]),
         "recipients": draw(cfg["recipient_pool"]),
         "relayers": draw(cfg["relayer_callers"]),
-        "sender_cdf": _zipf_cdf(cfg["sender_pool"], cfg["sender_zipf"]),
+        "sender_cdf": _zipf_cdf(cfg["sender_pool"], cfg["sender_zipf"], cfg["sender_offset"]),
         "recipient_cdf": _zipf_cdf(cfg["recipient_pool"], cfg["recipient_zipf"]),
-        "router_cdf": _zipf_cdf(cfg["routers"], 1.0),
+        "router_cdf": _zipf_cdf(cfg["routers"], cfg["router_zipf"]),
     }
     rng = np.random.default_rng([seed, 0xADD, 2])
     for name, sizes in cfg["non_evm_pools"].items():
@@ -167,11 +174,36 @@ def address_pools(seed: int) -> Mapping[str, Any]:
         }
         pools[name]["relayers"] = rng.integers(0, 256, (cfg["relayer_callers"], width), np.uint8)
         pools[name]["cdf"] = {
-            "routers": _zipf_cdf(sizes["routers"], 1.0),
-            "senders": _zipf_cdf(sizes["senders"], cfg["sender_zipf"]),
+            "routers": _zipf_cdf(sizes["routers"], cfg["router_zipf"]),
+            "senders": _zipf_cdf(sizes["senders"], cfg["sender_zipf"], cfg["sender_offset"]),
             "recipients": _zipf_cdf(sizes["recipients"], cfg["recipient_zipf"]),
         }
     return _frozen(pools)
+
+
+def one_way(index: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Pool indexes moved to the neighbour (``index ^ 1``) that crosses ``src`` -> ``dst``.
+
+    Each pair of chains is crossed one way only by a given pool address: of
+    two neighbours in a pool (``2k``, ``2k + 1``), one goes A -> B, the other
+    B -> A, whichever way each pair of chains is assigned. So an ordinary
+    user never brings money back over the way it came, and the sample's
+    round trips are only those it plants (the calibration's ``actors``
+    notes). A pool of even size keeps every index in it.
+    """
+    lo, hi = np.minimum(src, dst).astype(np.int64), np.maximum(src, dst).astype(np.int64)
+    want = (lo * 7 + hi * 3 + (src < dst)) & 1
+    return (np.asarray(index, dtype=np.int64) & ~1) | want
+
+
+@lru_cache(maxsize=4)
+def router_addresses(seed: int) -> frozenset[str]:
+    """Every router of the pools (EVM, Solana, Noble), as each chain spells it."""
+    pools = address_pools(seed)
+    spelled = set(pools["routers"].tolist())
+    for name in calibration()["addresses"]["non_evm_pools"]:
+        spelled |= set(spell_addresses(pools[name]["routers"], name).tolist())
+    return frozenset(spelled)
 
 
 def spell_addresses(raw_rows: np.ndarray, chain: str) -> np.ndarray:
@@ -229,3 +261,93 @@ def block_numbers(domains: np.ndarray, times: np.ndarray) -> np.ndarray:
             (times[mask] - cfg["reference_time"]) / spb
         ).astype(np.int64)
     return out
+
+
+def transfer_ids(
+    rng: np.random.Generator, day_index: int, src: np.ndarray, dst: np.ndarray, is_v2: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """(nonce, transfer id) of each transfer.
+
+    V1 nonces increase per source domain through the day; V2 nonces are
+    bytes32 assigned by Circle at attestation.
+    """
+    order_in_src = pd.Series(src).groupby(src).cumcount().to_numpy()
+    nonce = (day_index * 1_000_000 + order_in_src).astype(str).astype(object)
+    v2_rows = np.flatnonzero(is_v2)
+    nonce[v2_rows] = hex_strings(rng.integers(0, 256, (len(v2_rows), 32), dtype=np.uint8), 32)
+    chain_ids = {d: chains.chain_id(int(d)) for d in np.unique(np.concatenate([src, dst]))}
+    src_cid = np.array([chain_ids[d] for d in src], dtype=object)
+    dst_cid = np.array([chain_ids[d] for d in dst], dtype=object)
+    transfer_id = [f"{a}_{b}_{c}" for a, b, c in zip(nonce, src_cid, dst_cid, strict=True)]
+    return nonce, transfer_id
+
+
+def addresses(
+    rng: np.random.Generator, seed: int, src: np.ndarray, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(message sender, mint recipient, destination caller) of each transfer.
+
+    Senders are spelled in the source chain's format, recipients and callers
+    in the destination's. EVM users often send to themselves; across address
+    formats the recipient is always a different account.
+    """
+    n = len(src)
+    pools = address_pools(seed)
+    acfg = calibration()["addresses"]
+    via_router = rng.random(n) < acfg["router_share"]
+    u_router, u_sender, u_recipient = rng.random(n), rng.random(n), rng.random(n)
+    # an ordinary user crosses each pair of chains one way only (see :func:`.one_way`)
+    own = one_way(np.searchsorted(pools["sender_cdf"], u_sender), src, dst)
+    sender = np.where(
+        via_router,
+        pools["routers"][np.searchsorted(pools["router_cdf"], u_router)],
+        pools["senders"][own],
+    )
+    recipient = pools["recipients"][np.searchsorted(pools["recipient_cdf"], u_recipient)]
+    fmt = {d: chains.address_format(int(d)) for d in np.unique(np.concatenate([src, dst]))}
+    src_evm = np.array([fmt[d] == "evm" for d in src], dtype=bool)
+    dst_evm = np.array([fmt[d] == "evm" for d in dst], dtype=bool)
+    self_send = ~via_router & src_evm & dst_evm & (rng.random(n) < acfg["self_recipient_share"])
+    recipient = np.where(self_send, sender, recipient)
+    caller_set = rng.random(n) < acfg["destination_caller_share"]
+    u_caller = rng.integers(0, len(pools["relayers"]), n)
+    caller = np.where(caller_set, pools["relayers"][u_caller], "0x" + "00" * 20)
+    for d in np.unique(src[~src_evm]):
+        rows = np.flatnonzero(src == d)
+        pool = pools[chains.chain_name(int(d))]
+        kind = np.where(via_router[rows], "routers", "senders")
+        raw = np.empty((len(rows), pool["senders"].shape[1]), dtype=np.uint8)
+        for k in ("routers", "senders"):
+            sel = kind == k
+            raw[sel] = pool[k][np.searchsorted(pool["cdf"][k], u_sender[rows][sel])]
+        sender[rows] = spell_addresses(raw, chains.chain_name(int(d)))
+    for d in np.unique(dst[~dst_evm]):
+        rows = np.flatnonzero(dst == d)
+        name = chains.chain_name(int(d))
+        pool = pools[name]
+        raw = pool["recipients"][np.searchsorted(pool["cdf"]["recipients"], u_recipient[rows])]
+        recipient[rows] = spell_addresses(raw, name)
+        raw = np.where(
+            caller_set[rows, None], pool["relayers"][u_caller[rows]], np.uint8(0)
+        ).astype(np.uint8)
+        caller[rows] = spell_addresses(raw, name)
+    return sender.astype(object), recipient.astype(object), caller.astype(object)
+
+
+def tx_hashes(
+    rng: np.random.Generator, src: np.ndarray, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Burn and mint transaction hashes in the spelling of the chain each was sent on."""
+    n = len(src)
+    hashes = hex_strings(rng.integers(0, 256, (2 * n, 32), dtype=np.uint8), 32)
+    burn, mint = hashes[:n], hashes[n:]
+    for side, domains in ((burn, src), (mint, dst)):
+        for d in np.unique(domains):
+            fmt = chains.address_format(int(d))
+            rows = np.flatnonzero(domains == d)
+            if fmt == "solana":  # a signature: 64 bytes in base58
+                raw = rng.integers(0, 256, (len(rows), 64), dtype=np.uint8)
+                side[rows] = [addressing.base58_encode(r.tobytes()) for r in raw]
+            elif fmt == "noble":  # a Cosmos tx hash: 64 hex digits, upper case
+                side[rows] = [h[2:].upper() for h in side[rows]]
+    return burn, mint

@@ -119,7 +119,11 @@ def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
     if role == "relayers":
         return f"{len(table):,} relayers minted these {transfers:,} transfers"
     if role == "depositors":
-        return f"{len(table):,} depositors burned these {transfers:,} transfers"
+        # users burning for themselves are no integrators (actors.integrators): not listed
+        carried = int(table["transfers"].sum()) if len(table) else 0
+        return (
+            f"{len(table):,} integrators deposited {carried:,} of these {transfers:,} transfers"
+        )
     flagged = int(table["rebalancing_count"].sum()) if len(table) else 0
     routes = int((table["rebalancing_count"] > 0).sum()) if len(table) else 0
     return (

@@ -406,6 +406,13 @@ def test_integrator_sums_match_plain_pandas(sample):
             / 1e6,
         }
     )
+    # a depositor signing every one of its burns is a user, not an integrator
+    own = (burned["burn_tx_from"] == burned["message_sender"]).fillna(False)
+    alone = own.groupby(burned["message_sender"]).all()
+    assert alone.any()
+    assert not set(alone.index[alone.to_numpy()]) & set(got.index)
+    plain = plain.loc[~alone.reindex(plain.index).to_numpy(bool)]
+    assert set(got.index) == set(plain.index)
     got = got.loc[plain.index]
     for col in ("transfers", "volume_raw", "routes"):
         assert got[col].tolist() == plain[col].tolist(), col
@@ -490,6 +497,39 @@ def test_integrators_count_the_end_users_behind_a_contract():
     assert half.loc[FAST_MCTP, "end_users"] == 1  # the known one; the other is not guessed
     none = actors.integrators(_via_contract([None, None]))
     assert none["end_users"].isna().all()
+
+
+def _depositors(signers: list[tuple[str, str | None]]) -> pd.DataFrame:
+    """One burn per (depositor, signer), base -> arbitrum."""
+    rows = [
+        dict(src=6, dst=3, amount=1_000 * (k + 1), burn=k, delay=5, sender=sender,
+             recipient=POOL[1], self_relay=False, version=2, hook="0x", relayer=None)
+        for k, (sender, _) in enumerate(signers)
+    ]  # fmt: skip
+    ledger = build(rows)
+    ledger["burn_tx_from"] = pd.array([s for _, s in signers], dtype=schema.STRING)
+    return ledger
+
+
+@pytest.mark.parametrize("engine", ["pandas", *ENGINES])
+def test_a_depositor_signing_only_its_own_burns_is_no_integrator(engine):
+    eoa, router, unknown = POOL[2], POOL[3], "0x" + "f6" * 20
+    ledger = _depositors([
+        (eoa, eoa), (eoa, eoa),  # a user burning for itself
+        (router, POOL[1]), (router, router),  # burns signed by others: an integrator
+        (FAST_MCTP, FAST_MCTP),  # labelled one: stays, whoever signs
+        (unknown, None),  # nothing tells: stays
+    ])  # fmt: skip
+    frame = ledger if engine == "pandas" else as_engine(ledger, engine)
+    table = actors.integrators(frame).set_index("integrator")
+    assert set(table.index) == {router, FAST_MCTP, unknown}
+    assert table.loc[router, "transfers"] == 2
+    # shares stay of every burn: the user's own burns are the rest
+    total = ledger["amount_raw"].sum()
+    assert table["volume_share"].sum() == pytest.approx(1 - 3_000 / total)
+    blind = actors.integrators(frame, labels=False).set_index("integrator")
+    assert set(blind.index) == {router, unknown}  # without labels, the contract signing
+    # itself is no different from a user
 
 
 def _with_signers(ledger: pd.DataFrame, *, seed: int, people: int, unnamed: float) -> pd.DataFrame:
