@@ -30,7 +30,9 @@ from typing import Any
 VISITS_FULL = 20
 VISITS_QUICK = 3
 TARGET = 1.2
-KERNEL_TIMEOUT_S = 2
+KERNEL_TIMEOUT_S = 10
+"""Idle seconds before the app culls a page's kernel: long enough that a kernel still
+starting is never culled (at 2 s it was, before it answered, on a busy machine)."""
 NO_GOODBYE = "Object.defineProperty(Navigator.prototype, 'sendBeacon', {value: () => true});"
 
 
