@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import ipywidgets as w
 import pandas as pd
 
@@ -91,27 +94,45 @@ class ActorsPanel(Panel):
             touching = data["source_domain"].isin(wanted) | data["destination_domain"].isin(wanted)
             data = data[touching]
         role, n = self.role.value, self.top_n.value
+        shares = self.images["shares"]
         if role == "relayers":
             table = actors.relayers(data)
-            self.images["shares"].value = render_png(
-                plots.plot_relayer_shares,
+            named: list[str] = []
+            shares.value = render_png(
+                _named(named),
                 actors.relayers(data, freq="1D"),
                 top=self.top_n.value,  # the chart names the relayers the table lists
                 figsize=(12, 3.5),
             )
-        elif role == "depositors":
-            table = actors.integrators(data)
-            self.images["shares"].value = b""
+            # what the chart names, in words: its text alternative, read from its legend
+            shares.tooltip = "Relayers' share of volume per day: " + ", ".join(named)
         else:
-            table = movements.rebalancing_share(data).sort_values(
-                "rebalancing_volume", ascending=False
+            table = (
+                actors.integrators(data)
+                if role == "depositors"
+                else movements.rebalancing_share(data).sort_values(
+                    "rebalancing_volume", ascending=False
+                )
             )
-            self.images["shares"].value = b""
+            shares.value, shares.tooltip = b"", None
         shown = table.head(n)[[c for c in _SHOWN[role] if c in table.columns]]
-        self.table.value = html_table(shown)
+        # wider than the panel (a full address per row): it scrolls, it is never cut off
+        self.table.value = f'<div class="cctx-scroll">{html_table(shown)}</div>'
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
         self._say(_summary(role, table, len(data)) + scope, style=OK_STYLE)
+
+
+def _named(names: list[str]) -> Callable[..., Any]:
+    """:func:`~cctx_research.plots.plot_relayer_shares`, noting the names its legend shows."""
+
+    def draw(data: pd.DataFrame, *, ax: Any, **options: Any) -> Any:
+        drawn = plots.plot_relayer_shares(data, ax=ax, **options)
+        legend = drawn.get_legend()
+        names[:] = [t.get_text() for t in legend.get_texts()] if legend is not None else []
+        return drawn
+
+    return draw
 
 
 def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
