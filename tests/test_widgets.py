@@ -8,6 +8,7 @@ show is in their state (``Image.value`` PNG bytes, ``HTML.value``,
 from __future__ import annotations
 
 import datetime as dt
+import html
 import io
 import warnings
 from typing import Any
@@ -433,15 +434,17 @@ def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing(
     rows = panel.table.value.count("<tr>") - 1
     assert rows == panel.top_n.value == 10
     assert len([t for t in drawn[-1] if t != "others"]) == min(rows, len(relayers))
-    # the chart says what it names in words (its text alternative), as its legend does
-    tip = panel.images["shares"].tooltip
-    assert tip == "Relayers' share of volume per day: " + ", ".join(drawn[-1])
-    # a table wider than the panel scrolls inside it
-    assert panel.table.value.startswith('<div class="cctx-scroll"><table')
+    # the chart says in words under it what it names, as its legend does
+    assert panel.chart_note.value == (
+        '<p class="cctx-chart-note">Relayers named in the chart: '
+        + html.escape(", ".join(drawn[-1])) + "</p>"
+    )
+    # its addresses wrap to fit the panel
+    assert panel.table.value.startswith('<div class="cctx-fit"><table')
     assert panel.images["shares"].value  # the relayers' shares per day
     panel.role.value = "depositors"
     assert "Mayan FastMCTP" in panel.table.value
-    assert panel.images["shares"].tooltip is None  # no chart, no words for one
+    assert panel.chart_note.value == ""  # no chart, no words for one
     assert panel.table.value.count("<tr>") == 1 + 10
     panel.chains.value = ("solana",)
     assert "(solana)" in panel.status.value

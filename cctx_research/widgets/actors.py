@@ -11,7 +11,7 @@ import pandas as pd
 from .. import chains as chain_registry
 from .. import plots
 from ..analysis import actors, movements
-from ..views.markup import html_table, render_png
+from ..views.markup import escape, html_table, render_png
 from ._panel import OK_STYLE, Panel
 from .overview import chain_options
 
@@ -44,6 +44,8 @@ class ActorsPanel(Panel):
     table : ipywidgets.HTML
     images : dict of ipywidgets.Image
         ``"shares"``: the relayers' shares per day.
+    chart_note : ipywidgets.HTML
+        The relayers the chart names, in words (its legend's entries).
     status, output, error
         As for :class:`~cctx_research.widgets.Dashboard`.
     """
@@ -66,9 +68,10 @@ class ActorsPanel(Panel):
         self._setup(ledger, [self.role, self.chains, self.top_n])
         self.table = w.HTML(value="")
         shares = self._image("shares", width="98%")
+        self.chart_note = w.HTML(value="")
         self.children = [
             self.style, self.banner, w.HBox([self.role, self.top_n]), self.chains, self.status,
-            self.table, shares, self.output,
+            self.table, shares, self.chart_note, self.output,
         ]  # fmt: skip
         for control in (self.role, self.chains, self.top_n):
             control.observe(lambda _change: self.redraw(), names="value")
@@ -104,8 +107,11 @@ class ActorsPanel(Panel):
                 top=self.top_n.value,  # the chart names the relayers the table lists
                 figsize=(12, 3.5),
             )
-            # what the chart names, in words: its text alternative, read from its legend
-            shares.tooltip = "Relayers' share of volume per day: " + ", ".join(named)
+            # what the chart names, in words under it (read from its legend)
+            words = escape(", ".join(named))
+            self.chart_note.value = (
+                f'<p class="cctx-chart-note">Relayers named in the chart: {words}</p>'
+            )
         else:
             table = (
                 actors.integrators(data)
@@ -114,10 +120,10 @@ class ActorsPanel(Panel):
                     "rebalancing_volume", ascending=False
                 )
             )
-            shares.value, shares.tooltip = b"", None
+            shares.value, self.chart_note.value = b"", ""
         shown = table.head(n)[[c for c in _SHOWN[role] if c in table.columns]]
-        # wider than the panel (a full address per row): it scrolls, it is never cut off
-        self.table.value = f'<div class="cctx-scroll">{html_table(shown)}</div>'
+        # a full address per row: it wraps to fit the panel, never cut off at its edge
+        self.table.value = f'<div class="cctx-fit">{html_table(shown)}</div>'
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
         self._say(_summary(role, table, len(data)) + scope, style=OK_STYLE)
