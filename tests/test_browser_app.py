@@ -42,6 +42,26 @@ KERNEL_TIMEOUT = 5
 """--kernel-timeout of the app under test: kernels of pages gone are culled after 5 s idle."""
 RAW_WARNING = re.compile(r"\w+Warning: |\.py:\d+")
 """What Python's own warning text looks like: ``CoverageWarning: ...``, ``overview.py:152``."""
+DURATION = re.compile(r"^(\d+(\.\d)? s|\d+ min \d\d s|\d+ h \d\d min|\d+ d \d+ h|-)$")
+"""How a duration reads in the app's tables: "8.2 s", "15 min 25 s", "3 h 05 min", "2 d 4 h"."""
+CLIPPED = """() => {
+  // each visible table: past the edge of a box that does not show what overflows it (hidden,
+  // or scrolled out of sight: a table must fit its panel), or past the window's edge
+  const out = [];
+  for (const table of document.querySelectorAll("table")) {
+    if (!table.checkVisibility()) continue;
+    const right = table.getBoundingClientRect().right;
+    for (let box = table.parentElement; box; box = box.parentElement) {
+      if (getComputedStyle(box).overflowX === "visible") continue;
+      const edge = box.getBoundingClientRect().right;
+      if (right > edge + 1) out.push(`${Math.round(right - edge)}px of a table cut off by `
+        + `<${box.tagName.toLowerCase()} class="${box.className}">`);
+    }
+    if (right > innerWidth + 1) out.push(`a table past the window by ${right - innerWidth}px`);
+  }
+  return out;
+}"""
+"""JavaScript: what of the page's tables cannot be seen, even by scrolling inside its panel."""
 NO_GOODBYE = "Object.defineProperty(Navigator.prototype, 'sendBeacon', {value: () => true});"
 """A page that cannot tell Voila it closes (a crash, a lost network): its beacon goes nowhere."""
 
@@ -214,14 +234,18 @@ def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
         assert "Partial data" not in page.inner_text("body")
         shot = tmp_path / f"dashboard-{width}.png"
         page.screenshot(path=str(shot))
+        assert page.evaluate(CLIPPED) == []
         page.locator(".lm-TabBar-tab", has_text="Who moves the money").click()
         _wait(page, lambda: page.get_by_text("relayers minted these").count() > 0,
               "the actors tab shows no relayers")  # fmt: skip
+        _check_relayers(page)
+        assert page.evaluate(CLIPPED) == []
         page.get_by_role("button", name="depositors", exact=True).click()
         _wait(page, lambda: page.get_by_text("Mayan FastMCTP").count() > 0,
               "the depositors show no labelled integrator")  # fmt: skip
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the actors tab is {overflow}px wider than {width}px"
+        assert page.evaluate(CLIPPED) == []
         assert _raw_warnings(page) == []
         assert _left_the_app(requests) == []
         if os.environ.get("CCTX_SCREENSHOTS") == "docs":
@@ -231,6 +255,39 @@ def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
         page.close()
     # closed politely: its kernel goes at once (and the kernel count of the tests after is true)
     _wait_for(lambda: app.kernels() <= kernels, "the closed page's kernel is still running")
+
+
+def _table(page, header: str) -> tuple[list[str], list[list[str]]]:
+    """The headers and rows (cell texts) of the visible table with this column header."""
+    return page.evaluate(
+        """header => {
+             const table = Array.from(document.querySelectorAll("table")).find(t =>
+               t.checkVisibility() && Array.from(t.querySelectorAll("th"))
+                 .some(th => th.innerText.trim() === header));
+             if (!table) return [[], []];
+             const cells = row => Array.from(row.children).map(c => c.innerText.trim());
+             return [cells(table.querySelector("tr")),
+                     Array.from(table.querySelectorAll("tr")).slice(1).map(cells)];
+           }""",
+        header,
+    )
+
+
+def _check_relayers(page) -> None:
+    """The relayers' table reads durations as durations; its chart names the same relayers."""
+    headers, rows = _table(page, "median burn to mint")
+    assert rows, "no relayers' table"
+    latency = [row[headers.index("median burn to mint")] for row in rows]
+    assert [t for t in latency if not DURATION.match(t)] == [], latency  # never "925.00"
+    note = page.locator(".cctx-chart-note")
+    note.wait_for(timeout=60_000)
+    named = note.inner_text().split(": ", 1)[1].split(", ")
+
+    def name(row: list[str]) -> str:
+        label, address = row[headers.index("relayer")], row[headers.index("address")]
+        return label if label != "unlabelled" else f"{address[:6]}…{address[-4:]}"
+
+    assert [n for n in named if n != "others"] == [name(row) for row in rows]
 
 
 def test_bucket_metric_top_n_and_chains_redraw(page):

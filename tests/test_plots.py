@@ -207,7 +207,11 @@ def test_volume_lines(small):
     assert ax.get_xlabel() == "Time (UTC)"
     assert len(ax.lines) == 4
     eth = next(line for line in ax.lines if line.get_label() == "Ethereum")
-    assert list(eth.get_ydata()) == [400.0, 0.0, 0.5]
+    # a step per daily bucket, the last one to the end of its day
+    assert eth.get_drawstyle() == "steps-post"
+    assert list(eth.get_ydata()) == [400.0, 0.0, 0.5, 0.5]
+    days = pd.date_range("2024-06-01", periods=4, freq="D")
+    assert list(mdates.date2num(eth.get_xdata())) == list(mdates.date2num(days))
 
 
 def test_volume_stacked_areas_with_other(rand):
@@ -249,9 +253,14 @@ def test_partial_first_and_last_buckets_are_hatched_not_drawn_as_a_drop(kind):
     ts = volumes.timeseries(frame, freq="1D")
     assert ts["count"].tolist() == [15, 24, 24, 24, 12]
     ax = plots.plot_volume(ts, value="count", kind=kind)
-    x = mdates.date2num(pd.date_range("2024-06-01", periods=5, freq="D"))
-    # the segments into the first point and into the last point, each under a band
-    assert _bands(ax) == [(x[0], x[1]), (x[3], x[4])]
+    x = mdates.date2num(pd.date_range("2024-06-01", periods=6, freq="D"))
+    # each band covers exactly its partial day: 1 June, and 5 June (to midnight)
+    assert _bands(ax) == [(x[0], x[1]), (x[4], x[5])]
+    # and the drop is the partial day's own step, under its band: the step before is whole
+    drawn = ax.lines[0] if kind == "line" else None
+    if drawn is not None:
+        assert list(drawn.get_ydata()) == [15, 24, 24, 24, 12, 12]
+        assert list(mdates.date2num(drawn.get_xdata())) == list(x)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["all chains", plots.volumes.PARTIAL_LABEL]
     # whole days, or a frame that records no window: nothing is marked
@@ -263,7 +272,7 @@ def test_partial_first_and_last_buckets_are_hatched_not_drawn_as_a_drop(kind):
 def test_volume_from_transfers_totals(small):
     ax = plots.plot_volume(small)
     assert len(ax.lines) == 1
-    assert list(ax.lines[0].get_ydata()) == [400.0, 50.0, 150_025.5]
+    assert list(ax.lines[0].get_ydata()) == [400.0, 50.0, 150_025.5, 150_025.5]
 
 
 def test_size_distribution_histogram(rand):

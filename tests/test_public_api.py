@@ -51,6 +51,7 @@ MODULES = [
     "cctx_research.report.progress",
     "cctx_research.report.document",
     "cctx_research.report.ledger_sections",
+    "cctx_research.report.link_sections",
     "cctx_research.report.registry",
     "cctx_research.report.sections",
     "cctx_research.service.sample",

@@ -8,6 +8,7 @@ show is in their state (``Image.value`` PNG bytes, ``HTML.value``,
 from __future__ import annotations
 
 import datetime as dt
+import html
 import io
 import warnings
 from typing import Any
@@ -433,12 +434,20 @@ def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing(
     rows = panel.table.value.count("<tr>") - 1
     assert rows == panel.top_n.value == 10
     assert len([t for t in drawn[-1] if t != "others"]) == min(rows, len(relayers))
+    # the chart says in words under it what it names, as its legend does
+    assert panel.chart_note.value == (
+        '<p class="cctx-chart-note">Relayers named in the chart: '
+        + html.escape(", ".join(drawn[-1])) + "</p>"
+    )
+    # its addresses wrap to fit the panel
+    assert panel.table.value.startswith('<div class="cctx-fit"><table')
     assert panel.images["shares"].value  # the relayers' shares per day
     panel.role.value = "depositors"
     assert "Mayan FastMCTP" in panel.table.value
     listed = actors.integrators(ledger)
     assert (f"{len(listed):,} integrators deposited {int(listed['transfers'].sum()):,} of "
             f"these {len(ledger):,} transfers") in panel.status.value  # fmt: skip
+    assert panel.chart_note.value == ""  # no chart, no words for one
     assert panel.table.value.count("<tr>") == 1 + 10
     panel.chains.value = ("solana",)
     assert "(solana)" in panel.status.value
@@ -452,3 +461,62 @@ def test_the_actors_panel_ranks_relayers_depositors_and_rebalancing(
     assert "needs a ledger" in empty.status.value
     with pytest.raises(TypeError, match="ledger must be a pandas DataFrame"):
         widgets.actors_panel("ledger.parquet")
+
+
+def _keep_axes(monkeypatch: pytest.MonkeyPatch, module: Any) -> dict[str, Any]:
+    """The axes each figure ``module`` renders from now on, by its plot function's name."""
+    from cctx_research.views import markup
+
+    drawn: dict[str, Any] = {}
+
+    def keeping(draw: Any, data: Any, **options: Any) -> bytes:
+        def draw_and_keep(d: Any, *, ax: Any, **kw: Any) -> Any:
+            drawn[draw.__name__] = ax
+            return draw(d, ax=ax, **kw)
+
+        return markup.render_png(draw_and_keep, data, **options)
+
+    monkeypatch.setattr(module, "render_png", keeping)
+    return drawn
+
+
+def _hatched(ax: Any) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    """The x extent of each hatched patch of ``ax``, as UTC times."""
+    import matplotlib.dates as mdates
+
+    out = []
+    for patch in ax.patches:
+        if patch.get_hatch():
+            xs = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+            lo, hi = (pd.Timestamp(mdates.num2date(v)).round("s") for v in (xs.min(), xs.max()))
+            out.append((lo, hi))
+    return out
+
+
+def test_the_partial_day_and_only_it_is_hatched_in_both_views(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the sample's clock is 1 July, 12:00 UTC: a window to 1 July included holds half of it
+    today = pd.Timestamp(DAY3, tz="UTC")
+    partial_day = [(today, today + pd.Timedelta(days=1))]
+    from cctx_research.widgets import explorer, overview
+
+    drawn = _keep_axes(monkeypatch, overview)
+    dash = widgets.dashboard(client, start=DAY1, end="2024-07-02")
+    assert dash.error is None, dash.status.value
+    assert _hatched(drawn["plot_volume"]) == partial_day
+    dash.end.value = DAY2  # whole days: nothing hatched
+    assert _hatched(drawn["plot_volume"]) == []
+
+    drawn = _keep_axes(monkeypatch, explorer)
+    busy = client.mints(today, today + pd.Timedelta(hours=12))
+    address = addresses.top(busy, role="recipient", n=1)["address"].iloc[0]
+    ex = widgets.address_explorer(client, address=address, start=DAY1, end="2024-07-02")
+    assert ex.error is None, ex.status.value
+    assert ex.profile.activity["timestamp"].iloc[-1] == today  # it received on the partial day
+    ax = drawn["plot_address_activity"]
+    assert _hatched(ax) == partial_day
+    bars = [p for p in ax.patches if not p.get_hatch()]
+    assert len(bars) == len(ex.profile.activity)
+    ex.end.value = DAY2
+    assert _hatched(drawn["plot_address_activity"]) == []

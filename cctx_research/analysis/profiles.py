@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import addressing, chains, schema, times
-from . import _common, engines, results
+from . import _common, _coverage, engines, results
 
 __all__ = ["AddressProfile", "profile"]
 
@@ -50,7 +50,10 @@ class AddressProfile:
         the profile was built from ``client.received`` (which has no sender).
     activity : pandas.DataFrame
         ``timestamp`` (bucket start), ``volume``, ``count`` per bucket from
-        first to last seen, zeros included.
+        first to last seen, zeros included. Its
+        :func:`~cctx_research.analysis.results.result_info` holds ``freq``
+        and ``covered`` (the span the data is known to cover, within the
+        window), so that a bucket partly outside it can be marked.
     start, end : pandas.Timestamp or None
         The window asked for, if any.
     source : str
@@ -165,7 +168,7 @@ def _profile_corridors(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _activity(frame: pd.DataFrame, freq: str) -> pd.DataFrame:
+def _activity(frame: pd.DataFrame, freq: str, covered: Any) -> pd.DataFrame:
     agg = frame.groupby(_common.time_grouper(freq))["amount"].agg(["sum", "count"])
     if len(agg):
         buckets = pd.date_range(agg.index.min(), agg.index.max(), freq=freq, name="timestamp")
@@ -173,7 +176,20 @@ def _activity(frame: pd.DataFrame, freq: str) -> pd.DataFrame:
         buckets = pd.DatetimeIndex([], tz="UTC", name="timestamp")
     agg = agg.reindex(buckets, fill_value=0).reset_index()
     agg.columns = ["timestamp", "volume", "count"]
-    return agg.astype({"timestamp": schema.TIMESTAMP, "volume": "float64", "count": "int64"})
+    out = agg.astype({"timestamp": schema.TIMESTAMP, "volume": "float64", "count": "int64"})
+    # the span the data covers, as volumes.timeseries records it: a bucket reaching
+    # outside it (today, while it lasts) can then be told from a quiet one
+    return results.describe(out, span=results.span_of(frame["timestamp"]), freq=freq,
+                            covered=covered)  # fmt: skip
+
+
+def _covered(frame: Any, start: Any, end: Any) -> tuple[Any, Any] | None:
+    """The span the data is known to cover: its provenance's, within ``[start, end)``."""
+    span = _coverage.recorded(frame)
+    if span is None:
+        return None if start is None or end is None else (start, end)
+    lo, hi = span
+    return (lo if start is None else max(lo, start), hi if end is None else min(hi, end))
 
 
 def profile(
@@ -252,6 +268,7 @@ def profile(
         mask &= frame["timestamp"] >= start_ts
     if end_ts is not None:
         mask &= frame["timestamp"] < end_ts
+    covered = _covered(frame, start_ts, end_ts)
     frame = frame[mask]
     first, last = results.span_of(frame["timestamp"])
     return AddressProfile(
@@ -266,7 +283,7 @@ def profile(
         destination_chains=_per_chain(frame, "destination_chain"),
         corridors=_profile_corridors(frame),
         counterparties=_counterparties(frame if source == "transfers" else None),
-        activity=_activity(frame, freq),
+        activity=_activity(frame, freq, covered),
         start=start_ts,
         end=end_ts,
         source=source,

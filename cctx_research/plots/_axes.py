@@ -220,3 +220,76 @@ def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, **options: An
 
 def value_label(value: str, noun: str = "Volume") -> str:
     return f"{noun} ({USDC})" if value == "volume" else "Transfers (count)"
+
+
+PARTIAL_LABEL = "partial bucket: part of it\nis outside the data's span"
+"""The legend entry of the hatched band over a bucket only partly inside the data's span."""
+
+PARTIAL_SHARE = 0.99
+"""A bucket with less than this share of its time inside the data's span is partial.
+
+(A span that starts at its first record, seconds after the hour, leaves its
+first bucket whole for every purpose: no band.)"""
+
+PARTIAL_STYLE: dict[str, Any] = {
+    "facecolor": "white", "alpha": 0.6, "hatch": "///", "edgecolor": "0.55"
+}  # fmt: skip
+
+
+def bucket_ends(starts: Any, freq: str | None) -> np.ndarray:
+    """The end of each bucket (naive UTC datetime64), given their starts and their length.
+
+    Fixed lengths (``"1h"``, ``"1D"``, ``"7D"``) end one length after their
+    start; calendar buckets (``"W-MON"``, ``"MS"``, ``"ME"``), labelled by
+    their first day, end where the next one starts. Without ``freq``, buckets
+    are as long as the shortest gap between two starts (a day for one start).
+    """
+    index = pd.DatetimeIndex(naive_utc(starts))
+    if not freq:
+        gaps = np.diff(index.to_numpy())
+        step = gaps.min() if len(gaps) else np.timedelta64(1, "D")
+        return naive_utc(index + pd.Timedelta(step))
+    offset = pd.tseries.frequencies.to_offset(freq)
+    if isinstance(offset, pd.offsets.Tick):
+        return naive_utc(index + offset)
+    code = offset.rule_code
+    period = "M" if code in ("ME", "MS") else code
+    try:
+        return naive_utc((index.to_period(period) + 1).start_time)
+    except (ValueError, TypeError):  # a period pandas has no alias for: its offset
+        return naive_utc(index + offset)
+
+
+def partial_buckets(starts: Any, freq: str | None, covered: Any) -> np.ndarray:
+    """Which buckets (by their start) lie partly outside ``covered``; none when unknown."""
+    partial = np.zeros(len(starts), dtype=bool)
+    if not freq or covered is None or not len(starts):
+        return partial
+    lo, hi = (naive_utc([t])[0] for t in covered)
+    begin, ends = naive_utc(starts), bucket_ends(starts, freq)
+    inside = (np.minimum(ends, hi) - np.maximum(begin, lo)) / (ends - begin)
+    return np.asarray(inside < PARTIAL_SHARE, dtype=bool)
+
+
+def mark_partial(ax: Axes, starts: np.ndarray, ends: np.ndarray, partial: np.ndarray) -> Any:
+    """A light hatched band over each run of partial buckets; its legend proxy, or None.
+
+    A bucket only partly inside the data's span holds less than a whole
+    bucket's activity: drawn as is, the first or last bucket of a window
+    that starts or ends mid-bucket would read as a drop. Each band spans
+    exactly the partial buckets, from the first one's start to the last
+    one's end (naive UTC ``starts`` and ``ends``, as drawn).
+    """
+    if not partial.any():
+        return None
+    from matplotlib.patches import Patch
+
+    spans: list[list[Any]] = []
+    for i in np.flatnonzero(partial):
+        if spans and starts[i] <= spans[-1][1]:
+            spans[-1][1] = ends[i]
+        else:
+            spans.append([starts[i], ends[i]])
+    for lo, hi in spans:
+        ax.axvspan(lo, hi, zorder=3, linewidth=0, **PARTIAL_STYLE)
+    return Patch(label=PARTIAL_LABEL, **PARTIAL_STYLE)

@@ -106,7 +106,10 @@ def plot_address_activity(
     Returns
     -------
     matplotlib.axes.Axes
-        One bar per bucket.
+        One bar per bucket (``ax.patches``); a bucket only partly inside
+        the span the data covers (today, while it lasts) under a hatched
+        band spanning exactly that bucket, with a legend entry, as
+        :func:`~cctx_research.plots.plot_volume` marks it.
 
     Examples
     --------
@@ -128,10 +131,15 @@ def plot_address_activity(
     ax.set_ylabel(f"Volume received ({_axes.USDC})" if value == "volume" else "Transfers received")
     if activity.empty:
         return _axes.no_data(ax)
+    info = result_info(activity)
     x = _axes.naive_utc(activity["timestamp"])
-    step = np.diff(x).min() if len(x) > 1 else np.timedelta64(1, "D")
-    width = step / np.timedelta64(1, "D") * 0.8
+    ends = _axes.bucket_ends(activity["timestamp"], info.freq)
+    width = (ends - x) / np.timedelta64(1, "D") * 0.8
     ax.bar(x, activity[value].to_numpy(dtype=float), width=width, align="edge", color="#2775ca")
+    partial = _axes.partial_buckets(activity["timestamp"], info.freq, info.covered)
+    marked = _axes.mark_partial(ax, x, ends, partial)
+    if marked is not None:
+        _axes.legend_outside(ax, [marked])
     _axes.compact_axis(ax.yaxis)
     _axes.date_axis(ax)
     return ax

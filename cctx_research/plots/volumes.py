@@ -44,10 +44,12 @@ def plot_volume(
 ) -> Axes:
     """Volume (or count) over time, as lines or stacked areas per group.
 
-    A first or last bucket only partly inside the span the data covers (a
-    window that starts or ends mid-day, with daily buckets) holds less than
-    a whole bucket's activity; the lines into it are drawn under a light
-    hatched band, with a legend entry, so that it does not read as a drop.
+    Each bucket's total is drawn as a step across its bucket, from its start
+    to its end. A first or last bucket only partly inside the span the data
+    covers (a window that starts or ends mid-day, with daily buckets) holds
+    less than a whole bucket's activity; its step is drawn under a light
+    hatched band spanning exactly that bucket, with a legend entry, so that
+    it does not read as a drop.
     The span is the one the transfers' provenance records (what
     ``client.mints(start, end)`` and the report's frames carry); without
     one, no bucket is marked.
@@ -69,9 +71,9 @@ def plot_volume(
     Returns
     -------
     matplotlib.axes.Axes
-        Lines (``ax.lines``) or stacked areas (``ax.collections``), one per
-        group drawn; one hatched band (``ax.patches``) per run of partial
-        buckets.
+        Step lines (``ax.lines``; one point per bucket start, then the last
+        bucket's end) or stacked areas (``ax.collections``), one per group
+        drawn; one hatched band (``ax.patches``) per run of partial buckets.
 
     Examples
     --------
@@ -113,14 +115,21 @@ def plot_volume(
             wide["other"] = rest
         text = _axes.corridor_text if group == "corridor" else _axes.chain_text
         labels = [c if c == "other" else text(c) for c in wide.columns]
-    x = _axes.naive_utc(wide.index)
-    if kind == "area":
-        ax.stackplot(x, wide.to_numpy(dtype=float).T, labels=labels, alpha=0.85)
-    else:
-        for column, label in zip(wide.columns, labels, strict=True):
-            ax.plot(x, wide[column].to_numpy(dtype=float), label=label)
     info = result_info(data)
-    marked = _mark_partial(ax, x, _partial(wide.index, info.freq, info.covered))
+    x = _axes.naive_utc(wide.index)
+    ends = _axes.bucket_ends(wide.index, info.freq)
+    # each bucket's total drawn across the bucket, [start, end): the last step ends where
+    # its bucket does, and a partial bucket's hatch covers its step exactly
+    edges = np.append(x, ends[-1])
+    values = wide.to_numpy(dtype=float)
+    values = np.vstack([values, values[-1:]])
+    if kind == "area":
+        ax.stackplot(edges, values.T, labels=labels, alpha=0.85, step="post")
+    else:
+        for i, label in enumerate(labels):
+            ax.plot(edges, values[:, i], label=label, drawstyle="steps-post")
+    partial = _axes.partial_buckets(wide.index, info.freq, info.covered)
+    marked = _axes.mark_partial(ax, x, ends, partial)
     if group is not None or marked is not None:
         handles, _ = ax.get_legend_handles_labels()
         _axes.legend_outside(ax, handles + ([marked] if marked is not None else []))
@@ -130,53 +139,11 @@ def plot_volume(
     return ax
 
 
-PARTIAL_LABEL = "partial bucket: part of it\nis outside the data's span"
+PARTIAL_LABEL = _axes.PARTIAL_LABEL
 """The legend entry of the hatched band over a bucket only partly inside the data's span."""
 
-
-PARTIAL_SHARE = 0.99
-"""A bucket with less than this share of its time inside the data's span is partial.
-
-(A span that starts at its first record, seconds after the hour, leaves its
-first bucket whole for every purpose: no band.)"""
-
-
-def _partial(starts: pd.DatetimeIndex, freq: str | None, covered: Any) -> np.ndarray:
-    """Which buckets (by their start) lie partly outside ``covered``; none when unknown."""
-    partial = np.zeros(len(starts), dtype=bool)
-    if not freq or covered is None or not len(starts):
-        return partial
-    lo, hi = (pd.Timestamp(t) for t in covered)
-    ends = starts + pd.tseries.frequencies.to_offset(freq)
-    inside = (np.minimum(ends, hi) - np.maximum(starts, lo)) / (ends - starts)
-    return np.asarray(inside < PARTIAL_SHARE, dtype=bool)
-
-
-def _mark_partial(ax: Axes, x: np.ndarray, partial: np.ndarray) -> Any:
-    """A light hatched band over the lines into each partial bucket; its legend proxy, or None.
-
-    A bucket only partly inside the span holds less than a whole bucket's
-    activity: drawn as is, the first or last point of a window that starts
-    or ends mid-bucket would read as a plunge. The band covers the segments
-    that lead to such a point (from the previous point to the next).
-    """
-    if not partial.any():
-        return None
-    from matplotlib.patches import Patch
-
-    style = {"facecolor": "white", "alpha": 0.6, "hatch": "///", "edgecolor": "0.55"}
-    spans: list[list[Any]] = []
-    last = len(x) - 1
-    for i in np.flatnonzero(partial):
-        lo, hi = x[max(i - 1, 0)], x[min(i + 1, last)]
-        if spans and lo <= spans[-1][1]:
-            spans[-1][1] = hi
-        else:
-            spans.append([lo, hi])
-    for lo, hi in spans:
-        if lo < hi:
-            ax.axvspan(lo, hi, zorder=3, linewidth=0, **style)
-    return Patch(label=PARTIAL_LABEL, **style)
+PARTIAL_SHARE = _axes.PARTIAL_SHARE
+"""A bucket with less than this share of its time inside the data's span is partial."""
 
 
 def plot_size_distribution(

@@ -141,7 +141,8 @@ class Report:
     sections : tuple of Section
     provenance : dict
         Source, window, generation time, library version, requests and cache
-        hits, per operation under ``"operations"``.
+        hits, per operation under ``"operations"``; under ``"left_out"``, the
+        sections this data has nothing for and why (``"Title: reason"``).
     synthetic : bool
         The data is the bundled synthetic sample; the HTML carries a banner.
     generated_at : pandas.Timestamp

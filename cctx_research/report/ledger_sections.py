@@ -1,4 +1,4 @@
-"""The report's sections over a ledger: latency, pending and stuck transfers, V2 and fees, links.
+"""The report's sections over a ledger: latency, pending and stuck transfers, V2 and fees.
 
 They need both sides of each transfer (burn and mint times), which the
 interface's frames lack: :func:`~cctx_research.report.build` takes them from
@@ -19,18 +19,14 @@ import pandas as pd
 
 from .. import chains as chain_registry
 from .. import plots, schema
-from ..analysis import latency, linking, pending, v2
+from ..analysis import latency, pending, v2
 from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
 from ..views.values import duration
+from .link_sections import WHERE, link_quality
 from .registry import Context, Part, SectionSpec, figure
 
 __all__ = ["SPECS", "duration", "in_flight", "ledger_of", "link_quality", "scope_ledger"]
-
-_WHERE = (
-    "pass ledger= to report.build (cctx_research.load(...) of event logs or exports, "
-    "cctx_research.load_sample()), or run `cctx-research report --data FILE`"
-)
 
 
 def _durations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -91,55 +87,6 @@ def scope_ledger(
     out = frame.loc[keep].reset_index(drop=True)
     out.attrs = dict(ledger.attrs)
     return out
-
-
-def link_quality(
-    ledger: pd.DataFrame,
-    start: pd.Timestamp,
-    end: pd.Timestamp,
-    names: Sequence[str] | None,
-) -> pd.DataFrame | None:
-    """Links per route over the transfers burned in ``[start, end)`` and the mint-only rows
-    minted in it; None when the ledger does not say how it was linked (the synthetic sample)."""
-    frame = schema.complete(ledger.copy(deep=False), "ledger")
-    if not frame["pairing"].notna().any():
-        return None
-    when = frame["burn_timestamp"].fillna(frame["mint_timestamp"])
-    keep = ((when >= start) & (when < end)).fillna(False).to_numpy(dtype=bool)
-    if names:
-        wanted = {chain_registry.domain(n) for n in names}
-        touching = frame["source_domain"].isin(wanted) | frame["destination_domain"].isin(wanted)
-        keep = keep & touching.to_numpy(dtype=bool)
-    return linking.quality(frame.loc[keep], freq=None)
-
-
-def _links(ctx: Context) -> Sequence[Part]:
-    table = ctx.links
-    ctx.data["links"] = table
-    totals = table[list(linking.COUNTS)].sum()
-    rate = totals["linked"] / totals["mints"] if totals["mints"] else float("nan")
-    shown = table[
-        ["source_chain", "destination_chain", "burns", "mints", "linked", "ambiguous",
-         "pending", "mint_only", "link_rate"]
-    ].rename(columns={"mint_only": "mint only", "link_rate": "link rate"})
-    return [
-        cards(
-            [
-                ("burns", f"{int(totals['burns']):,}"),
-                ("mints", f"{int(totals['mints']):,}"),
-                ("linked", f"{int(totals['linked']):,}"),
-                ("mints linked to their burn", "no data" if rate != rate else f"{rate:.1%}"),
-            ]
-        ),
-        html_table(shown),
-        note(
-            "How each burn found its mint: by the nonce (V1), by the attested nonce, by the "
-            "fields both sides carry (V2), or as the source paired them; ambiguous: identical "
-            "transfers linked in time order (their latency is uncertain). Mint only: the burn is "
-            "not in the data; pending: no mint yet. Link rate: the share of the mints whose "
-            "burn is linked."
-        ),
-    ]
 
 
 def ledger_of(ctx: Context) -> pd.DataFrame:
@@ -452,7 +399,7 @@ SPECS: tuple[SectionSpec, ...] = (
             "No latency: no transfer burned in the window was minted before its end."
             if _has_burn_times(ctx)
             else "No latency: this data has no burn times (the interface's frames carry one "
-            f"timestamp per transfer, the mint's); {_WHERE}."
+            f"timestamp per transfer, the mint's); {WHERE}."
         ),
     ),
     SectionSpec(
@@ -465,7 +412,7 @@ SPECS: tuple[SectionSpec, ...] = (
             "the window."
             if ctx.ledger is not None
             else "No pending or stuck transfers: this data has no burn times (the interface's "
-            f"frames carry one timestamp per transfer, the mint's); {_WHERE}."
+            f"frames carry one timestamp per transfer, the mint's); {WHERE}."
         ),
     ),
     SectionSpec(
@@ -477,19 +424,7 @@ SPECS: tuple[SectionSpec, ...] = (
             "No CCTP V2 transfers burned in the window of this ledger."
             if _has_burn_times(ctx)
             else "No CCTP V2 fields in this data (finality threshold, max fee, fee collected, "
-            f"hook data: the interface's frames have none); {_WHERE}."
-        ),
-    ),
-    SectionSpec(
-        "links",
-        "Burns linked to mints",
-        _links,
-        supports=lambda ctx: ctx.links is not None and len(ctx.links) > 0,
-        unsupported=lambda ctx: (
-            "No link data: this ledger does not say how its burns and mints were joined "
-            "(the synthetic sample, a transfers file)."
-            if ctx.ledger is not None
-            else f"No link data: this report has no ledger; {_WHERE}."
+            f"hook data: the interface's frames have none); {WHERE}."
         ),
     ),
 )

@@ -5,7 +5,10 @@ anchor), its ``title``, a ``builder`` that turns the report's
 :class:`Context` into HTML parts, and a ``supports`` predicate saying whether
 the data can feed it. When it cannot (a latency section on frames with one
 timestamp), the section still appears, with the one-line ``unsupported``
-note instead of its content, so a reader learns what would provide it.
+note instead of its content, so a reader learns what would provide it. A
+section that could never say anything of this data (links counted on a
+ledger that does not say how it was linked) is left out instead: its
+``left_out`` reason goes to the provenance block, in one line.
 
 Examples
 --------
@@ -108,6 +111,9 @@ class SectionSpec:
     unsupported : str or callable
         The one-line note shown instead when it cannot (or
         ``unsupported(ctx) -> str``, to say why for this data).
+    left_out : callable or None
+        ``left_out(ctx) -> str``: why the section is left out of this
+        report altogether (empty: it is not); see :func:`build_sections`.
     """
 
     id: str
@@ -115,6 +121,7 @@ class SectionSpec:
     builder: Callable[[Context], Sequence[Part]]
     supports: Callable[[Context], bool] = _always
     unsupported: str | Callable[[Context], str] = ""
+    left_out: Callable[[Context], str] | None = None
 
     def build(self, ctx: Context) -> Section:
         """The section for ``ctx``: built, or the note when the data does not support it."""
@@ -127,8 +134,29 @@ class SectionSpec:
 
 
 def build_sections(specs: Iterable[SectionSpec], ctx: Context) -> list[Section]:
-    """Every section of ``specs``, in order."""
-    return [spec.build(ctx) for spec in specs]
+    """Every section of ``specs`` that is not left out, in order.
+
+    The reasons of those left out are gathered first, as ``"Title: reason"``
+    lines under ``ctx.provenance["left_out"]``, for the provenance section
+    (built with the others) to say what the report does not show and why.
+
+    Examples
+    --------
+    >>> ctx = Context(start=None, end=None)
+    >>> specs = [SectionSpec("a", "A", lambda c: []),
+    ...          SectionSpec("b", "B", lambda c: [], left_out=lambda c: "nothing to show")]
+    >>> [s.id for s in build_sections(specs, ctx)], ctx.provenance["left_out"]
+    (['a'], ['B: nothing to show'])
+    """
+    kept, reasons = [], []
+    for spec in specs:
+        reason = spec.left_out(ctx) if spec.left_out is not None else ""
+        if reason:
+            reasons.append(f"{spec.title}: {reason}")
+        else:
+            kept.append(spec)
+    ctx.provenance["left_out"] = reasons
+    return [spec.build(ctx) for spec in kept]
 
 
 def figure(name: str, caption: str, draw: Callable[..., Any], data: Any, **kw: Any) -> Part:

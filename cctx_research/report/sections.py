@@ -2,7 +2,8 @@
 
 :data:`REGISTRY` lists every section in the order it appears; each entry
 names its builder and says whether the data supports it; the sections that
-need a ledger (burn and mint times, V2 fields) are in :mod:`.ledger_sections`.
+need a ledger (burn and mint times, V2 fields) are in :mod:`.ledger_sections`,
+:mod:`.link_sections` and :mod:`.actor_sections`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..views.markup import (
     usd,
     when,
 )
-from . import actor_sections, ledger_sections
+from . import actor_sections, ledger_sections, link_sections
 from .registry import Context, Part, SectionSpec, figure
 
 __all__ = ["REGISTRY", "SECTIONS"]
@@ -255,6 +256,8 @@ def _provenance(ctx: Context) -> Sequence[Part]:
             ]
         )
     )
+    for reason in prov.get("left_out", ()):
+        parts.append(note(f"Not in this report: {reason}."))
     ops = pd.DataFrame(prov["operations"])
     if len(ops):
         parts.append("<h3>Fetches</h3>")
@@ -271,6 +274,7 @@ REGISTRY: tuple[SectionSpec, ...] = (
     SectionSpec("seasonality", "Seasonality", _seasonality),
     SectionSpec("addresses", "Top addresses and concentration", _addresses),
     *ledger_sections.SPECS,
+    *link_sections.SPECS,
     *actor_sections.SPECS,
     SectionSpec("provenance", "Provenance", _provenance),
 )

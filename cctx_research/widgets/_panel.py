@@ -59,10 +59,13 @@ PANEL_CSS = (
     ".cctx-panel td.num,.cctx-panel th.num{text-align:right;font-variant-numeric:tabular-nums;"
     "white-space:nowrap}"
     ".cctx-panel a{color:#0969da;text-decoration:underline}"
+    ".cctx-panel .cctx-fit{max-width:100%}"
+    ".cctx-panel .cctx-fit td{overflow-wrap:anywhere}"
     "</style>"
 )
 """The panels' table style (the report's stylesheet is not there): numbers right-aligned,
-links (addresses, transactions) that look like links in a notebook's or the app's theme."""
+links (addresses, transactions) that look like links in a notebook's or the app's theme, and
+a ``cctx-fit`` box whose table fits its panel (a long address wraps) instead of being cut off."""
 
 
 def default_dates(days: int = DEFAULT_DAYS) -> tuple[dt.date, dt.date]:

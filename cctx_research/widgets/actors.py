@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import ipywidgets as w
 import pandas as pd
 
 from .. import chains as chain_registry
 from .. import plots
 from ..analysis import actors, movements
-from ..views.markup import html_table, render_png
+from ..views.markup import escape, html_table, render_png
 from ._panel import OK_STYLE, Panel
 from .overview import chain_options
 
@@ -41,6 +44,8 @@ class ActorsPanel(Panel):
     table : ipywidgets.HTML
     images : dict of ipywidgets.Image
         ``"shares"``: the relayers' shares per day.
+    chart_note : ipywidgets.HTML
+        The relayers the chart names, in words (its legend's entries).
     status, output, error
         As for :class:`~cctx_research.widgets.Dashboard`.
     """
@@ -63,9 +68,10 @@ class ActorsPanel(Panel):
         self._setup(ledger, [self.role, self.chains, self.top_n])
         self.table = w.HTML(value="")
         shares = self._image("shares", width="98%")
+        self.chart_note = w.HTML(value="")
         self.children = [
             self.style, self.banner, w.HBox([self.role, self.top_n]), self.chains, self.status,
-            self.table, shares, self.output,
+            self.table, shares, self.chart_note, self.output,
         ]  # fmt: skip
         for control in (self.role, self.chains, self.top_n):
             control.observe(lambda _change: self.redraw(), names="value")
@@ -91,27 +97,48 @@ class ActorsPanel(Panel):
             touching = data["source_domain"].isin(wanted) | data["destination_domain"].isin(wanted)
             data = data[touching]
         role, n = self.role.value, self.top_n.value
+        shares = self.images["shares"]
         if role == "relayers":
             table = actors.relayers(data)
-            self.images["shares"].value = render_png(
-                plots.plot_relayer_shares,
+            named: list[str] = []
+            shares.value = render_png(
+                _named(named),
                 actors.relayers(data, freq="1D"),
                 top=self.top_n.value,  # the chart names the relayers the table lists
                 figsize=(12, 3.5),
             )
-        elif role == "depositors":
-            table = actors.integrators(data)
-            self.images["shares"].value = b""
-        else:
-            table = movements.rebalancing_share(data).sort_values(
-                "rebalancing_volume", ascending=False
+            # what the chart names, in words under it (read from its legend)
+            words = escape(", ".join(named))
+            self.chart_note.value = (
+                f'<p class="cctx-chart-note">Relayers named in the chart: {words}</p>'
             )
-            self.images["shares"].value = b""
+        else:
+            table = (
+                actors.integrators(data)
+                if role == "depositors"
+                else movements.rebalancing_share(data).sort_values(
+                    "rebalancing_volume", ascending=False
+                )
+            )
+            shares.value, self.chart_note.value = b"", ""
         shown = table.head(n)[[c for c in _SHOWN[role] if c in table.columns]]
-        self.table.value = html_table(shown)
+        # a full address per row: it wraps to fit the panel, never cut off at its edge
+        self.table.value = f'<div class="cctx-fit">{html_table(shown)}</div>'
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
         self._say(_summary(role, table, len(data)) + scope, style=OK_STYLE)
+
+
+def _named(names: list[str]) -> Callable[..., Any]:
+    """:func:`~cctx_research.plots.plot_relayer_shares`, noting the names its legend shows."""
+
+    def draw(data: pd.DataFrame, *, ax: Any, **options: Any) -> Any:
+        drawn = plots.plot_relayer_shares(data, ax=ax, **options)
+        legend = drawn.get_legend()
+        names[:] = [t.get_text() for t in legend.get_texts()] if legend is not None else []
+        return drawn
+
+    return draw
 
 
 def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
