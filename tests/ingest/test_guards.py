@@ -293,3 +293,19 @@ def test_a_sync_datasets_log_part_goes_through_the_same_guards(tmp_path):
     assert _counts(ledger)["skipped_unknown_emitter"] == 1
     assert burn.tx_hash in set(truth["burn_tx_hash"])
     assert burn.tx_hash not in set(ledger["burn_tx_hash"])
+
+
+def test_solana_events_of_another_program_are_not_transfers(tmp_path):
+    # the V1 Solana -> Ethereum burn with Circle's TokenMessengerMinter program id replaced,
+    # everywhere, by another program's (Wormhole's token bridge)
+    name = "v1_burn_solana_to_ethereum.json"
+    text = (FIXTURES / "solana" / name).read_text()
+    circle = "CCTPiPYPc6AsJuwueEnWgSgucamXDZwBd53dQ11YiKX3"
+    assert circle in text
+    other = "wormDTUJ6AWPNvk59vGQbDvGJmqbDTdgWgAqcLBCgUb"
+    (tmp_path / name).write_text(text.replace(circle, other))
+    ledger = cctx.load(tmp_path / name, format="solana")
+    counts = _counts(ledger)
+    assert len(ledger) == 0
+    assert counts["bad"] == 0
+    assert counts["skipped"] >= 1
