@@ -105,6 +105,8 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
     guards.refuse_testnet_logs(path, decoded)
     guards.check_log_chain(path, chain, logs, decoded)
+    decoded, unknown = guards.skip_unknown_emitters(decoded)
+    decoded, implausible = guards.screen_events(decoded, time_column="blockTimestamp")
     out = FileRead(
         format="evm-logs",
         burns=[decoded.burns],
@@ -114,15 +116,17 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
     )
     c = decoded.counts
     out.add("rows_read", c["logs"])
-    out.add("decoded", c["decoded"])
+    out.add("decoded", c["decoded"] - unknown - len(implausible))
     out.add("duplicates", c["duplicates"])
     out.skip("other_events", c["skipped_other_events"])
+    out.skip("unknown_emitter", unknown)
     out.skip("removed", c["removed"])
     bad = decoded.bad
     out.problems.extend(
         {"source_file": str(f), "index": int(i), "reason": str(r)}
         for f, i, r in zip(bad["source_file"], bad["index"], bad["reason"], strict=True)
     )
+    out.problems.extend(implausible)
     return out
 
 

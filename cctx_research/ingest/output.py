@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 
 _WHY = {
     "skipped_other_events": "logs of other events",
+    "skipped_unknown_emitter": "events no CCTP contract of their chain emitted",
     "skipped_other_bridges": "rows of other bridges",
     "removed": "removed (reorged) logs",
     "skipped_generic_messages": "messages that are not token transfers (another app's)",

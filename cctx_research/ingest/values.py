@@ -127,6 +127,15 @@ class Rows:
         values[absent] = -1 if missing is None else missing
         return values
 
+    def amounts(self, column: str, *, missing: int | None = None) -> np.ndarray:
+        """Exact base units (as :meth:`integers`) within USDC's supply; others flag their row."""
+        values = self.integers(column, missing=missing)
+        self.flag(
+            guards.outside_supply(values) & ~self.bad,
+            lambda i: guards.amount_message(column, self._cell(column, i)),
+        )
+        return values
+
     def domains(self, column: str) -> np.ndarray:
         """CCTP domain ids: exact integers that a message's ``uint32`` can carry."""
         values = self.integers(column)

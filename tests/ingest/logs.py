@@ -200,6 +200,32 @@ ARBITRUM_V1_MESSENGER = "0x19330d10d9cc8751218eaf51e8885d058642e08a"
 V2_MESSENGER = "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d"
 
 
+# Circle's contracts that emit each event (Circle's "CCTP EVM contracts" pages, V1 per chain;
+# V2's CREATE2 addresses, the same on every EVM chain): DepositForBurn and MintAndWithdraw
+# the TokenMessenger, MessageSent and MessageReceived the MessageTransmitter.
+_V1 = {  # (TokenMessenger, MessageTransmitter)
+    "ethereum": (ETHEREUM_V1_MESSENGER, "0x0a992d191deec32afe36203ad87d7d289a738f81"),
+    "base": ("0x1682ae6375c4e4a97e4b583bc394c861a46d8962",
+             "0xad09780d193884d503182ad4588450c416d6f9d4"),
+    "arbitrum": (ARBITRUM_V1_MESSENGER, "0xc30362313fbba5cf9163f0bb16a0e01f01a896ca"),
+}  # fmt: skip
+V2_TRANSMITTER = "0x81d40f21f12a8f0e3252bccb954d722d4c464b64"
+EMITTERS = {
+    chain: {
+        ("DepositForBurn", 1): messenger,
+        ("MintAndWithdraw", 1): messenger,
+        ("MessageSent", 1): transmitter,
+        ("MessageReceived", 1): transmitter,
+        ("DepositForBurn", 2): V2_MESSENGER,
+        ("MintAndWithdraw", 2): V2_MESSENGER,
+        ("MessageSent", 2): V2_TRANSMITTER,
+        ("MessageReceived", 2): V2_TRANSMITTER,
+    }
+    for chain, (messenger, transmitter) in _V1.items()
+}
+"""chain -> (event, version) -> the address of the contract that emits it there."""
+
+
 def addr(rng: random.Random) -> str:
     return "0x" + rng.randbytes(20).hex()
 
@@ -214,17 +240,21 @@ def make_log(
     block_number: int,
     log_index: int,
     block_timestamp: int | None = None,
+    chain: str = "base",
 ) -> Log:
+    """One log, emitted by Circle's contract for the event on ``chain`` (see :data:`EMITTERS`)."""
     topics, data = encode_event(SIGNATURES[(event, version)], values)
+    tx_hash = "0x" + rng.randbytes(32).hex()
+    addr(rng)  # drawn still, so that every other value stays what it was
     return Log(
         event,
         version,
         topics,
         data,
         block_number,
-        "0x" + rng.randbytes(32).hex(),
+        tx_hash,
         log_index,
-        addr(rng),
+        EMITTERS[chain][(event, version)],
         expected,
         rng.randrange(200),
         block_timestamp,
@@ -232,9 +262,14 @@ def make_log(
 
 
 def transfer_logs(
-    seed: int = 1, *, start_block: int = 19_000_000, start_time: int = 1_717_200_000
+    seed: int = 1,
+    *,
+    start_block: int = 19_000_000,
+    start_time: int = 1_717_200_000,
+    chain: str = "base",
 ) -> list[Log]:
-    """One log of every event and version (8 logs), with the values each encodes."""
+    """One log of every event and version (8 logs), with the values each encodes, emitted by
+    Circle's contracts on ``chain``."""
     rng = random.Random(seed)
     out: list[Log] = []
 
@@ -250,6 +285,7 @@ def transfer_logs(
                 block_number=start_block + i,
                 log_index=i % 3 + 1,
                 block_timestamp=start_time + 12 * i,
+                chain=chain,
             )
         )
 
@@ -554,24 +590,12 @@ def write_cryo_blocks(path: Path, logs: list[Log], *, chain_id: int | None = 845
 # ---------------------------------------------------------------- committed fixtures
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "evm"
-_ETHEREUM = {  # mainnet contracts on Ethereum (Circle's published addresses)
-    ("DepositForBurn", 1): "0xbd3fa81b58ba92a82136038b25adec7066af3155",
-    ("MintAndWithdraw", 1): "0xbd3fa81b58ba92a82136038b25adec7066af3155",
-    ("MessageSent", 1): "0x0a992d191deec32afe36203ad87d7d289a738f81",
-    ("MessageReceived", 1): "0x0a992d191deec32afe36203ad87d7d289a738f81",
-    ("DepositForBurn", 2): "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d",
-    ("MintAndWithdraw", 2): "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d",
-    ("MessageSent", 2): "0x81d40f21f12a8f0e3252bccb954d722d4c464b64",
-    ("MessageReceived", 2): "0x81d40f21f12a8f0e3252bccb954d722d4c464b64",
-}
 
 
 def fixture_logs() -> list[Log]:
     """The logs of the committed fixtures: one per event and version, Ethereum contracts."""
-    logs = transfer_logs(seed=2024, start_block=20_000_000, start_time=1_717_977_611)
-    for log in logs:
-        log.address = _ETHEREUM[(log.event, log.version)]
-    return logs
+    return transfer_logs(seed=2024, start_block=20_000_000, start_time=1_717_977_611,
+                         chain="ethereum")  # fmt: skip
 
 
 def write_fixtures(directory: Path = FIXTURES) -> list[Path]:

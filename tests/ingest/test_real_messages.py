@@ -374,6 +374,9 @@ def test_cryo_logs_joined_with_its_transactions_keep_from_address(tmp_path):
     ledger = cctx.load(path, blocks=times)
     assert set(ledger["burn_tx_from"]) == {"0x9a8f92a830a5cb89a3816e3d267cb7791c16b04d"}
     assert len(ledger) == 2
+    # the block times (Unix seconds in a frame) are the receipts' own, not nanoseconds
+    expected = {pd.Timestamp(t, unit="s", tz="UTC") for t in blocks.values()}
+    assert set(ledger["burn_timestamp"]) == expected
 
 
 def test_real_arbitrum_logs_read_as_base_raise_naming_arbitrum(tmp_path):

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from cctx_research import chains, schema
 from cctx_research.ingest.hexcodec import large_strings, take_rows
+from cctx_research.ingest.ledger.guards import epoch_scale
 from cctx_research.ingest.ledger.keys import fold
 from cctx_research.ingest.rows import column, string_column
 
@@ -104,7 +105,7 @@ def timestamps(frame: pd.DataFrame, chain_id: pd.Series, blocks: pd.DataFrame | 
             "blocks must be the frame read_blocks returns (block_number, timestamp and "
             "optionally chain_id)"
         )
-    times = pd.to_datetime(blocks["timestamp"], utc=True).astype(schema.TIMESTAMP)
+    times = _block_times(blocks["timestamp"])
     nanos = pd.Series(times.array.asi8, dtype="int64").where(times.notna().to_numpy())
     numbers = blocks["block_number"].astype("int64").to_numpy()
     if "chain_id" in blocks and blocks["chain_id"].notna().any():
@@ -121,6 +122,18 @@ def timestamps(frame: pd.DataFrame, chain_id: pd.Series, blocks: pd.DataFrame | 
     found = pd.Series(pd.to_datetime(found_ns, unit="ns", utc=True), index=frame.index)
     found = found.astype(schema.TIMESTAMP)
     return stamps.where(stamps.notna(), found)
+
+
+def _block_times(values: pd.Series) -> pd.Series:
+    """Block times as UTC: datetimes as they are, Unix times in the unit their size says
+    (a frame of seconds is not nanoseconds from 1970)."""
+    if pd.api.types.is_bool_dtype(values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype):
+        return pd.to_datetime(values, utc=True).astype(schema.TIMESTAMP)
+    numbers = pd.to_numeric(values).to_numpy(dtype="float64", na_value=np.nan)
+    known = ~np.isnan(numbers)
+    whole = np.where(known, numbers, 0).astype(np.int64)
+    times = pd.Series(pd.to_datetime(whole * epoch_scale(whole), unit="ns", utc=True))
+    return times.where(known).astype(schema.TIMESTAMP)
 
 
 def duplicates(frame: pd.DataFrame, chain_id: pd.Series) -> np.ndarray:

@@ -113,12 +113,12 @@ def _flows(rows: Rows, parts: FileRead) -> Rows:
                                     where=deposit | withdrawal)  # fmt: skip
     nonce = rows.strings("bridge_transfer_id")
     if deposit.all() or not rows.has("withdrawal_amount_raw"):
-        amount = rows.integers("deposit_amount_raw")
+        amount = rows.amounts("deposit_amount_raw")
     else:  # a withdrawal-only row has no deposit amount: the minted amount stands in
         amount = np.where(
             deposit,
-            rows.integers("deposit_amount_raw", missing=0),
-            rows.integers("withdrawal_amount_raw", missing=0),
+            rows.amounts("deposit_amount_raw", missing=0),
+            rows.amounts("withdrawal_amount_raw", missing=0),
         )
     frame = pd.DataFrame(
         {
@@ -172,7 +172,7 @@ def _deposits(rows: Rows, parts: FileRead) -> Rows:
             "burn_timestamp": rows.times("block_time"),
             "cctp_version": _version(rows),
             "nonce": rows.strings("bridge_transfer_id"),
-            "amount_raw": rows.integers("deposit_amount_raw"),
+            "amount_raw": rows.amounts("deposit_amount_raw"),
             "message_sender": rows.addresses("sender"),
             "mint_recipient": rows.addresses("recipient"),
             "burn_token": rows.addresses("deposit_token_address"),
@@ -195,7 +195,7 @@ def _withdrawals(rows: Rows, parts: FileRead) -> Rows:
             "mint_timestamp": rows.times("block_time"),
             "cctp_version": _version(rows),
             "nonce": rows.strings("bridge_transfer_id"),
-            "amount_raw": rows.integers("withdrawal_amount_raw"),
+            "amount_raw": rows.amounts("withdrawal_amount_raw"),
             "mint_recipient": rows.addresses("recipient"),
         }
     )
@@ -252,6 +252,13 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             hint=f"pass chain={_chain_guess(rows)!r} (or {{path: chain}}); on the command line "
             "--chain CHAIN or --chain PATH=CHAIN",
         )
+    if not rows.has("contract_address"):
+        raise DataError(
+            f"{rows.source_file!r} has no 'contract_address' column: without the emitting "
+            "contract, Circle's events cannot be told from another contract's copies",
+            hint="export the decoded table with its contract_address column (Dune's "
+            "circle_<chain> tables carry it)",
+        )
     contract = rows.addresses("contract_address")
     line = rows.offset
     guards.refuse_testnet(rows.source_file, "contract_address", contract,
@@ -272,6 +279,14 @@ def _event_base(rows: Rows, chain: int | None) -> pd.DataFrame:
             "transaction_from": rows.addresses("evt_tx_from"),
         }
     )
+
+
+def _emitted(rows: Rows, parts: FileRead, frame: pd.DataFrame, role: str) -> pd.DataFrame:
+    """The good rows whose ``contract_address`` is Circle's ``role`` contract of their chain;
+    the others' count as ``skipped_unknown_emitter``."""
+    unknown = guards.unknown_emitters(frame["contract"], frame["domain"], role) & ~rows.bad
+    parts.skip("unknown_emitter", int(unknown.sum()))
+    return frame[~rows.bad & ~unknown]
 
 
 def _chain_guess(rows: Rows) -> str:
@@ -305,7 +320,7 @@ def _depositforburn(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
         cctp_version=2 if v2 else 1,
         nonce=pd.NA if v2 else rows.strings("nonce"),
         burn_token=rows.addresses("burntoken"),
-        amount_raw=rows.integers("amount"),
+        amount_raw=rows.amounts("amount"),
         message_sender=rows.addresses("depositor"),
         mint_recipient=rows.addresses("mintrecipient"),
         destination_domain=rows.domains("destinationdomain"),
@@ -315,7 +330,7 @@ def _depositforburn(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
         min_finality_threshold=rows.nullable_integers("minfinalitythreshold"),
         hook_data=rows.strings("hookdata", lower=True),
     )
-    parts.burns.append(frame[~rows.bad])
+    parts.burns.append(_emitted(rows, parts, frame, "token_messenger"))
     return rows
 
 
@@ -323,11 +338,11 @@ def _mintandwithdraw(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
     frame = _event_base(rows, chain).assign(
         cctp_version=2 if rows.has("feecollected") else 1,
         mint_recipient=rows.addresses("mintrecipient"),
-        amount_raw=rows.integers("amount"),
+        amount_raw=rows.amounts("amount"),
         mint_token=rows.addresses("minttoken"),
         fee_raw=rows.nullable_integers("feecollected"),
     )
-    parts.mints.append(frame[~rows.bad])
+    parts.mints.append(_emitted(rows, parts, frame, "token_messenger"))
     return rows
 
 
@@ -346,7 +361,7 @@ def _messagereceived(rows: Rows, parts: FileRead, chain: int | None) -> Rows:
         version = 2 if rows.has("finalitythresholdexecuted") else 1
         body = _bodies(rows.strings("messagebody"), version)
         frame = pd.concat([frame, body.set_index(frame.index)], axis=1)
-    parts.received.append(frame[~rows.bad])
+    parts.received.append(_emitted(rows, parts, frame, "message_transmitter"))
     return rows
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 from ... import schema
 from ...addressing import as_chain_format
 from ...errors import DataError
+from ..ledger import guards
 from ..values import Rows, malformed_error
 
 __all__ = ["LEDGER_NEEDS", "TRANSFERS_NEEDS", "ledger_from_frame", "ledger_from_rows", "missing"]
@@ -118,8 +119,9 @@ def _from_ledger(rows: Rows) -> pd.DataFrame:
     out = pd.DataFrame(index=rows.frame.index)
     out["transfer_id"] = rows.strings("transfer_id")
     rows.flag(np.asarray(out["transfer_id"].isna()), "column 'transfer_id' is empty")
-    for column in ("source_domain", "destination_domain", "amount_raw"):
-        out[column] = rows.integers(column)
+    for column in ("source_domain", "destination_domain"):
+        out[column] = rows.domains(column)
+    out["amount_raw"] = rows.amounts("amount_raw")
     out["burn_timestamp"] = rows.times("burn_timestamp", optional=True)
     out["mint_timestamp"] = rows.times("mint_timestamp", optional=True)
     out["burn_tx_hash"] = rows.hashes("burn_tx_hash")
@@ -149,16 +151,19 @@ def _from_transfers(rows: Rows) -> pd.DataFrame:
     ts = rows.times("timestamp")
     completed = rows.booleans("is_completed")
     if rows.has("amount_raw"):
-        amount_raw = rows.integers("amount_raw")
+        amount_raw = rows.amounts("amount_raw")
     else:  # token units with 6 decimals: exact up to 2**53 base units
         amount = pd.to_numeric(rows.frame["amount"], errors="coerce")
         rows.flag(np.asarray(amount.isna()), "column 'amount' is not a number")
-        amount_raw = (amount.fillna(0) * 1_000_000).round().astype(np.int64).to_numpy()
+        units = amount.fillna(0) * 1_000_000
+        rows.flag(guards.outside_supply(units) | np.isinf(units.to_numpy(dtype=float)),
+                  lambda i: guards.amount_message("amount", f"{amount.iat[i]:g}", unit="USDC"))
+        amount_raw = units.where(~rows.bad, 0).round().astype(np.int64).to_numpy()
     out = pd.DataFrame(
         {
             "transfer_id": rows.strings("transfer_id"),
-            "source_domain": rows.integers("source_domain"),
-            "destination_domain": rows.integers("destination_domain"),
+            "source_domain": rows.domains("source_domain"),
+            "destination_domain": rows.domains("destination_domain"),
             "amount_raw": amount_raw,
             "burn_timestamp": ts,
             "mint_timestamp": ts.where(completed).astype(schema.TIMESTAMP),

@@ -47,7 +47,7 @@ def _deposits(rows: Rows, parts: FileRead) -> None:
                 "burn_tx_hash": rows.hashes("transaction_hash"),
                 "cctp_version": 1,
                 "nonce": rows.integers("nonce").astype(str),
-                "amount_raw": rows.integers("amount"),
+                "amount_raw": rows.amounts("amount"),
                 "message_sender": rows.addresses("depositor"),
                 "mint_recipient": rows.addresses("recipient"),
                 "burn_token": rows.addresses("burn_token"),
@@ -66,7 +66,7 @@ def _received(rows: Rows, parts: FileRead) -> None:
                 "cctp_version": 1,
                 "source_domain": chain_domains(rows, "src_blockchain"),
                 "nonce": rows.integers("nonce").astype(str),
-                "amount_raw": rows.integers("amount"),
+                "amount_raw": rows.amounts("amount"),
                 "message_sender": rows.addresses("depositor"),
                 "mint_recipient": rows.addresses("recipient"),
                 "burn_token": rows.addresses("input_token"),
@@ -76,7 +76,15 @@ def _received(rows: Rows, parts: FileRead) -> None:
 
 
 def _cross_chain(rows: Rows, parts: FileRead) -> None:
+    """Paired transfers; where the table names the source contract, only Circle's count.
+
+    ``src_contract_address`` is the contract that emitted the burn (its
+    TokenMessenger); a row naming another is skipped as
+    ``skipped_unknown_emitter``. Without the column the rows are taken as
+    XChainDataGen selected them, from Circle's contracts.
+    """
     source = chain_domains(rows, "src_blockchain")
+    unknown = np.zeros(len(rows), dtype=bool)
     if rows.has("src_contract_address"):
         contract, line = rows.addresses("src_contract_address"), rows.offset
         guards.refuse_testnet(rows.source_file, "src_contract_address", contract,
@@ -84,23 +92,25 @@ def _cross_chain(rows: Rows, parts: FileRead) -> None:
         guards.refuse_other_chain(rows.source_file, "src_contract_address", contract, source,
                                   lambda i: f"line {i + line}",
                                   chain_column="src_blockchain")  # fmt: skip
-    parts.paired.append(
-        pd.DataFrame(
-            {
-                "source_domain": source,
-                "destination_domain": chain_domains(rows, "dst_blockchain"),
-                "cctp_version": 1,
-                "nonce": rows.integers("deposit_id").astype(str),
-                "amount_raw": rows.integers("amount"),
-                "burn_timestamp": rows.times("src_timestamp"),
-                "mint_timestamp": rows.times("dst_timestamp"),
-                "burn_tx_hash": rows.hashes("src_transaction_hash"),
-                "mint_tx_hash": rows.hashes("dst_transaction_hash"),
-                "message_sender": rows.addresses("depositor"),
-                "mint_recipient": rows.addresses("recipient"),
-            }
-        )[~rows.bad]
+        unknown = guards.unknown_emitters(contract, source, "token_messenger")
+    frame = pd.DataFrame(
+        {
+            "source_domain": source,
+            "destination_domain": chain_domains(rows, "dst_blockchain"),
+            "cctp_version": 1,
+            "nonce": rows.integers("deposit_id").astype(str),
+            "amount_raw": rows.amounts("amount"),
+            "burn_timestamp": rows.times("src_timestamp"),
+            "mint_timestamp": rows.times("dst_timestamp"),
+            "burn_tx_hash": rows.hashes("src_transaction_hash"),
+            "mint_tx_hash": rows.hashes("dst_transaction_hash"),
+            "message_sender": rows.addresses("depositor"),
+            "mint_recipient": rows.addresses("recipient"),
+        }
     )
+    unknown &= ~rows.bad
+    parts.skip("unknown_emitter", int(unknown.sum()))
+    parts.paired.append(frame[~rows.bad & ~unknown])
 
 
 def _transactions(rows: Rows, parts: FileRead) -> None:
@@ -140,10 +150,9 @@ def apply_times(frame: pd.DataFrame, times: pd.DataFrame, side: str) -> pd.DataF
     keys = pd.MultiIndex.from_arrays([frame[domain], frame[f"{side}_tx_hash"]])
     found = lookup.reindex(keys)
     ts, block = f"{side}_timestamp", f"{side}_block"
-    if ts in frame.columns:
-        frame[ts] = frame[ts].fillna(pd.Series(found["timestamp"].to_numpy(), index=frame.index))
-    else:
-        frame[ts] = found["timestamp"].to_numpy()
+    # the found times keep their dtype (UTC) by index, even when no row is left
+    found_times = pd.Series(found["timestamp"].array, index=frame.index)
+    frame[ts] = frame[ts].fillna(found_times) if ts in frame.columns else found_times
     known = found["block_number"].notna().to_numpy()
     old = frame[block].to_numpy() if block in frame.columns else np.full(len(frame), -1)
     new = np.where(known & (old < 0), found["block_number"].fillna(-1).to_numpy(), old)

@@ -22,16 +22,28 @@ instead (a bad row: :class:`~cctx_research.errors.DataError` under
 - **Chain**: what a file of EVM logs says of its chain (a ``chain_id``
   column, contracts of one chain only, a ``MessageSent``'s source domain)
   agrees with the ``chain=`` it was given (:func:`check_log_chain`).
+- **Emitters**: an event counts only when Circle's contract for it on the
+  row's chain emitted it (V1's contract of that chain, or V2's, the same on
+  every EVM chain but EDGE): a ``DepositForBurn`` or ``MintAndWithdraw`` of
+  the TokenMessenger, a ``MessageSent`` or ``MessageReceived`` of the
+  MessageTransmitter. Another contract's copy of the event (a real burn
+  re-emitted by ``0x1234...``) is skipped and counted as
+  ``skipped_unknown_emitter``, never a transfer (:func:`unknown_emitters`).
+- **Amounts** are within USDC's supply (:data:`USDC_SUPPLY_CAP_RAW`): a
+  larger one is a wrong unit (18 decimals) or a corrupt value.
 
 Examples
 --------
->>> import numpy as np
+>>> import dataclasses
+
+import numpy as np
 >>> epoch_scale(np.array([1_717_200_000, 1_717_200_000_000, 1_717_200_000_000_000_000]))
 array([1000000000,    1000000,          1])
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,12 +57,19 @@ from ...errors import DataError
 __all__ = [
     "CCTP_LAUNCH",
     "TESTNET_CONTRACTS",
+    "USDC_SUPPLY_CAP_RAW",
+    "amount_message",
+    "emitters",
     "epoch_scale",
     "era_message",
     "not_a_domain",
     "outside_era",
+    "outside_supply",
     "refuse_other_chain",
     "refuse_testnet",
+    "screen_events",
+    "skip_unknown_emitters",
+    "unknown_emitters",
 ]
 
 CCTP_LAUNCH = pd.Timestamp("2023-04-26", tz="UTC")
@@ -195,8 +214,10 @@ def _evidence(decoded: Any) -> dict[int, str]:
                 (only,) = owners
                 said.setdefault(only, f"{what} emitted by {address}, a CCTP contract of "
                                 f"{chains.chain_name(only)} only")
-    if len(decoded.sent):
-        for value in decoded.sent["source_domain"].unique().tolist():
+    if len(decoded.sent):  # only a MessageTransmitter's messages say where they come from
+        sent = decoded.sent
+        ours = ~unknown_emitters(sent["contract"], np.full(len(sent), -1), "message_transmitter")
+        for value in sent.loc[ours, "source_domain"].unique().tolist():
             said.setdefault(int(value), f"MessageSent whose message says source domain {value}")
     return said
 
@@ -252,3 +273,169 @@ def refuse_testnet_logs(path: Path, decoded: Any) -> None:
         refuse_testnet(str(path), "address", frame["contract"], where)
         if "burn_token" in frame.columns:
             refuse_testnet(str(path), "burnToken", frame["burn_token"], where)
+
+
+# --------------------------------------------------------------------------
+# amounts within USDC's supply
+
+USDC_SUPPLY_CAP_RAW = 10**17
+"""The largest amount any reader accepts, in base units: USD 100 B of a 6-decimal token.
+
+No burn or mint can move more USDC than exists: Circle reported 50.6 B USDC
+in circulation on 2022-05-13 (Circle's blog "How to Be Stable"), and
+secondary reports put it near 45 B at the end of 2024 and 60-65 B in
+2025-26 (``reference/cctp.md``). The cap sits above all of these, so it
+refuses only impossible values: an amount written with 18 decimals, a
+corrupt word. EURC and USYC, the other tokens CCTP burns, have 6 decimals
+and far smaller supplies.
+"""
+
+
+def outside_supply(values: Any) -> np.ndarray:
+    """Which amounts (base units) are negative or exceed :data:`USDC_SUPPLY_CAP_RAW`.
+
+    Empty cells are not (a missing amount is another column's problem).
+
+    Examples
+    --------
+    >>> outside_supply([1_000_000, -1, 10**18, None]).tolist()
+    [False, True, True, False]
+    """
+    numbers = pd.to_numeric(pd.Series(np.asarray(values, dtype=object)), errors="coerce")
+    wrong = (numbers < 0) | (numbers > USDC_SUPPLY_CAP_RAW)
+    return np.asarray(wrong.fillna(False), dtype=bool)
+
+
+def amount_message(column: str, cell: str, *, unit: str = "base units") -> str:
+    """What an amount outside USDC's supply is refused with: the column, the value, what to pass.
+
+    ``unit`` is ``"base units"`` (``amount_raw``, the events' ``amount``) or
+    ``"USDC"`` (a ``transfers`` table's ``amount``).
+    """
+    raw = unit == "base units"
+    cap = USDC_SUPPLY_CAP_RAW
+    limit = f"{cap:,} base units" if raw else f"{cap // 10**6:,} USDC"
+    what = ("amounts in the token's base units (6 decimals: 1 USDC is 1000000), not "
+            "18-decimal wei") if raw else "amounts in USDC, or amount_raw in base units"
+    return (
+        f"column {column!r}: {cell} {unit} is not an amount of USDC (from 0 to {limit}, "
+        f"USD 100 B, more than all the USDC there is); pass {what}"
+    )
+
+
+# --------------------------------------------------------------------------
+# who emitted an event
+
+_ROLES = ("token_messenger", "message_transmitter", "token_minter")
+
+_EVENT_ROLES = {
+    "burns": "token_messenger",
+    "mints": "token_messenger",
+    "sent": "message_transmitter",
+    "received": "message_transmitter",
+}
+"""Which of Circle's contracts emits each event family (``circlefin/evm-cctp-contracts``:
+``DepositForBurn`` and ``MintAndWithdraw`` the TokenMessenger, V1 and V2; ``MessageSent``
+and ``MessageReceived`` the MessageTransmitter)."""
+
+
+def emitters(domain: int, role: str | None = None) -> frozenset[str]:
+    """Circle's CCTP contracts of a domain (V1 and V2), lowercase; ``role`` narrows to one kind.
+
+    ``role`` is ``"token_messenger"``, ``"message_transmitter"`` or
+    ``"token_minter"`` (``None``: all three). A domain the registry lists no
+    contracts for (a chain newer than the registry, ``domain-<n>``) is given
+    V2's CREATE2 contracts, which Circle deploys at one address on every EVM
+    chain; the registry (``chains.toml``, :func:`cctx_research.chains.register`)
+    names any other.
+
+    Examples
+    --------
+    >>> sorted(emitters(6, "token_messenger"))
+    ['0x1682ae6375c4e4a97e4b583bc394c861a46d8962', '0x28b5a0e9c621a5badaa536219b3a228c8168cf5d']
+    >>> "0x28b5a0e9c621a5badaa536219b3a228c8168cf5d" in emitters(28)
+    False
+    """
+    if role is not None and role not in _ROLES:
+        raise ValueError(f"role must be one of {_ROLES} or None, got {role!r}")
+    names = _ROLES if role is None else (role,)
+    listed = []
+    for version in (1, 2):
+        try:
+            found = chains.contracts(int(domain), version)
+        except (TypeError, ValueError):
+            found = None
+        if found is not None:
+            listed.append(found)
+    if not listed:
+        common = chains.contracts("ethereum", 2)
+        listed = [] if common is None else [common]
+    return frozenset(
+        value.lower() for c in listed for n in names if (value := getattr(c, n)) is not None
+    )
+
+
+def unknown_emitters(contracts: Any, domains: Any, role: str | None = None) -> np.ndarray:
+    """Which rows' emitting contract is not one of Circle's (:func:`emitters`) for the row's domain.
+
+    An empty contract is unknown; a row without a domain (``-1``, a bad row)
+    is checked against every domain's contracts of ``role``.
+    """
+    text = pd.Series(np.asarray(contracts, dtype=object)).astype("string").str.lower()
+    domain = pd.to_numeric(pd.Series(np.asarray(domains, dtype=object)), errors="coerce")
+    domain = domain.fillna(-1).to_numpy(dtype=np.int64)
+    out = np.ones(len(text), dtype=bool)
+    for value in np.unique(domain).tolist():
+        rows = domain == value
+        if value >= 0:
+            known = emitters(value, role)
+        else:
+            known = frozenset().union(*(emitters(d, role) for d in chains.all_domains()))
+        out[rows] = ~text[rows].isin(known).fillna(False).to_numpy(dtype=bool)
+    return out
+
+
+def skip_unknown_emitters(decoded: Any) -> tuple[Any, int]:
+    """The decoded events less those no CCTP contract of their chain emitted, and how many."""
+    frames, skipped = {}, 0
+    for kind, role in _EVENT_ROLES.items():
+        frame = getattr(decoded, kind)
+        if not len(frame):
+            continue
+        unknown = unknown_emitters(frame["contract"], frame["domain"], role)
+        if unknown.any():
+            skipped += int(unknown.sum())
+            frames[kind] = frame[~unknown].reset_index(drop=True)
+    return (dataclasses.replace(decoded, **frames) if frames else decoded), skipped
+
+
+def screen_events(
+    decoded: Any, *, time_column: str, event: str = "log", now: pd.Timestamp | None = None
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Decoded events less those with a time outside CCTP's era or an amount outside USDC's
+    supply, and those as bad rows (``source_file``, ``index``, ``reason``).
+
+    A reason names the event (``"<event> <log_index> of transaction <tx_hash>"``),
+    the file's column (``time_column`` for times, ``amount`` for amounts) and
+    what to pass.
+    """
+    frames, problems = {}, []
+    for kind in _EVENT_ROLES:
+        frame = getattr(decoded, kind)
+        if not len(frame):
+            continue
+        late = outside_era(frame["timestamp"], now=now)
+        big = outside_supply(frame["amount_raw"]) if "amount_raw" in frame.columns else late & False
+        for i in np.flatnonzero(late | big).tolist():
+            when = frame["timestamp"].iat[i]
+            why = (era_message(time_column, f"{int(when.timestamp())}", when) if late[i] else
+                   amount_message("amount", f"{int(frame['amount_raw'].iat[i]):,}"))  # fmt: skip
+            problems.append({
+                "source_file": str(frame["source_file"].iat[i]),
+                "index": int(frame["index"].iat[i]),
+                "reason": f"{event} {frame['log_index'].iat[i]} of transaction "
+                f"{frame['tx_hash'].iat[i]}: {why}",
+            })  # fmt: skip
+        if (late | big).any():
+            frames[kind] = frame[~(late | big)].reset_index(drop=True)
+    return (dataclasses.replace(decoded, **frames) if frames else decoded), problems

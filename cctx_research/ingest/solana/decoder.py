@@ -59,6 +59,7 @@ from ..evm.decoder import DecodedLogs
 from ..evm.messages import BODY_COLUMNS, decode_message
 from ..formats import FileRead
 from ..hexcodec import hex_slices, take_rows
+from ..ledger import guards
 from ..rows import Reasons, string_column
 from .base58 import decode_many
 from .fields import EventBytes, columns, pubkeys_hex
@@ -395,9 +396,13 @@ def read(path: Path, chain: int | None = None) -> FileRead:
         )
     decoded = decode(path)
     c = decoded.counts
+    # times within CCTP's era, amounts within USDC's supply: the others are bad rows
+    decoded, implausible = guards.screen_events(decoded, time_column="blockTime",
+                                                event="instruction")  # fmt: skip
     out = FileRead(format="solana", burns=[decoded.burns], sent=[decoded.sent],
                    received=[decoded.received], mints=[decoded.mints])
     out.problems.extend(decoded.bad.to_dict("records"))
+    out.problems.extend(implausible)
     n_events = sum(len(f) for f in (decoded.burns, decoded.mints, decoded.received))
     skipped = {k: c.get(k, 0) for k in ("failed_transactions", "other_programs", "no_cctp_events",
                                          "other_events", "accounts_without_transaction")}
@@ -406,7 +411,7 @@ def read(path: Path, chain: int | None = None) -> FileRead:
     out.add("decoded", n_events + len(decoded.sent))
     out.add("duplicates", c.get("duplicates", 0))
     out.add("rows_read", n_events + len(decoded.sent) + sum(skipped.values())
-            + c.get("duplicates", 0) + len(decoded.bad))
+            + c.get("duplicates", 0) + len(decoded.bad) + len(implausible))
     logger.info("%s: %d Solana CCTP events, %s", path, n_events,
                 ", ".join(f"{k} {v}" for k, v in c.items()))
     return out

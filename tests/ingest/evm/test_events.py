@@ -93,12 +93,13 @@ def test_layouts_match_circles_indices(layout, offsets, body):
 def test_the_registry_knows_the_emitting_contracts_of_the_fixtures():
     from cctx_research import chains
 
-    from ..logs import _ETHEREUM
+    from ..logs import EMITTERS
 
-    for (_, version), address in _ETHEREUM.items():
-        found = chains.contracts(0, version)
-        assert address in (found.token_messenger, found.message_transmitter)
-        assert 0 in chains.contract_domains(address)
+    for chain, table in EMITTERS.items():
+        for (_, version), address in table.items():
+            found = chains.contracts(chain, version)
+            assert address in (found.token_messenger, found.message_transmitter)
+            assert chains.domain(chain) in chains.contract_domains(address)
 
 
 @pytest.mark.parametrize(
