@@ -104,12 +104,7 @@ def connect(
     >>> client.volume("2024-06-30", "2024-07-01")  # doctest: +SKIP
     >>> client = connect(data="transfers.parquet")  # doctest: +SKIP
     """
-    if sample is not None and not isinstance(sample, bool):
-        raise TypeError(f"sample must be True, False or None, got {type(sample).__name__}")
-    if not isinstance(loopback, bool):
-        raise TypeError(f"loopback must be True or False, got {type(loopback).__name__}")
-    if data is not None and sample is not None:
-        raise ValueError("data= and sample= exclude each other: pass one source")
+    _check_sources(data, sample, loopback)
     settings = Settings.from_env()
     explicit = overrides.get("api_key") is not None and overrides.get("project_id") is not None
     use_sample = sample if sample is not None else not (explicit or settings.has_credentials)
@@ -167,6 +162,15 @@ def connect(
             stacklevel=2,
         )
     return client
+
+
+def _check_sources(data: Any, sample: bool | None, loopback: bool) -> None:
+    if sample is not None and not isinstance(sample, bool):
+        raise TypeError(f"sample must be True, False or None, got {type(sample).__name__}")
+    if not isinstance(loopback, bool):
+        raise TypeError(f"loopback must be True or False, got {type(loopback).__name__}")
+    if data is not None and sample is not None:
+        raise ValueError("data= and sample= exclude each other: pass one source")
 
 
 def _refuse_a_file_as_cache(overrides: dict[str, Any], settings: Settings) -> None:

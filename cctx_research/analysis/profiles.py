@@ -307,12 +307,10 @@ def _from_transfers(transfers: Any, addr: str) -> pd.DataFrame:
         frame = _common.transfers_frame(transfers)
     else:
         # only this address's rows leave the engine
-        spellings = [addr, "0x" + "00" * 12 + addr[2:]] if len(addr) == 42 else [addr]
         lf = engines.lazy(transfers, "transfers")
-        hit = nw.col("mint_recipient").str.to_lowercase().is_in(spellings)
+        hit = _spelled(nw.col("mint_recipient"), addr)
         if _common.OWNER in lf.collect_schema().names():
-            hit = hit | nw.col(_common.OWNER).str.to_lowercase().is_in(spellings).fill_null(
-                False)
+            hit = hit | _spelled(nw.col(_common.OWNER), addr).fill_null(False)
         frame = _common.typed(engines.collect(lf.filter(hit)), "transfers")
     # a token account's owner receives what lands in any of its accounts
     hit = _common.canonical_addresses(frame["mint_recipient"]) == addr
@@ -320,6 +318,16 @@ def _from_transfers(transfers: Any, addr: str) -> pd.DataFrame:
         owner = frame[_common.OWNER].astype(schema.STRING)
         hit |= _common.canonical_addresses(owner) == addr
     return frame[hit]
+
+
+def _spelled(column: Any, addr: str) -> Any:
+    """Rows whose column spells ``addr`` in any form a frame may hold: hex in any case (and
+    padded to bytes32), a non-EVM address as its chain writes it (case kept) or as bytes32."""
+    if len(addr) == 42:
+        return column.str.to_lowercase().is_in([addr, "0x" + "00" * 12 + addr[2:]])
+    if addr.startswith("0x"):
+        return column.str.to_lowercase().is_in([addr])
+    return column.is_in([addr]) | column.str.to_lowercase().is_in([addressing.to_bytes32(addr)])
 
 
 def _counterparties(frame: pd.DataFrame | None) -> pd.DataFrame:

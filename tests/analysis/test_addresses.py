@@ -430,13 +430,15 @@ def _solana_mints() -> pd.DataFrame:
     ledger = cctx.load(fixture, format="solana")
     mint = ledger[ledger["destination_domain"] == 5]
     assert len(mint) == 1
-    other = mint.assign(transfer_id="other-account", mint_recipient="0x" + "5a" * 32,
+    other = mint.assign(transfer_id="other-account", mint_recipient=OTHER_ACCOUNT,
                         amount_raw=mint["amount_raw"] * 2)  # fmt: skip
     return cctx.transfers_from_ledger(pd.concat([mint, other], ignore_index=True))
 
 
-ACCOUNT = "0xf4c8473a0e8fb093ca12970ed615db09f7ebbbb3d00f40b3e285e12f40e5c9a6"
-OWNER = "0x74e70ed52464f997369bbefd141d8a2d9dd3cd15e1f21b37bce18f45e0e923b2"
+# Solana's own spelling, as load writes it (base58 of 0xf4c8..., 0x74e7... and 0x5a..5a)
+ACCOUNT = "HUXc7MBf55vWrrkevVbmJN8HAyfFtjLcPLBt9yWngKzm"
+OWNER = "8sLeDrpnUfSv69KXzKMKMVTpxP7D8iPue5QrHJgyu5XP"
+OTHER_ACCOUNT = "75hbt6uvDqjPZ9WgFtMhBnTeyHw7cinoHiz4FD2vEz2d"
 
 
 def test_a_token_account_recipient_counts_as_its_owner():
