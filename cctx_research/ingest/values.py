@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from ..addressing import canonical_addresses, normalize_hash
+from ..addressing import canonical_addresses, normalize_address, normalize_hash
 from ..errors import DataError
 from .ledger import guards
 
@@ -260,11 +260,21 @@ class Rows:
         return out.str.lower() if lower else out
 
     def addresses(self, column: str) -> pd.Series:
-        """Canonical addresses (bytes32-padded EVM addresses become 20 bytes)."""
+        """Canonical addresses (bytes32-padded EVM addresses become 20 bytes); a value that
+        is no address in any chain's spelling flags the row."""
         text = self.strings(column)
         if not len(text):
             return text
-        return pd.Series(canonical_addresses(text.array).array, index=self.frame.index)
+        out = pd.Series(canonical_addresses(text.array).array, index=self.frame.index)
+        hex_rows = out.str.match(r"^0x(?:[0-9a-f]{40}|[0-9a-f]{64})$").fillna(False).astype(bool)
+        wrong = np.zeros(len(out), dtype=bool)
+        for i in np.flatnonzero((out.notna() & ~hex_rows).to_numpy()):
+            try:
+                normalize_address(out.iat[i])
+            except (TypeError, ValueError):
+                wrong[i] = True
+        self.flag(wrong, lambda i: f"column {column!r}: {self._cell(column, i)} is not an address")
+        return out
 
     def hashes(self, column: str) -> pd.Series:
         """Transaction hashes in their chain's spelling; a value that is none flags the row.
