@@ -46,6 +46,18 @@ FIGURES = [
 NUMBER = re.compile(r"^-?\d+(\.\d+)?( [a-zA-Z/]+)?$")
 
 
+
+def _table_rows(stdout: str) -> dict[str, dict[str, str]]:
+    """The rows of a benchmark's printed table by figure name, checking its header."""
+    lines = [line for line in stdout.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
+    rows = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    return rows
+
 def test_quick_run_prints_every_figure(tmp_path):
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
@@ -55,13 +67,7 @@ def test_quick_run_prints_every_figure(tmp_path):
         timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
-    rows = {}
-    for line in lines[1:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    rows = _table_rows(done.stdout)
     for figure in FIGURES:
         matches = [name for name in rows if name.startswith(figure)]
         assert matches, f"no row for {figure!r} in:\n{done.stdout}"
@@ -103,13 +109,7 @@ def test_scale_quick_run_prints_every_row(tmp_path):
         timeout=600,  # five steps in their own processes, on a shared machine
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
-    rows = {}
-    for line in lines[1:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    rows = _table_rows(done.stdout)
     assert list(rows) == SCALE_FIGURES
     for figure in SCALE_FIGURES[:11]:
         assert NUMBER.match(rows[figure]["value"].replace(",", "")), rows[figure]
@@ -144,13 +144,7 @@ def test_startup_quick_run_prints_every_row(tmp_path):
         timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("| ")]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    assert header == ["figure", "value", "baseline", "ratio", "target", "result", "detail"]
-    rows = {}
-    for line in lines[1:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    rows = _table_rows(done.stdout)
     assert list(rows) == STARTUP_FIGURES
     for figure in STARTUP_FIGURES[:5]:
         assert NUMBER.match(rows[figure]["value"]), rows[figure]
