@@ -135,6 +135,51 @@ def test_a_dune_table_without_its_contract_address_is_refused(tmp_path):
     assert "export the decoded table with its contract_address" in str(e.value)
 
 
+@pytest.mark.parametrize("table", ["deposits", "withdrawals"])
+def test_a_dune_bridges_row_of_another_contract_is_skipped_and_counted(tmp_path, table):
+    # the spell's deposits and withdrawals carry the TokenMessenger that emitted the event
+    # (spellbook's cctp_v1_deposits/withdrawals macros); the first row's rewritten
+    name = f"bridges_evms_{table}.csv"
+    truth = cctx.load(FIXTURES / "dune" / name)
+    frame = pd.read_csv(FIXTURES / "dune" / name, dtype=str)
+    frame.loc[0, "contract_address"] = ELSEWHERE
+    frame.to_csv(tmp_path / name, index=False)
+    ledger = cctx.load(tmp_path / name)
+    assert len(truth) == 2
+    assert "skipped_unknown_emitter" not in _counts(truth)
+    assert len(ledger) == 1
+    assert _counts(ledger)["skipped_unknown_emitter"] == 1
+    kept = "burn_tx_hash" if table == "deposits" else "mint_tx_hash"
+    assert ledger[kept].tolist() == [frame.loc[1, "tx_hash"]]
+
+
+@pytest.mark.parametrize(
+    ("table", "contract", "says"),
+    [
+        # Circle's V2 testnet TokenMessenger (the same on every testnet)
+        ("deposits", "0x8fe6b999dc680ccfdd5bf7eb0974218be2542daa", "holds testnet data"),
+        # Base's V1 TokenMessenger on an Ethereum deposit
+        ("deposits", "0x1682ae6375c4e4a97e4b583bc394c861a46d8962", "base"),
+        # Ethereum's V1 TokenMessenger on a Base withdrawal
+        ("withdrawals", "0xbd3fa81b58ba92a82136038b25adec7066af3155", "ethereum"),
+    ],
+)
+def test_a_dune_bridges_row_of_a_testnet_or_another_chains_contract_is_refused(
+    tmp_path, table, contract, says
+):
+    name = f"bridges_evms_{table}.csv"
+    frame = pd.read_csv(FIXTURES / "dune" / name, dtype=str)
+    frame.loc[1, "contract_address"] = contract
+    frame.to_csv(tmp_path / name, index=False)
+    with pytest.raises(DataError) as e:
+        cctx.load(tmp_path / name)
+    message = str(e.value)
+    assert says in message.lower()
+    assert "line 3" in message  # the header is line 1
+    assert "'contract_address'" in message
+    assert name in message
+
+
 def test_an_xchaindatagen_row_of_another_contract_is_skipped_and_counted(tmp_path):
     # XChainDataGen's cross-chain fixture, src_contract_address rewritten
     name = "cctp_cross_chain_transactions.csv"
@@ -144,6 +189,31 @@ def test_an_xchaindatagen_row_of_another_contract_is_skipped_and_counted(tmp_pat
     ledger = cctx.load(path)
     assert len(ledger) == 0
     assert _counts(ledger)["skipped_unknown_emitter"] == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "column"),
+    [
+        ("cctp_deposit_for_burn.csv", "transaction_hash"),
+        ("cctp_message_received.csv", "transaction_hash"),
+        ("cctp_cross_chain_transactions.csv", "src_transaction_hash"),
+        ("cctp_cross_chain_transactions.csv", "dst_transaction_hash"),
+        ("cctp_blockchain_transactions.csv", "transaction_hash"),
+    ],
+)
+def test_an_xchaindatagen_row_without_its_transaction_hash_is_a_bad_row(tmp_path, name, column):
+    # XChainDataGen declares every transaction hash NOT NULL (repository/cctp/models.py):
+    # the fixture's first row with its hash emptied
+    frame = pd.read_csv(FIXTURES / "xchaindatagen" / name, dtype=str)
+    frame.loc[0, column] = None
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    with pytest.raises(DataError) as e:
+        cctx.load(path)
+    message = str(e.value)
+    assert f"{name}:2:" in message  # the first row is line 2
+    assert f"column {column!r} is empty" in message
+    assert "XChainDataGen writes a transaction hash on every row" in message
 
 
 # -- amounts ---------------------------------------------------------------------------

@@ -14,7 +14,10 @@ Column names are those Dune documents (spellbook's
     ``block_time``, ``block_number``, ``tx_hash``, ``evt_index``,
     ``deposit_amount_raw`` / ``withdrawal_amount_raw``, ``sender``,
     ``recipient``, ``deposit_token_address``, ``bridge_transfer_id``,
-    ``withdrawal_chain_id`` / ``deposit_chain_id`` (the other side's CCTP domain).
+    ``withdrawal_chain_id`` / ``deposit_chain_id`` (the other side's CCTP domain),
+    ``contract_address`` (the TokenMessenger that emitted the DepositForBurn /
+    MintAndWithdraw; checked against Circle's of the row's chain where the
+    export has it; flows carries no contract).
 ``circle_<chain>.tokenmessenger[v2]_evt_depositforburn``, ``..._evt_mintandwithdraw``,
 ``messagetransmitter[v2]_evt_messagereceived``
     ``contract_address``, ``evt_tx_hash``, ``evt_index``, ``evt_block_time``,
@@ -158,11 +161,35 @@ def _flows(rows: Rows, parts: FileRead) -> Rows:
     return rows
 
 
+def _circles(rows: Rows, parts: FileRead, domain: np.ndarray, chain_column: str) -> np.ndarray:
+    """Which rows to keep, by the contract that emitted their event.
+
+    The spell's deposits and withdrawals carry ``contract_address``, the
+    TokenMessenger that emitted the row's DepositForBurn or MintAndWithdraw
+    (flows carries none). Where the column is there, a testnet contract or
+    another chain's refuses the file (naming line and column) and any other
+    contract's row is skipped and counted (``skipped_unknown_emitter``), as in
+    the decoded tables.
+    """
+    if not rows.has("contract_address"):
+        return np.ones(len(rows), dtype=bool)
+    contract = rows.addresses("contract_address")
+    line = rows.offset
+    guards.refuse_testnet(rows.source_file, "contract_address", contract,
+                          lambda i: f"line {i + line}")  # fmt: skip
+    guards.refuse_other_chain(rows.source_file, "contract_address", contract, domain,
+                              lambda i: f"line {i + line}", chain_column=chain_column)  # fmt: skip
+    unknown = guards.unknown_emitters(contract, domain, "token_messenger") & ~rows.bad
+    parts.skip("unknown_emitter", int(unknown.sum()))
+    return ~unknown
+
+
 def _deposits(rows: Rows, parts: FileRead) -> Rows:
     rows = _cctp_only(rows, parts)
+    source = chain_domains(rows, "deposit_chain")
     frame = pd.DataFrame(
         {
-            "source_domain": chain_domains(rows, "deposit_chain"),
+            "source_domain": source,
             "destination_domain": _domains_or_names(
                 rows, "withdrawal_chain_id", "withdrawal_chain"
             ),
@@ -179,15 +206,17 @@ def _deposits(rows: Rows, parts: FileRead) -> Rows:
         }
     )
     frame.loc[(frame["cctp_version"] == 2).fillna(False).to_numpy(), "nonce"] = pd.NA
-    parts.burn_rows.append(frame[~rows.bad])
+    kept = _circles(rows, parts, source, "deposit_chain")
+    parts.burn_rows.append(frame[~rows.bad & kept])
     return rows
 
 
 def _withdrawals(rows: Rows, parts: FileRead) -> Rows:
     rows = _cctp_only(rows, parts)
+    destination = chain_domains(rows, "withdrawal_chain")
     frame = pd.DataFrame(
         {
-            "destination_domain": chain_domains(rows, "withdrawal_chain"),
+            "destination_domain": destination,
             "source_domain": _domains_or_names(rows, "deposit_chain_id", "deposit_chain"),
             "mint_tx_hash": rows.hashes("tx_hash"),
             "mint_log_index": rows.integers("evt_index"),
@@ -199,7 +228,8 @@ def _withdrawals(rows: Rows, parts: FileRead) -> Rows:
             "mint_recipient": rows.addresses("recipient"),
         }
     )
-    parts.arrivals.append(frame[~rows.bad])
+    kept = _circles(rows, parts, destination, "withdrawal_chain")
+    parts.arrivals.append(frame[~rows.bad & kept])
     return rows
 
 

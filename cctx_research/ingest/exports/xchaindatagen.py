@@ -20,6 +20,9 @@ mapping is ours):
     without it their times are missing (and counted).
 
 The event tables carry no log index; a transfer's id comes from its nonce.
+Every table declares its transaction hashes ``NOT NULL`` (XChainDataGen's
+``repository/cctp/models.py``), so a row without one is malformed: a bad row
+naming file, line and column, never a transfer without its transaction.
 """
 
 from __future__ import annotations
@@ -39,12 +42,23 @@ __all__ = ["apply_times", "read"]
 logger = logging.getLogger(__name__)
 
 
+def _hashes(rows: Rows, column: str) -> pd.Series:
+    """A column of transaction hashes XChainDataGen never leaves empty: an empty cell flags."""
+    out = rows.hashes(column)
+    rows.flag(
+        np.asarray(out.isna(), dtype=bool),
+        f"column {column!r} is empty (XChainDataGen writes a transaction hash on every row: "
+        "export the table again, or leave the row out)",
+    )
+    return out
+
+
 def _deposits(rows: Rows, parts: FileRead) -> None:
     parts.burn_rows.append(
         pd.DataFrame(
             {
                 "source_domain": chain_domains(rows, "blockchain"),
-                "burn_tx_hash": rows.hashes("transaction_hash"),
+                "burn_tx_hash": _hashes(rows, "transaction_hash"),
                 "cctp_version": 1,
                 "nonce": rows.integers("nonce").astype(str),
                 "amount_raw": rows.amounts("amount"),
@@ -62,7 +76,7 @@ def _received(rows: Rows, parts: FileRead) -> None:
         pd.DataFrame(
             {
                 "destination_domain": chain_domains(rows, "blockchain"),
-                "mint_tx_hash": rows.hashes("transaction_hash"),
+                "mint_tx_hash": _hashes(rows, "transaction_hash"),
                 "cctp_version": 1,
                 "source_domain": chain_domains(rows, "src_blockchain"),
                 "nonce": rows.integers("nonce").astype(str),
@@ -102,8 +116,8 @@ def _cross_chain(rows: Rows, parts: FileRead) -> None:
             "amount_raw": rows.amounts("amount"),
             "burn_timestamp": rows.times("src_timestamp"),
             "mint_timestamp": rows.times("dst_timestamp"),
-            "burn_tx_hash": rows.hashes("src_transaction_hash"),
-            "mint_tx_hash": rows.hashes("dst_transaction_hash"),
+            "burn_tx_hash": _hashes(rows, "src_transaction_hash"),
+            "mint_tx_hash": _hashes(rows, "dst_transaction_hash"),
             "message_sender": rows.addresses("depositor"),
             "mint_recipient": rows.addresses("recipient"),
         }
@@ -118,7 +132,7 @@ def _transactions(rows: Rows, parts: FileRead) -> None:
         pd.DataFrame(
             {
                 "domain": chain_domains(rows, "blockchain"),
-                "tx_hash": rows.hashes("transaction_hash"),
+                "tx_hash": _hashes(rows, "transaction_hash"),
                 "block_number": rows.integers("block_number"),
                 "timestamp": rows.times("timestamp"),
             }
