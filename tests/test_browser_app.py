@@ -214,6 +214,35 @@ def test_every_widget_renders(page):
     assert _left_the_app(page.requests) == []  # no CDN stylesheet or font
 
 
+def test_both_tabs_count_the_days_shown_as_the_sample_holds_them(page):
+    """The dashboard's and the actors tab's counts, as the page shows them, against the
+    sample's own days (each UTC day's transfers depend only on that day), on one window."""
+    from cctx_research.service.sample import generate
+
+    _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
+    shown = re.search(r"([\d,]+) transfers \(all chains\) of ([\d,]+) minted "
+                      r"(\d{4}-\d\d-\d\d) to (\d{4}-\d\d-\d\d) \(UTC\)", _status(page))  # fmt: skip
+    assert shown, _status(page)
+    first = pd.Timestamp(shown.group(3), tz="UTC")
+    end = pd.Timestamp(shown.group(4), tz="UTC") + pd.Timedelta(days=1)
+    # two days more before the first: the burns minted on it
+    ledger = generate(end, days=(end - first).days + 2)
+    minted = ledger["mint_timestamp"].between(first, end, inclusive="left")
+    assert int(shown.group(2).replace(",", "")) == int(minted.sum())
+    page.locator(".lm-TabBar-tab", has_text="Who moves the money").click()
+    try:
+        _wait(page, lambda: page.get_by_text("relayers minted").count() > 0,
+              "the actors tab shows no relayers")  # fmt: skip
+        text = page.get_by_text("relayers minted").first.inner_text()
+        said = re.search(r"of these ([\d,]+) transfers, burned (\S+) to (\S+) \(UTC\)", text)
+        assert said, text
+        assert (said.group(2), said.group(3)) == (shown.group(3), shown.group(4))
+        burned = ledger["burn_timestamp"].between(first, end, inclusive="left")
+        assert int(said.group(1).replace(",", "")) == int(burned.sum())
+    finally:
+        page.locator(".lm-TabBar-tab", has_text="Dashboard").click()
+
+
 @pytest.mark.parametrize("width", [1280, 1024])
 def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
     """Nothing past the window's edge, every chain with data offered, the actors tab filled."""
@@ -236,7 +265,7 @@ def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
         page.screenshot(path=str(shot))
         assert page.evaluate(CLIPPED) == []
         page.locator(".lm-TabBar-tab", has_text="Who moves the money").click()
-        _wait(page, lambda: page.get_by_text("relayers minted these").count() > 0,
+        _wait(page, lambda: page.get_by_text("relayers minted").count() > 0,
               "the actors tab shows no relayers")  # fmt: skip
         _check_relayers(page)
         assert page.evaluate(CLIPPED) == []

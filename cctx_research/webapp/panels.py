@@ -41,7 +41,9 @@ class AppPanels(w.VBox):
     explorer : cctx_research.widgets.AddressExplorer
     lookup : cctx_research.widgets.TransactionLookup
     actors : cctx_research.widgets.ActorsPanel
-        Over the ledger behind the data (:func:`ledger_behind`), else a note.
+        Over the ledger behind the data (:func:`ledger_behind`), else a note;
+        it counts the transfers burned on the dashboard's days, and follows
+        them when they change.
     tabs : ipywidgets.Tab
     heading : ipywidgets.HTML
     """
@@ -53,7 +55,12 @@ class AppPanels(w.VBox):
         self.dashboard = widgets.dashboard(client, days=days)
         self.explorer = widgets.address_explorer(client)
         self.lookup = widgets.transaction_lookup(client)
-        self.actors = widgets.actors_panel(ledger)
+        # the days the dashboard fetched (None if it could not): the actors tab counts them
+        start, end = self.dashboard.window or (None, None)
+        self.actors = widgets.actors_panel(ledger, start=start, end=end)
+        for picker in (self.dashboard.start, self.dashboard.end):
+            # after the dashboard's own observer, which fetches the new days first
+            picker.observe(self._follow_days, names="value")
         self.tabs = w.Tab(
             children=[self.dashboard, self.explorer, self.lookup, self.actors],
             titles=list(TITLES),
@@ -69,6 +76,11 @@ class AppPanels(w.VBox):
         )
         self.add_class("cctx-app")
         self.children = [self.style, self.heading, self.tabs]
+
+    def _follow_days(self, _change: Any) -> None:
+        # one window for both tabs (a range the dashboard refused keeps the last one)
+        if self.dashboard.window is not None and self.dashboard.window != self.actors.window:
+            self.actors.set_window(*self.dashboard.window)
 
 
 def ledger_behind() -> Any:

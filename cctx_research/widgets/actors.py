@@ -41,6 +41,10 @@ class ActorsPanel(Panel):
         Keep the transfers touching these chains (none: every chain); the
         chains of the ledger, EVM first.
     top_n : ipywidgets.IntSlider
+    window : tuple of pandas.Timestamp or None
+        The half-open UTC window ``[start, end)`` of burns shown (None: the
+        whole ledger); :meth:`set_window` changes it. The app follows the
+        dashboard's dates with it, so both tabs count one window.
     table : ipywidgets.HTML
     images : dict of ipywidgets.Image
         ``"shares"``: the relayers' shares per day.
@@ -50,9 +54,10 @@ class ActorsPanel(Panel):
         As for :class:`~cctx_research.widgets.Dashboard`.
     """
 
-    def __init__(self, ledger: pd.DataFrame | None) -> None:
+    def __init__(self, ledger: pd.DataFrame | None, window: Any = None) -> None:
         super().__init__()
         self.ledger = ledger
+        self.window: tuple[pd.Timestamp, pd.Timestamp] | None = window
         held: list[str] = []
         if ledger is not None:
             domains = set(ledger["source_domain"]) | set(ledger["destination_domain"])
@@ -87,10 +92,20 @@ class ActorsPanel(Panel):
         """Recompute the table (and figure) for the controls' values."""
         self._run(self._draw)
 
+    def set_window(self, start: Any, end: Any) -> None:
+        """Show the transfers burned in ``[start, end)`` (naive means UTC), then redraw."""
+        self.window = _window(start, end)
+        if self.ledger is not None:
+            self.redraw()
+
     def _draw(self) -> None:
         if self.ledger is None:
             return
         data = self.ledger
+        if self.window is not None:
+            burned = data["burn_timestamp"]
+            start, end = self.window
+            data = data[((burned >= start) & (burned < end)).fillna(False).to_numpy(dtype=bool)]
         picked = list(self.chains.value)
         if picked:
             wanted = chain_registry.domains(picked)
@@ -126,7 +141,9 @@ class ActorsPanel(Panel):
         self.table.value = f'<div class="cctx-fit">{html_table(shown)}</div>'
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
-        self._say(_summary(role, table, len(data)) + scope, style=OK_STYLE)
+        self._say(
+            _summary(role, table, data) + _burned(data, self.window) + scope, style=OK_STYLE
+        )
 
 
 def _named(names: list[str]) -> Callable[..., Any]:
@@ -141,10 +158,44 @@ def _named(names: list[str]) -> Callable[..., Any]:
     return draw
 
 
-def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
-    """What the table counts, in words: "12 relayers minted 83,927 transfers"."""
+def _window(start: Any, end: Any) -> tuple[pd.Timestamp, pd.Timestamp]:
+    """``[start, end)`` as UTC timestamps, checked."""
+    bounds = []
+    for name, value in (("start", start), ("end", end)):
+        wrong = f"{name} must be a date or time (e.g. '2024-06-29'), got {value!r}"
+        try:
+            stamp = pd.Timestamp(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(wrong) from exc
+        if pd.isna(stamp):
+            raise ValueError(wrong)
+        bounds.append(stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC"))
+    if bounds[0] >= bounds[1]:
+        raise ValueError(f"start ({bounds[0]}) must be before end ({bounds[1]})")
+    return bounds[0], bounds[1]
+
+
+def _burned(data: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> str:
+    """The base the counts are on: transfers burned in the window, minted or not."""
+    if window is not None:
+        start, end = window
+        last = end - pd.Timedelta(microseconds=1)
+        days = f"{start:%Y-%m-%d}" if start.date() == last.date() else (
+            f"{start:%Y-%m-%d} to {last:%Y-%m-%d}"
+        )
+        return f", burned {days} (UTC), minted or not"
+    if not len(data):
+        return ""
+    burned = data["burn_timestamp"]
+    return f", burned {burned.min():%Y-%m-%d %H:%M} to {burned.max():%Y-%m-%d %H:%M} UTC"
+
+
+def _summary(role: str, table: pd.DataFrame, data: pd.DataFrame) -> str:
+    """What the table counts, in words: "12 relayers minted 83,900 of these 83,927 transfers"."""
+    transfers = len(data)
     if role == "relayers":
-        return f"{len(table):,} relayers minted these {transfers:,} transfers"
+        minted = int(data["mint_timestamp"].notna().sum())
+        return f"{len(table):,} relayers minted {minted:,} of these {transfers:,} transfers"
     if role == "depositors":
         # users burning for themselves are no integrators (actors.integrators): not listed
         carried = int(table["transfers"].sum()) if len(table) else 0
@@ -159,7 +210,9 @@ def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
     )
 
 
-def actors_panel(ledger: pd.DataFrame | None) -> ActorsPanel:
+def actors_panel(
+    ledger: pd.DataFrame | None, *, start: Any = None, end: Any = None
+) -> ActorsPanel:
     """Relayers, depositors and rebalancing of a ledger, with a chain picker and top-N.
 
     Parameters
@@ -167,14 +220,27 @@ def actors_panel(ledger: pd.DataFrame | None) -> ActorsPanel:
     ledger : pandas.DataFrame or None
         A ``"ledger"`` frame (``cctx.load(...)``, ``cctx.load_sample()``);
         None shows what would provide one.
+    start, end : date-like, optional
+        Keep the transfers burned in ``[start, end)`` (naive means UTC), as
+        the report's section does; both or neither. Default: the whole ledger.
 
     Returns
     -------
     ActorsPanel
+
+    Raises
+    ------
+    TypeError
+        If ``ledger`` is not a DataFrame or None.
+    ValueError
+        If only one of ``start``, ``end`` is given, either is no time, or
+        ``start`` is not before ``end``.
     """
     if ledger is not None and not isinstance(ledger, pd.DataFrame):
         raise TypeError(
             "ledger must be a pandas DataFrame of kind 'ledger' (cctx.load(...), "
             f"cctx.load_sample()) or None, got {type(ledger).__name__}"
         )
-    return ActorsPanel(ledger)
+    if (start is None) != (end is None):
+        raise ValueError("pass both start and end (the burns' window), or neither")
+    return ActorsPanel(ledger, None if start is None else _window(start, end))

@@ -55,7 +55,10 @@ class Dashboard(Panel):
     output : ipywidgets.Output
         The callbacks' output capture; tracebacks of unexpected errors.
     transfers : pandas.DataFrame or None
-        The frame last fetched (before the chain filter).
+        The frame last fetched (before the chain filter): the transfers minted
+        in ``window``.
+    window : tuple of pandas.Timestamp or None
+        The half-open UTC window ``[start, end)`` last fetched.
     fetches, draws : int
         How many fetches and redraws happened.
     error : Exception or None
@@ -102,6 +105,7 @@ class Dashboard(Panel):
         ]
         self._setup(client, controls)
         self.transfers: pd.DataFrame | None = None
+        self.window: tuple[pd.Timestamp, pd.Timestamp] | None = None
         self.top_table = w.HTML(value="")
         graph = self._image("flow_graph")
         matrix = self._image("flow_matrix")
@@ -145,6 +149,7 @@ class Dashboard(Panel):
             f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
             lambda: self.client.mints(start, end),
         )
+        self.window = (start, end)
         held = set(self.transfers["source_chain"].astype(str)) | set(
             self.transfers["destination_chain"].astype(str)
         )
@@ -186,9 +191,12 @@ class Dashboard(Panel):
         )
         self.draws += 1
         scope = ", ".join(picked) if picked else "all chains"
+        # the base, said: transfers minted on the days shown (the actors tab counts burns)
+        first, last = self.window[0], self.window[1] - pd.Timedelta(days=1)
+        days = f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
         text = (
-            f"{len(data):,} transfers ({escape(scope)}) of {len(self.transfers):,} fetched"
-            f" &middot; {escape(fetch_summary(self.transfers))}"
+            f"{len(data):,} transfers ({escape(scope)}) of {len(self.transfers):,} minted "
+            f"{days} (UTC) &middot; {escape(fetch_summary(self.transfers))}"
         )
         self._say_result(text)
 
