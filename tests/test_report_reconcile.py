@@ -334,10 +334,10 @@ def test_notebook_07_agrees_with_the_report_and_the_analysis(
     assert hhi, printed[:400]
     assert _number(hhi.group(2)) == _number(cards["relayers"]) == relayed["relayer"].nunique()
     assert float(hhi.group(1)) == _number(cards["relayer concentration (HHI)"])
-    share = re.search(r"rebalancing: ([\d.]+)% of the volume", printed)
+    share = re.search(r"rebalancing: ([\d.]+)% of the volume burned", printed)
     assert share, printed[:400]
     assert float(share.group(1)) == _number(cards["rebalancing share of volume"])
-    once = re.search(r"counted once: ([\d,]+) USDC of ([\d,]+) gross", printed)
+    once = re.search(r"counted once: ([\d,]+) USDC of ([\d,]+) USDC burned \(gross\)", printed)
     assert once, printed[:400]
     label = "volume burned in the window, counted once per movement"
     assert _number(once.group(1)) == _number(cards[label])
