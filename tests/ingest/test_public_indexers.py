@@ -242,3 +242,34 @@ def test_every_public_indexer_entry_cites_its_source():
         assert len(source["commit"]) == 40, entry_id
         assert entry["note"], entry_id
         assert entry["network"] == "mainnet", entry_id
+
+
+def test_wormhole_explorers_real_solana_message_mints_on_arbitrum(tmp_path):
+    """Solana -> Arbitrum, V1: the real message's body and header fields in the
+    MessageReceived Arbitrum's V1 transmitter emits (filled in: caller, transaction, block,
+    time); the row carries the values the explorer's test checks, Solana's in base58."""
+    entry = _entries()["wormhole_explorer_v1_message_solana_to_arbitrum"]
+    raw = bytes.fromhex(entry["message_hex"][2:])
+    published = entry["published"]
+    assert raw[20:52].hex() == published["sender"][2:]  # the source's own decode
+    values = {
+        "caller": "0x" + "5e" * 20,
+        "sourceDomain": int.from_bytes(raw[4:8], "big"),
+        "nonce": int.from_bytes(raw[12:20], "big"),
+        "sender": raw[20:52],
+        "messageBody": raw[116:],
+    }
+    receipt = {"transactionHash": "0x" + "ab" * 32}
+    logs = [_log("MessageReceived", 1, values, address=V1[3][1], entry=receipt, index=7,
+                 block=250_000_000, time=entry["source_block_time"] + 1_200)]  # fmt: skip
+    ledger = cctx.load(write(tmp_path / "arbitrum.json", logs), chain="arbitrum")
+    assert len(ledger) == 1
+    row = ledger.iloc[0]
+    assert chains.chain_name(int(row["source_domain"])) == "solana"
+    assert chains.chain_name(int(row["destination_domain"])) == "arbitrum"
+    assert row["nonce"] == "67833"
+    assert row["amount_raw"] == 690_000_000
+    assert row["message_sender"] == _base58(bytes.fromhex(published["messageSender"][2:]))
+    assert row["mint_recipient"] == "0x" + raw[116 + 36 + 12 : 116 + 68].hex()
+    assert row["cctp_version"] == 1
+    assert _counts(ledger)["skipped_generic_messages"] == 0
