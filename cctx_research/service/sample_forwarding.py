@@ -90,10 +90,9 @@ def _first_legs(frame: pd.DataFrame, facts: Mapping[str, np.ndarray],
                 rng: np.random.Generator, share: float) -> np.ndarray:  # fmt: skip
     """Which transfers of the day the forwarder receives (positions)."""
     dst = frame["destination_domain"].to_numpy()
-    to_v2_evm = np.array(
-        [chains.address_format(int(d)) == "evm" and chains.info(int(d)).in_v2 for d in dst],
-        dtype=bool,
-    )
+    v2_evm = [d for d in np.unique(dst)
+              if chains.address_format(int(d)) == "evm" and chains.info(int(d)).in_v2]  # fmt: skip
+    to_v2_evm = np.isin(dst, v2_evm)
     minted = frame["mint_timestamp"].notna().to_numpy()
     own = np.asarray(facts["rebalancing"], dtype=bool)
     return np.flatnonzero(to_v2_evm & minted & ~own & (rng.random(len(frame)) < share))
@@ -115,9 +114,8 @@ def plant(
     rng = np.random.default_rng([seed, day + 1_000_000, 0xF0D])
     first = _first_legs(frame, facts, rng, cfg["forward_share"])
     delay_cfg = cfg["forward_delay_seconds"]
-    delay = np.minimum(
-        delay_cfg["median"] * rng.lognormal(0.0, delay_cfg["sigma"], len(first)), delay_cfg["max"]
-    ).astype(np.int64)
+    drawn = delay_cfg["median"] * rng.lognormal(0.0, delay_cfg["sigma"], len(first))
+    delay = np.clip(drawn, 1, delay_cfg["max"]).astype(np.int64)  # after the mint, never at it
     mint_ns = frame["mint_timestamp"].to_numpy(dtype="datetime64[ns]").view(np.int64)
     mint_s = mint_ns[first] // 1_000_000_000
     route = _onward(rng, frame["source_domain"].to_numpy()[first],
