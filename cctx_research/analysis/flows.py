@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, chains, schema
-from . import _common, engines, results
+from . import _common, engines, once, results
 
 __all__ = ["centrality", "corridors", "graph", "matrix", "net"]
 
@@ -49,7 +49,7 @@ def _corridor_table(transfers: Any) -> pd.DataFrame:
     return results.describe(table, span=span)
 
 
-def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
+def graph(transfers: pd.DataFrame, *, weight: str = "volume", dedupe: Any = None) -> nx.DiGraph:
     """The corridor graph: one node per chain, one edge per corridor.
 
     Parameters
@@ -59,6 +59,12 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     weight : {"volume", "count"}, default "volume"
         Which edge attribute is also stored as ``"weight"``, the attribute
         networkx algorithms use by default.
+    dedupe : DataFrame, optional
+        Count each end-user movement once: the ledger ``transfers`` came from
+        (or a :func:`.movements.continuations` table); a transfer that
+        continues an earlier one is left out (:mod:`.once`). On the synthetic
+        sample, the corridors then carry the planted movements to within
+        0.5 % of their volume (``tests/analysis/test_planted_truth.py``).
 
     Returns
     -------
@@ -86,7 +92,7 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     >>> g.edges["ethereum", "base"]["volume"]  # doctest: +SKIP
     1250.0
     """
-    transfers, win = _common.source(transfers)
+    transfers, win = _common.source(once.transfers_once(transfers, dedupe))
     arguments.choice("weight", weight, ["volume", "count"])
     table = _corridor_table(transfers)
     win = results.result_info(table).span if win is None else win
@@ -125,7 +131,7 @@ def graph(transfers: pd.DataFrame, *, weight: str = "volume") -> nx.DiGraph:
     return g
 
 
-def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
+def matrix(transfers: pd.DataFrame, *, values: str = "volume", dedupe: Any = None) -> pd.DataFrame:
     """Square source x destination flow matrix over every chain seen.
 
     Parameters
@@ -134,6 +140,12 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
         A canonical ``"transfers"`` frame.
     values : {"volume", "count"}, default "volume"
         Sum of ``amount`` (USDC, float) or number of transfers (int64).
+    dedupe : DataFrame, optional
+        Count each end-user movement once: the ledger ``transfers`` came from
+        (or a :func:`.movements.continuations` table); a transfer that
+        continues an earlier one is left out (:mod:`.once`). On the synthetic
+        sample, the corridors then carry the planted movements to within
+        0.5 % of their volume (``tests/analysis/test_planted_truth.py``).
 
     Returns
     -------
@@ -155,7 +167,7 @@ def matrix(transfers: pd.DataFrame, *, values: str = "volume") -> pd.DataFrame:
     >>> matrix(transfers).loc["ethereum", "base"]  # doctest: +SKIP
     1250.0
     """
-    transfers, win = _common.source(transfers)
+    transfers, win = _common.source(once.transfers_once(transfers, dedupe))
     arguments.choice("values", values, ["volume", "count"])
     if engines.is_pandas(transfers):
         grouped = transfers.groupby(["source_chain", "destination_chain"], observed=True)["amount"]
@@ -277,7 +289,7 @@ def net(transfers: pd.DataFrame, *, freq: str | None = None) -> pd.DataFrame:
     return results.describe(result, span=win)
 
 
-def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
+def corridors(transfers: pd.DataFrame, *, n: int | None = 10, dedupe: Any = None) -> pd.DataFrame:
     """The top corridors by volume, with their shares of volume and count.
 
     Parameters
@@ -286,6 +298,12 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
         A canonical ``"transfers"`` frame.
     n : int or None, default 10
         How many corridors to return; None for all.
+    dedupe : DataFrame, optional
+        Count each end-user movement once: the ledger ``transfers`` came from
+        (or a :func:`.movements.continuations` table); a transfer that
+        continues an earlier one is left out (:mod:`.once`). On the synthetic
+        sample, the corridors then carry the planted movements to within
+        0.5 % of their volume (``tests/analysis/test_planted_truth.py``).
 
     Returns
     -------
@@ -307,7 +325,7 @@ def corridors(transfers: pd.DataFrame, *, n: int | None = 10) -> pd.DataFrame:
     --------
     >>> corridors(transfers, n=3)[["corridor", "volume_share"]]  # doctest: +SKIP
     """
-    transfers, win = _common.source(transfers)
+    transfers, win = _common.source(once.transfers_once(transfers, dedupe))
     n = arguments.positive_int("n", n, allow_none=True)
     table = _corridor_table(transfers)
     win = results.result_info(table).span if win is None else win

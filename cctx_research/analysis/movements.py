@@ -52,12 +52,23 @@ toward a third chain. A transfer ``t2`` *continues* ``t1`` when
 3. ``t2`` carries no more than ``t1`` delivered (``amount_raw - fee_raw``);
 4. the forwarding address is a labelled integrator on that chain, or
    ``t1`` is wrapped (see above): a plain user re-bridging their own money
-   is two movements, not one.
+   is two movements, not one;
+5. ``t1``'s depositor is not its recipient: an address that sent money to
+   itself (an operator moving its inventory, a user bridging to their own
+   address, hook or not) made a movement of its own, and burning it again
+   is another (rebalancing is real volume, see :mod:`.once`).
 
 Each ``t1`` is continued by at most one ``t2`` (the first), each ``t2``
 continues at most one ``t1`` (the latest mint before it). :func:`dedupe`
 drops the continuing legs, so a movement is counted at its first burn, and
 never adds a row: volume after it is never more than before.
+
+On the synthetic sample, whose forwarder burns what some mints delivered
+onward to a third chain (``sample.truth``'s ``continues``), the rule finds at
+least 99 % of the planted legs, each with the transfer it continues, and at
+most 2 % more (legs of other movements that happen to meet the rule; two
+forwards in flight through one address at once can pair crosswise):
+``tests/analysis/test_planted_truth.py``.
 
 Examples
 --------
@@ -350,11 +361,12 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     if table is not None:
         _, kind = table.resolve(frame["mint_recipient"], labels_.chains_of(frame, "mint_recipient"))
         eligible |= minted & (kind == "integrator")
+    recipient = round_trips.arrow(frame, "mint_recipient")
+    sender = round_trips.arrow(frame, "message_sender")
+    eligible &= ~round_trips.true(pc.equal(sender, recipient))  # its own money: rule 5
     if not eligible.any():
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
     # Arrow all the way: no Python string per row
-    recipient = round_trips.arrow(frame, "mint_recipient")
-    sender = round_trips.arrow(frame, "message_sender")
     forwarders = pc.unique(recipient.filter(pa.array(eligible)))
     candidate = round_trips.true(pc.is_in(sender, forwarders)) & _ledger.burn_known(frame)
     if not candidate.any():

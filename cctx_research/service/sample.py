@@ -32,7 +32,7 @@ import pandas as pd
 from .. import arguments, schema
 from ..provenance import Provenance, attach, provenance
 from ..times import TimeLike, to_timestamp
-from . import sample_actors, sample_cache
+from . import sample_actors, sample_cache, sample_forwarding
 from .sample_tables import (
     addresses,
     amounts_usd,
@@ -53,7 +53,7 @@ __all__ = [
 ]  # fmt: skip
 
 SAMPLE_LABEL = "synthetic CCTP sample (cctx_research embedded default)"
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 """The generator's version: bump it whenever what :func:`generate` or :func:`load_sample`
 returns changes, so that days built before (kept in the cache directory by
 :mod:`.sample_cache`) are never read again.
@@ -61,6 +61,8 @@ returns changes, so that days built before (kept in the cache directory by
 2: :func:`load_sample` holds nothing later than its clock (:func:`in_flight_at`).
 3: ordinary users spread over a flatter pool, each crossing a pair of chains one way only;
 the rebalancer's moves carry no hook (:func:`truth` holds what is planted).
+4: a forwarder receives some mints and burns them onward to a third chain
+(:mod:`.sample_forwarding`; :func:`truth`'s ``continues``).
 """
 _EPOCH_DAY = dt.date(2020, 1, 1).toordinal()
 
@@ -151,21 +153,22 @@ def _day(
         schema.complete(frame, "ledger"), routers=router_addresses(seed), seed=seed,
         day=day_index,
     )
-    facts = {"fast": fast, "never_minted": pending,
+    facts = {**planted, "fast": fast, "never_minted": pending,
              "fee_raw": _fees(amount_raw, params["bps"][route], fast)}  # fmt: skip
-    return _typed(frame), _truth_frame(frame, planted, facts)
+    frame, facts = sample_forwarding.plant(
+        frame, facts, seed=seed, day=day_index, day_end=day_start + 86_400
+    )
+    return _typed(frame), _truth_frame(frame, facts)
 
 
 TRUTH_COLUMNS: tuple[str, ...] = (
     "transfer_id", "burn_timestamp", "end_user", "integrator", "relayer", "rebalancing",
-    "fast", "never_minted", "fee_raw",
+    "fast", "never_minted", "fee_raw", "continues",
 )  # fmt: skip
 """The columns of :func:`truth`, in order."""
 
 
-def _truth_frame(
-    frame: pd.DataFrame, planted: Mapping[str, np.ndarray], facts: Mapping[str, np.ndarray]
-) -> pd.DataFrame:
+def _truth_frame(frame: pd.DataFrame, planted: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """What the generator planted in one day's ``frame`` (see :func:`truth`)."""
     string = schema.dtypes("ledger")["message_sender"]
     return pd.DataFrame(
@@ -176,9 +179,10 @@ def _truth_frame(
             "integrator": pd.array(planted["integrator"], dtype=string),
             "relayer": pd.array(frame["relayer"].to_numpy(dtype=object), dtype=string),
             "rebalancing": np.asarray(planted["rebalancing"], dtype=bool),
-            "fast": np.asarray(facts["fast"], dtype=bool),
-            "never_minted": np.asarray(facts["never_minted"], dtype=bool),
-            "fee_raw": np.asarray(facts["fee_raw"], dtype=np.int64),
+            "fast": np.asarray(planted["fast"], dtype=bool),
+            "never_minted": np.asarray(planted["never_minted"], dtype=bool),
+            "fee_raw": np.asarray(planted["fee_raw"], dtype=np.int64),
+            "continues": pd.array(planted["continues"], dtype=string),
         }
     ).astype({"burn_timestamp": schema.dtypes("ledger")["burn_timestamp"]})
 
@@ -388,7 +392,9 @@ def truth(
         rebalancing the sample plants, see ``data/README.md``); ``fast``
         (a V2 Fast Transfer); ``never_minted``; ``fee_raw`` (the fee the mint
         takes, base units: 0 for standard transfers and V1, planted also where
-        the burn is never minted).
+        the burn is never minted); ``continues`` (for a forwarding leg, the
+        id of the transfer whose mint it burns onward: one movement, two
+        transfers, see :mod:`.sample_forwarding`; null elsewhere).
 
     Examples
     --------

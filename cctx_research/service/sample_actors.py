@@ -49,7 +49,7 @@ from .. import chains
 from .. import labels as labels_
 from .sample_tables import address_pools, calibration, hex_strings, one_way, spell_addresses
 
-__all__ = ["assign"]
+__all__ = ["assign", "pooled_relayers"]
 
 _ZERO = "0x" + "00" * 20
 
@@ -152,6 +152,12 @@ def assign(
         "rebalancing": moving,
     }
     return out, planted
+
+
+def pooled_relayers(seed: int, u: np.ndarray) -> np.ndarray:
+    """The pooled EVM relayers at uniform draws ``u`` (the few operators' Zipf-like shares)."""
+    cast = _cast(seed)
+    return cast["evm_relayers"][np.searchsorted(cast["relayer_cdf"], u)]
 
 
 def _signers(sender: np.ndarray, src: np.ndarray, dst: np.ndarray, contract: np.ndarray,
