@@ -98,6 +98,7 @@ SCALE_FIGURES = [figure.format(n="5k") for figure in SCALE_FIGURES]
 """At 5k transfers: every step and row of the 20k ``--quick`` form, a quarter of its work."""
 
 
+@pytest.mark.timeout(660)  # the subprocess's own limit, not the suite's 300 s, ends it
 def test_scale_quick_run_prints_every_row(tmp_path):
     """``scale.py --sizes 5k``: 5k generated transfers, the floor, load (pandas and duckdb) and
     the report all ran; the floor and both ledgers linked every minted transfer the generator
@@ -136,6 +137,7 @@ STARTUP_FIGURES = [
 ]
 
 
+@pytest.mark.timeout(960)  # the subprocess's own limit, not the suite's 300 s, ends it
 def test_startup_quick_run_prints_every_row(tmp_path):
     """``startup.py --quick``: every start-up figure measured against its baseline."""
     done = subprocess.run(
