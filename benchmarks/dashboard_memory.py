@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 VISITS_FULL = 20
-VISITS_QUICK = 3
+VISITS_QUICK = 2  # one page closed as a tab is, one that cannot say goodbye
 TARGET = 1.2
 KERNEL_TIMEOUT_S = 10
 """Idle seconds before the app culls a page's kernel: long enough that a kernel still

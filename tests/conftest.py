@@ -45,8 +45,19 @@ def no_show_and_close(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 # ---------------------------------------------------------------- parallel runs (pytest-xdist)
 
-INDEPENDENT = {"tests/test_benchmarks.py", "tests/test_notebooks.py"}
-"""Modules of long tests sharing nothing wider than a test: spread test by test."""
+INDEPENDENT = {
+    "tests/test_benchmarks.py",
+    "tests/test_notebooks.py",
+    "tests/nodes/test_sync.py",  # each test its own anvil nodes
+    "tests/nodes/test_sync_solana.py",
+    "tests/nodes/test_sync_iris.py",
+    "tests/ingest/test_datasets.py",
+}
+"""Modules of long tests sharing nothing wider than a test: spread test by test.
+
+A module here has no fixture of module scope (``tests/test_suite_scopes.py`` checks): one
+would be built again on every worker that runs one of its tests.
+"""
 
 _DOC_BLOCK = re.compile(r"^tests/test_docs\.py::test_block_runs\[(.+):\d+\]$")
 

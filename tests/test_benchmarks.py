@@ -1,4 +1,4 @@
-"""The benchmark suites run (``benchmarks/run.py --quick``, ``benchmarks/scale.py --quick``),
+"""The benchmark suites run (``benchmarks/run.py --quick``, ``benchmarks/scale.py --sizes 5k``),
 so they cannot rot.
 
 Only the shape of the table is checked: every figure has a row with numbers.
@@ -81,27 +81,30 @@ def test_quick_run_prints_every_figure(tmp_path):
 
 
 SCALE_FIGURES = [
-    "13a generate 20k transfers",
-    "13b SQL floor (DuckDB), time, 20k",
-    "13b SQL floor: transfers linked vs planted, 20k",
-    "13c load vs SQL floor, time, 20k",
-    "13d load vs SQL floor, peak RSS, 20k",
-    "13e load: transfers linked vs planted, 20k",
-    '13f load(engine="duckdb") vs SQL floor, time, 20k',
-    '13g load(engine="duckdb") vs SQL floor, peak RSS, 20k',
-    '13h load(engine="duckdb"): transfers linked vs planted, 20k',
-    "13i report on the ledger, time, 20k",
-    "13i report on the ledger, peak RSS, 20k",
+    "13a generate {n} transfers",
+    "13b SQL floor (DuckDB), time, {n}",
+    "13b SQL floor: transfers linked vs planted, {n}",
+    "13c load vs SQL floor, time, {n}",
+    "13d load vs SQL floor, peak RSS, {n}",
+    "13e load: transfers linked vs planted, {n}",
+    '13f load(engine="duckdb") vs SQL floor, time, {n}',
+    '13g load(engine="duckdb") vs SQL floor, peak RSS, {n}',
+    '13h load(engine="duckdb"): transfers linked vs planted, {n}',
+    "13i report on the ledger, time, {n}",
+    "13i report on the ledger, peak RSS, {n}",
     "13j whole history (12M): peak RSS of load",
 ]
+SCALE_FIGURES = [figure.format(n="5k") for figure in SCALE_FIGURES]
+"""At 5k transfers: every step and row of the 20k ``--quick`` form, a quarter of its work."""
 
 
+@pytest.mark.timeout(660)  # the subprocess's own limit, not the suite's 300 s, ends it
 def test_scale_quick_run_prints_every_row(tmp_path):
-    """``scale.py --quick``: 20k generated transfers, the floor, load (pandas and duckdb) and
+    """``scale.py --sizes 5k``: 5k generated transfers, the floor, load (pandas and duckdb) and
     the report all ran; the floor and both ledgers linked every minted transfer the generator
     planted, and the duckdb ledger holds the pandas one's rows."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--quick", "--work",
+        [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--sizes", "5k", "--work",
          str(tmp_path / "work")],
         cwd=tmp_path,
         capture_output=True,
@@ -134,6 +137,7 @@ STARTUP_FIGURES = [
 ]
 
 
+@pytest.mark.timeout(960)  # the subprocess's own limit, not the suite's 300 s, ends it
 def test_startup_quick_run_prints_every_row(tmp_path):
     """``startup.py --quick``: every start-up figure measured against its baseline."""
     done = subprocess.run(

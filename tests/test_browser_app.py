@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import pytest
 from browser_support import free_port, launch, needs_chromium, needs_module
+from sample_seed import seed
 
 needs_module("voila")
 psutil = pytest.importorskip("psutil")
@@ -90,7 +91,7 @@ def _cmdline(process) -> list[str]:
 def app(tmp_path_factory):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
-    env["CCTX_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    env["CCTX_CACHE_DIR"] = str(seed(tmp_path_factory.mktemp("cache")))  # built once a session
     log = tmp_path_factory.mktemp("log") / "dashboard.log"
     with log.open("w") as stderr:
         proc = subprocess.Popen(

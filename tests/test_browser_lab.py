@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import free_port, launch, needs_chromium, needs_module
+from sample_seed import seed
 
 needs_module("jupyterlab")
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -28,7 +29,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copy(NOTEBOOKS / "02_chain_flows.ipynb", root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
-    env["CCTX_CACHE_DIR"] = str(root / "cache")
+    env["CCTX_CACHE_DIR"] = str(seed(root / "cache"))  # the sample, built once a session
     env["JUPYTER_CONFIG_DIR"] = str(root / "config")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",

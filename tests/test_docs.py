@@ -17,7 +17,8 @@ How a page's code blocks are checked (the conventions for whoever writes one):
   namespace per page (in this process, matplotlib drawing off screen), shell
   blocks with ``bash`` and the virtualenv's ``bin`` first on ``PATH``. No
   ``CCTX_*`` variable is set (so ``connect()`` serves the embedded sample)
-  but ``CCTX_CACHE_DIR``, a cache of the page's own; ``HOME`` is the page's.
+  but ``CCTX_CACHE_DIR``, a cache of the page's own, lent the sample's days built
+  once a session (``tests/sample_seed.py``); ``HOME`` is the page's.
 - A command of the checkout itself (``.venv/bin/...``, as ``make`` installs it)
   runs at the repository's root.
 - The directory holds the files a researcher would bring, under the names the
@@ -48,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sample_seed import seed
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -175,6 +177,7 @@ class Page:
         for name, source in LINKED.items():
             (directory / name).symlink_to(source, target_is_directory=True)
         (directory / "home").mkdir()
+        seed(directory / "cache")
         return cls(directory, blocks_of(page), {"__name__": "__main__"})
 
     def env(self) -> dict[str, str]:

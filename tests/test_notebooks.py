@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sample_seed import seed
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -81,7 +82,7 @@ def test_runs_in_a_kernel(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     for variable in ("CCTX_API_KEY", "CCTX_PROJECT_ID", "CCTX_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("CCTX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CCTX_CACHE_DIR", str(seed(tmp_path / "cache")))  # built once a session
     nb = _read(name)
     client = nbclient.NotebookClient(
         nb,
@@ -131,7 +132,7 @@ def test_export_to_html_with_nbconvert_as_documented(
     pytest.importorskip("nbconvert")
     for variable in ("CCTX_API_KEY", "CCTX_PROJECT_ID", "CCTX_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("CCTX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CCTX_CACHE_DIR", str(seed(tmp_path / "cache")))
     command = [
         sys.executable,
         "-m",

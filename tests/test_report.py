@@ -19,6 +19,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pandas as pd
 import pytest
+from sample_seed import seed
 
 import cctx_research as cctx
 from cctx_research import __version__, chains, cli, plots, report
@@ -350,7 +351,7 @@ def test_cli_report(
 ) -> None:
     for name in ("CCTX_API_KEY", "CCTX_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("CCTX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CCTX_CACHE_DIR", str(seed(tmp_path / "cache")))  # built once a session
     out = tmp_path / "r.html"
     today = pd.Timestamp.now(tz="UTC").floor("h")
     argv = [

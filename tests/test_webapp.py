@@ -11,6 +11,7 @@ import urllib.request
 
 import pytest
 from browser_support import free_port, needs_module
+from sample_seed import seed
 
 from cctx_research import cli
 
@@ -62,7 +63,7 @@ def test_a_missing_data_file_is_a_one_line_error(tmp_path, capsys):
 def test_serves_the_panels_and_stops_on_ctrl_c(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
-    env["CCTX_CACHE_DIR"] = str(tmp_path / "cache")
+    env["CCTX_CACHE_DIR"] = str(seed(tmp_path / "cache"))  # the sample, built once a session
     proc = subprocess.Popen(
         [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port)],
         stdout=subprocess.PIPE,

@@ -248,23 +248,29 @@ def plain_round_trips(
     rows = rows[rows["source_domain"] != rows["destination_domain"]]
     # legs at one time in transfer_id order: the tie order every engine shares
     rows = rows.sort_values(["burn_timestamp", "transfer_id"], kind="stable")
-    for _, mine in rows.groupby("user"):
+    by_user: dict[str, list[tuple]] = {}  # one pass of itertuples, not one per user's group
+    for r in rows.itertuples():
+        by_user.setdefault(r.user, []).append(r)
+    for mine in by_user.values():
         used: set[str] = set()
         seen: list[tuple] = []
-        for r in mine.itertuples():
-            back = [
-                s
-                for s in seen
-                if s.source_domain == r.destination_domain
-                and s.destination_domain == r.source_domain
-                and s.burn_timestamp < r.burn_timestamp
-                and r.burn_timestamp - s.burn_timestamp <= window
-            ]
-            if back:
-                nearest = back[-1]
-                if nearest.transfer_id not in used:
-                    used.add(nearest.transfer_id)
-                    flagged |= {nearest.transfer_id, r.transfer_id}
+        for r in mine:
+            # the nearest earlier leg back: the user's legs looked at from the latest, as far
+            # as the window reaches (they are in time order, so none further back can match)
+            nearest = None
+            for s in reversed(seen):
+                if r.burn_timestamp - s.burn_timestamp > window:
+                    break
+                if (
+                    s.source_domain == r.destination_domain
+                    and s.destination_domain == r.source_domain
+                    and s.burn_timestamp < r.burn_timestamp
+                ):
+                    nearest = s
+                    break
+            if nearest is not None and nearest.transfer_id not in used:
+                used.add(nearest.transfer_id)
+                flagged |= {nearest.transfer_id, r.transfer_id}
             seen.append(r)
     return flagged
 
