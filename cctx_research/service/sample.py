@@ -297,6 +297,7 @@ def generate(
     days: int | None = None,
     per_day: int | None = None,
     seed: int | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """The sample: every transfer burned in the ``days`` days up to ``as_of``.
 
@@ -311,6 +312,9 @@ def generate(
     per_day : int, optional
         Mean transfers a day (default 2,800; ``33_334`` gives about 1M).
     seed : int, optional
+    progress : bool, optional
+        A bar while days not cached yet are built (more than two). Default:
+        on in a terminal or a notebook, off in CI or when stderr is redirected.
 
     Returns
     -------
@@ -334,6 +338,7 @@ def generate(
         pd.date_range(first, clock.floor("D"), freq="D"),
         lambda day: generate_day(day, per_day=per_day, seed=seed),
         per_day=per_day, seed=seed, what=f"the synthetic sample of {days} days",
+        progress=progress,
     )  # fmt: skip
     lo = clock - pd.Timedelta(days=days)
     keep = (ledger["burn_timestamp"] > lo) & (ledger["burn_timestamp"] <= clock)
@@ -415,7 +420,9 @@ def truth(
     )  # fmt: skip
 
 
-def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFrame:
+def load_sample(
+    *, as_of: TimeLike | None = None, days: int = 30, progress: bool | None = None
+) -> pd.DataFrame:
     """The bundled synthetic sample ledger: the embedded default's data, whole.
 
     Unlike the frames the interface serves, the ledger carries both sides of
@@ -433,6 +440,9 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFram
         :func:`in_flight_at`).
     days : int
         Length of the window in days (default 30).
+    progress : bool, optional
+        A bar while days not cached yet are built. Default: on in a terminal
+        or a notebook, off in CI or when stderr is redirected.
 
     Returns
     -------
@@ -448,7 +458,9 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFram
     >>> sorted(ledger["cctp_version"].unique().tolist())
     [1, 2]
     """
-    return in_flight_at(generate(as_of, days=_positive_int(days, "days")))
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+    return in_flight_at(generate(as_of, days=_positive_int(days, "days"), progress=progress))
 
 
 # The columns a mint writes: a transfer not yet minted at the clock has them empty.
