@@ -210,7 +210,8 @@ def local_service(
                 "data must be a ledger or transfers DataFrame, or a path (or list of paths) "
                 f"that cctx_research.load reads; got {type(data).__name__}"
             )
-    store = Store(ledger, clock=pinned)
+    # the sample is the generator's own (valid by construction): indexed on first query
+    store = Store(ledger, clock=pinned, trusted=data is None)
     app = make_app(
         store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG,
         synthetic=synthetic,
