@@ -156,42 +156,35 @@ def base58_decode_rows(texts: Sequence[str], width: int) -> tuple[np.ndarray, np
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + n + 1]
     data = array.buffers()[2]
     chars = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    chars = np.concatenate([chars, np.frombuffer(b"1", np.uint8)])  # read where a row is short
     lengths = np.diff(offsets)
-    longest = int(lengths.max()) if n else 0
-    # digits right-aligned in (n, padded) with leading zeros (which add nothing to the number)
-    padded = -(-max(longest, 1) // 5) * 5
-    digits = np.zeros((n, padded), dtype=np.uint8)
-    ones = np.zeros(n, dtype=np.int64)  # leading "1"s: leading zero bytes
+    longest = int(lengths.max())
     valid = (lengths > 0) & (lengths <= 128)
-    if longest:
-        column = np.arange(longest)[None, :]
-        inside = column < lengths[:, None]
-        index = np.minimum(offsets[:-1, None] + column, max(len(chars) - 1, 0))
-        codes = np.where(inside, chars[index] if len(chars) else 0, ord("1"))
-        values = _B58_DIGIT[codes]
-        valid &= ~((values == 255) & inside).any(axis=1)
-        values = np.where(values == 255, 0, values)
-        leading = np.cumprod(codes == ord("1"), axis=1).astype(bool) & inside
-        ones = leading.sum(axis=1)
-        # right-align: the string's i-th character goes to column padded - length + i
-        target = padded - lengths[:, None] + column
-        r, c = np.nonzero(inside)
-        digits[r, target[r, c]] = values[r, c]
+    # the characters right-aligned in (padded, n), "1" (digit 0) before each string's first
+    padded = -(-max(longest, 1) // 5) * 5
+    column = np.arange(padded)[:, None]
+    lead = (padded - lengths)[None, :]
+    inside = column >= lead
+    codes = chars[np.where(inside, offsets[:-1][None, :] + column - lead, len(chars) - 1)]
+    values = _B58_DIGIT[codes]
+    valid &= ~(values == 255).any(axis=0)
+    # leading "1"s are leading zero bytes: the string's first other character ends them
+    other = inside & (codes != ord("1"))
+    ones = np.where(other.any(axis=0), other.argmax(axis=0) - lead[0], lengths)
+    group = np.where(values == 255, 0, values).astype(np.uint64).reshape(-1, 5, n)
+    powers = np.array([58**4, 58**3, 58**2, 58, 1], dtype=np.uint64)[None, :, None]
+    chunks = (group * powers).sum(axis=1)  # (groups, n), each below 58**5 < 2**30
     limbs_n = -(-width // 4) + 1
-    limbs = np.zeros((n, limbs_n), dtype=np.uint64)  # little-endian 32-bit limbs
+    limbs = np.zeros((limbs_n, n), dtype=np.uint64)  # 32-bit limbs, least significant first
     overflow = np.zeros(n, dtype=bool)
-    mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
-    group = digits.reshape(n, -1, 5).astype(np.uint64)
-    powers = np.array([58**4, 58**3, 58**2, 58, 1], dtype=np.uint64)
-    chunks = (group * powers).sum(axis=2)  # each below 58**5 < 2**30
-    for g in range(chunks.shape[1]):
-        carry = chunks[:, g]
+    mask, shift, step = np.uint64(0xFFFFFFFF), np.uint64(32), np.uint64(_GROUP)
+    for carry in chunks:
         for j in range(limbs_n):
-            current = limbs[:, j] * np.uint64(_GROUP) + carry
-            limbs[:, j] = current & mask
+            current = limbs[j] * step + carry
+            limbs[j] = current & mask
             carry = current >> shift
         overflow |= carry != 0
-    big = limbs[:, ::-1].astype(">u4").view(np.uint8).reshape(n, limbs_n * 4)
+    big = np.ascontiguousarray(limbs[::-1].T).astype(">u4").view(np.uint8).reshape(n, -1)
     filled = big != 0
     significant = np.where(filled.any(axis=1), limbs_n * 4 - filled.argmax(axis=1), 0)
     size = ones + significant
