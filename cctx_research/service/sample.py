@@ -341,8 +341,12 @@ def generate(
         progress=progress,
     )  # fmt: skip
     lo = clock - pd.Timedelta(days=days)
-    keep = (ledger["burn_timestamp"] > lo) & (ledger["burn_timestamp"] <= clock)
-    ledger = ledger.loc[keep].reset_index(drop=True)
+    burns = ledger["burn_timestamp"]
+    if burns.is_monotonic_increasing:  # whole days in order: the window is one slice
+        first, last = burns.searchsorted(lo, side="right"), burns.searchsorted(clock, side="right")
+        ledger = ledger.iloc[first:last].reset_index(drop=True)  # a mask copies every column
+    else:
+        ledger = ledger.loc[(burns > lo) & (burns <= clock)].reset_index(drop=True)
     return attach(
         ledger,
         Provenance(
