@@ -11,8 +11,13 @@ network), so only the culling of idle kernels can end theirs.
 After each close the section waits (at most a minute) until no kernel is
 left, then reads the memory: the server process's RSS plus the RSS of every
 kernel it still runs. The figure is that memory after the last visit over
-the memory after the first; a page's kernel is about 250 MB, so one kernel
-left behind per visit would show as a ratio far above the target.
+the memory after the first; a page's kernel (read while its page is open,
+once the dashboard has drawn) is some hundreds of MB, so one kernel left
+behind per visit would show as a ratio far above the target.
+
+Run alone (the app's section only)::
+
+    python benchmarks/dashboard_memory.py --quick    # 3 visits; 20 without --quick
 """
 
 from __future__ import annotations
@@ -108,16 +113,21 @@ class Dashboard:
                 self.proc.wait()
 
 
-def _visit(browser: Any, url: str, *, goodbye: bool) -> None:
-    """Open the app, wait until the dashboard has drawn, close the page."""
+def _visit(browser: Any, app: Dashboard, *, goodbye: bool) -> int:
+    """Open the app, wait until the dashboard has drawn, close the page.
+
+    Returns the page's kernel memory (RSS, bytes) once the dashboard has drawn.
+    """
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     try:
         if not goodbye:
             context.add_init_script(NO_GOODBYE)
         page = context.new_page()
-        page.goto(url, timeout=180_000)
+        page.goto(app.url, timeout=180_000)
         page.get_by_text("transfers (all chains)").first.wait_for(timeout=180_000)
+        kernel = app.memory() - app.server.memory_info().rss
         page.close(run_before_unload=True)
+        return kernel
     finally:
         context.close()
 
@@ -142,13 +152,14 @@ def section_dashboard(t: Any, tmp: Path, quick: bool) -> None:
     memory: list[int] = []
     left: list[int] = []
     took: list[float] = []
+    kernel: list[int] = []
     try:
         with sync_playwright() as p:
             browser = launch(p)
             try:
                 for i in range(visits):
                     began = time.perf_counter()
-                    _visit(browser, app.url, goodbye=i % 2 == 0)
+                    kernel.append(_visit(browser, app, goodbye=i % 2 == 0))
                     took.append(time.perf_counter() - began)
                     app.wait_for_no_kernel()
                     left.append(len(app.kernels()))
@@ -176,9 +187,40 @@ def section_dashboard(t: Any, tmp: Path, quick: bool) -> None:
     )
     t.add(
         "dashboard",
+        "a page's kernel once drawn (RSS): median, most",
+        f"{sorted(kernel)[len(kernel) // 2] / mib:.0f} MiB, {max(kernel) / mib:.0f} MiB",
+        "-",
+        None,
+        correctness=False,
+    )
+    t.add(
+        "dashboard",
         "seconds a visit (open, dashboard drawn, close): median",
         f"{sorted(took)[len(took) // 2]:.1f} s",
         "-",
         None,
         correctness=False,
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from reliability import Table
+
+    parser = argparse.ArgumentParser(description="The dashboard's memory over many visits")
+    parser.add_argument("--quick", action="store_true", help=f"{VISITS_QUICK} visits, not "
+                        f"{VISITS_FULL}")  # fmt: skip
+    args = parser.parse_args(argv)
+    table = Table()
+    with tempfile.TemporaryDirectory(prefix="cctx-bench-dashboard-") as tmp:
+        section_dashboard(table, Path(tmp), args.quick)
+    print()
+    print(table.render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

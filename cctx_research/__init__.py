@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (see _NAMES)
     from .times import TimeLike
 
 
-def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
+def load_sample(*, as_of: TimeLike | None = None, days: int = 30, progress: bool | None = None):
     """The bundled synthetic sample ledger (see :func:`cctx_research.service.sample.load_sample`).
 
     Imported on first use: the package's face loads nothing of the local
@@ -41,7 +41,7 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30):
     """
     from .service.sample import load_sample as _load_sample
 
-    return _load_sample(as_of=as_of, days=days)
+    return _load_sample(as_of=as_of, days=days, progress=progress)
 
 
 _NAMES = {

@@ -146,7 +146,8 @@ def connect(
     from .service.local import local_service
 
     _refuse_a_file_as_cache(overrides, settings)
-    local = local_service(data, as_of=as_of, **sample_options)
+    # the sample's build bar follows the client's progress option (--no-progress: none)
+    local = local_service(data, as_of=as_of, progress=overrides.get("progress"), **sample_options)
     why = (
         "data=" if data is not None
         else "sample=True" if sample else _missing_credentials(settings)

@@ -289,3 +289,49 @@ def test_frames_round_trip_between_bytes32_and_each_chains_format(rows):
     back = addressing.as_bytes32(spelled)
     assert back[["message_sender", "mint_recipient"]].astype(object).values.tolist() == wire[
         ["message_sender", "mint_recipient"]].values.tolist()
+
+
+_B58_TEXT = st.text(alphabet="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0OIl +",
+                    max_size=90)  # fmt: skip
+
+
+@given(st.lists(st.one_of(st.binary(max_size=64).map(addressing.base58_encode), _B58_TEXT),
+                min_size=1, max_size=30), st.sampled_from([32, 64]))  # fmt: skip
+def test_base58_of_many_strings_decodes_as_one_by_one(texts, width):
+    """Valid base58 of any length, junk (0, O, I, l, spaces), empty, too long for ``width``."""
+    from cctx_research.addressing.codecs import base58_decode_rows
+
+    rows, sizes = base58_decode_rows(texts, width)
+    for text, row, size in zip(texts, rows, sizes, strict=True):
+        one = addressing.base58_decode(text)
+        if one is None or len(one) > width:
+            assert size == -1, text
+        else:
+            assert size == len(one), text
+            assert bytes(row) == one.rjust(width, b"\0"), text
+
+
+def test_the_ledger_index_spells_every_address_as_wire_does():
+    """The index's vectorised Solana path and its one-by-one path give wire()'s spelling."""
+    import numpy as np
+    import pandas as pd
+
+    from cctx_research.service.index import encode_addresses, wire
+
+    zero_prefixed = bytes(12) + bytes(range(1, 21))  # a padded value: 20 bytes of hex
+    values = [
+        addressing.base58_encode(bytes(range(32))),
+        addressing.base58_encode(zero_prefixed),
+        addressing.base58_encode(bytes(32)),  # "1" * 32
+        addressing.bech32_encode("noble", bytes(range(20))),
+        "0x" + "ab" * 20,
+        "0x" + "00" * 12 + "cd" * 20,
+        "0x" + "ef" * 32,
+    ] * 2
+    codes, table = encode_addresses(pd.Series(values), "mint_recipient")
+    assert table[codes].tolist() == [wire(v) for v in values]
+    assert table.tolist() == sorted(set(table.tolist()))
+    assert table[codes][1] == "0x" + bytes(range(1, 21)).hex()
+    with pytest.raises(Exception, match="not an address: '0OIl'"):
+        encode_addresses(pd.Series([*values, "0OIl"]), "mint_recipient")
+    assert isinstance(codes, np.ndarray)

@@ -132,6 +132,7 @@ STARTUP_FIGURES = [
     "2b import cctx_research, reach cctx.connect vs import pandas",
     "3a first connect() on the cached sample vs pd.read_parquet",
     "3b first connect(), cold build",
+    "3c first connect() and its first answer (volume) on the cached sample",
     "4 report on the sample, warm (target <= 5 s)",
     "5 dashboard first page, widgets visible (target <= 10 s)",
 ]

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                     args.end,
                     chains=args.chains,
                     progress=on_step,
-                    ledger=None if service else _embedded_ledger(args),
+                    ledger=None if service else _embedded_ledger(args, progress),
                     **options,
                 )
     path = built.save(args.out)
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedded_ledger(args: argparse.Namespace) -> Any:
+def _embedded_ledger(args: argparse.Namespace, progress: bool) -> Any:
     """The embedded sample's ledger when the report runs on it (else None).
 
     It is the data the embedded service serves (the last 30 days up to now),
@@ -96,7 +96,7 @@ def _embedded_ledger(args: argparse.Namespace) -> Any:
         return None
     from ..service.sample import load_sample
 
-    return load_sample()
+    return load_sample(progress=progress)
 
 
 def _report_on_data(args: argparse.Namespace, on_step: ProgressCallback,

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from ..service.sample import generate
 
-        store = Store(generate(as_of, per_day=args.per_day), clock=as_of)
+        store = Store(generate(as_of, per_day=args.per_day), clock=as_of, trusted=True)
         synthetic = True
         logger.info("serving the synthetic sample: %d transfers", len(store))
     # replies say the data is synthetic (x-cctx-synthetic: true): clients mark it

@@ -49,12 +49,15 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import requests
-from requests_cache import CachedSession, SQLiteCache
+
+if TYPE_CHECKING:
+    from requests_cache import SQLiteCache
 
 from ..errors import CacheError
 from ..times import pandas_period
@@ -319,6 +322,8 @@ class HttpCache:
 
     def backend(self) -> SQLiteCache:
         """A new backend with its own SQLite connections (one per thread or process)."""
+        from requests_cache import SQLiteCache  # imported when a reply is first stored or read
+
         return SQLiteCache(
             str(self.path),
             wal=False,  # set once by _ensure_wal: the mode lives in the file
@@ -344,7 +349,7 @@ class HttpCache:
                 con.close()
         except sqlite3.OperationalError as exc:
             raise fault(self.directory, exc, "opening the reply database") from exc
-        return _Session(
+        return _cached_session_class()(
             self.directory,
             backend=self.backend(),
             expire_after=self.expire_after,
@@ -404,18 +409,30 @@ class HttpCache:
             self._admin = None
 
 
-class _Session(CachedSession):
-    """A cached session whose SQLite faults surface as :class:`CacheError`."""
+@cache
+def _cached_session_class() -> type[requests.Session]:
+    """The cached session class, made on first use.
 
-    def __init__(self, directory: Path, **kwargs: Any) -> None:
-        self._cache_directory = directory
-        super().__init__(**kwargs)
+    requests-cache costs more to import than the rest of the client's HTTP
+    stack (about 1.4 s of a first ``connect()``): it is imported when a
+    client first makes a session on a reply cache, not when this module is.
+    """
+    from requests_cache import CachedSession
 
-    def request(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return super().request(*args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            raise fault(self._cache_directory, exc, "reading or storing a reply") from exc
+    class _Session(CachedSession):
+        """A cached session whose SQLite faults surface as :class:`CacheError`."""
+
+        def __init__(self, directory: Path, **kwargs: Any) -> None:
+            self._cache_directory = directory
+            super().__init__(**kwargs)
+
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super().request(*args, **kwargs)
+            except sqlite3.OperationalError as exc:
+                raise fault(self._cache_directory, exc, "reading or storing a reply") from exc
+
+    return _Session
 
 
 class _UncachedSession(requests.Session):

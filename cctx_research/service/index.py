@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_bytes32
+from ..addressing.codecs import base58_decode_rows
 from ..errors import DataError
 
 __all__ = ["LedgerIndex", "bytes32", "domain_mask", "wire"]
@@ -50,6 +51,14 @@ def bytes32(address: str) -> str:
     return "0x" + _PAD + address[2:] if len(address) == 42 else address
 
 
+def _bytes32_all(addresses: np.ndarray) -> list[str]:
+    """:func:`bytes32` of each canonical address, in one pass."""
+    text = pa.array(addresses, type=pa.large_string())
+    prefix, empty = pa.scalar("0x" + _PAD, pa.large_string()), pa.scalar("", pa.large_string())
+    padded = pc.binary_join_element_wise(prefix, pc.utf8_slice_codeunits(text, 2), empty)
+    return pc.if_else(pc.equal(pc.utf8_length(text), 42), padded, text).to_pylist()
+
+
 def wire(address: str) -> str:
     """The interface's canonical spelling of an address in any chain's format.
 
@@ -76,11 +85,20 @@ def arrow_strings(series: pd.Series) -> pa.Array:
 
 
 def _normal_hashes(values: list[Any], column: str) -> list[str]:
-    """Hashes not written as ``0x`` hex (Solana signatures, Noble hashes, ...), checked."""
-    out = []
-    for value in values:
+    """Hashes not written as ``0x`` hex (Solana signatures, Noble hashes, ...), checked.
+
+    Base58 signatures and digests (64 or 32 bytes: :func:`normalize_hash` keeps
+    their text) are checked all at once; the others one by one.
+    """
+    out: list[Any] = list(values)
+    text = np.array([v if isinstance(v, str) else "" for v in values], dtype=object)
+    hex64 = pd.Series(text, dtype=object).str.fullmatch(r"(?:0[xX])?[0-9a-fA-F]{64}")
+    _, sizes = base58_decode_rows(text.tolist(), 64)
+    sure = ((sizes == 32) | (sizes == 64)) & ~hex64.to_numpy(dtype=bool)
+    for i in np.flatnonzero(~sure).tolist():
+        value = values[i]
         try:
-            out.append(normalize_hash(value))
+            out[i] = normalize_hash(value)
         except (TypeError, ValueError):
             raise DataError(
                 f"column {column!r} holds a value that is not a transaction hash: "
@@ -133,10 +151,15 @@ def encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.nda
             hint="every transfer needs an address there (use 0x00..00 for 'none')",
         )
     codes, uniques = pd.factorize(series, sort=False)
-    # Hex values (nearly all) in one vectorised pass; other formats one by one.
-    canon = canonical_addresses(list(uniques)).to_numpy(dtype=object, na_value=None)
-    is_hex = pd.Series(canon, dtype=object).str.fullmatch(r"0x(?:[0-9a-f]{40}|[0-9a-f]{64})")
-    for i in np.flatnonzero(~is_hex.fillna(False).to_numpy(dtype=bool)):
+    uniques = np.asarray(uniques, dtype=object)
+    # Hex values (nearly all) in one vectorised pass, then Solana's base58 in
+    # another; other formats one by one.
+    spelled = pa.array(canonical_addresses(uniques).array)
+    is_hex = pc.match_substring_regex(spelled, r"^0x(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+    canon = spelled.to_numpy(zero_copy_only=False)
+    rest = np.flatnonzero(~np.asarray(pc.fill_null(is_hex, False), dtype=bool))
+    rest = rest[~_solana_wire(uniques, rest, canon)]
+    for i in rest:
         value = uniques[i]
         try:
             canon[i] = wire(value)
@@ -146,8 +169,40 @@ def encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.nda
                 hint="addresses are '0x' hex of 20 bytes (EVM) or 32 (bytes32), or a non-EVM "
                 "chain's own format (Solana base58, Noble bech32, ...)",
             ) from None
-    table, remap = np.unique(np.array(canon, dtype=str), return_inverse=True)
-    return remap.astype(np.int32)[codes], table
+    # a hash factorisation, then its (fewer) uniques sorted as fixed-width text: sorting
+    # Python strings (np.unique, factorize(sort=True)) costs several times more
+    remap, spellings = pd.factorize(canon, sort=False)
+    spellings = np.asarray(spellings, dtype=str)
+    order = np.argsort(spellings, kind="stable")
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return rank[remap][codes], spellings[order]
+
+
+def _solana_wire(uniques: Any, rows: np.ndarray, canon: np.ndarray) -> np.ndarray:
+    """Write :func:`wire` of the Solana addresses among ``uniques[rows]`` into ``canon``.
+
+    A value is Solana's when it is base58 of 32 bytes and no earlier format
+    claims it (:func:`~cctx_research.addressing.to_bytes32` tries hex, Noble's
+    ``noble1`` bech32 and Stellar's 56-character strkeys first). Returns the
+    mask of ``rows`` done; the others are left to :func:`wire`.
+    """
+    if not len(rows):
+        return np.zeros(0, dtype=bool)
+    text = [v if isinstance(v, str) else "" for v in uniques[rows]]
+    raw, sizes = base58_decode_rows(text, 32)
+    done = sizes == 32
+    for k in np.flatnonzero(done).tolist():
+        value = text[k]
+        if value.lower().startswith("noble1") or (len(value) == 56 and value[:1] in "CG"):
+            done[k] = False
+    if done.any():
+        raw = raw[done]
+        padded = ~raw[:, :12].any(axis=1)  # 20 bytes then, as from_bytes32 spells it
+        canon[rows[done]] = [
+            "0x" + (r[12:] if p else r).tobytes().hex() for r, p in zip(raw, padded, strict=True)
+        ]
+    return done
 
 
 def _times_and_amounts(ledger: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -265,7 +320,7 @@ class LedgerIndex:
             self.codes[column] = codes[order]
             self.uniques[column] = table
             # output forms precomputed per unique value
-            self.out[column] = [bytes32(a) for a in table] if column in _PADDED else table.tolist()
+            self.out[column] = _bytes32_all(table) if column in _PADDED else table.tolist()
         # recipients: CSR of rows (burn order) by recipient code
         rcpt = self.codes["mint_recipient"]
         self.rcpt_rows = np.argsort(rcpt, kind="stable")

@@ -131,6 +131,7 @@ def local_service(
     api_key: str | Secret = DEMO_API_KEY,
     project_id: str = DEMO_PROJECT_ID,
     fractions: str = "refuse",
+    progress: bool | None = None,
 ) -> LocalService:
     """Make data ready to serve as the interface: the one way from data to a local service.
 
@@ -150,6 +151,9 @@ def local_service(
     fractions : {"refuse", "floor"}
         Times with a fraction of a second in ``data``: an error, or served
         to the second with a warning (see :func:`~.loading.for_service`).
+    progress : bool, optional
+        A bar while the sample's days not cached yet are built (see
+        :func:`~.sample.generate`). Default: by where output goes.
 
     Returns
     -------
@@ -167,6 +171,8 @@ def local_service(
     from .loading import for_service, load_ledger, to_ledger
     from .store import Store
 
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
     if isinstance(api_key, str):
         api_key = Secret(api_key)
     if not isinstance(api_key, Secret):
@@ -178,7 +184,7 @@ def local_service(
     if data is None:
         from .sample import generate
 
-        ledger = generate(pinned, days=days, per_day=per_day, seed=seed)
+        ledger = generate(pinned, days=days, per_day=per_day, seed=seed, progress=progress)
         source, synthetic = _sample_source(pinned, sample_options), True
     else:
         if sample_options:
@@ -204,7 +210,8 @@ def local_service(
                 "data must be a ledger or transfers DataFrame, or a path (or list of paths) "
                 f"that cctx_research.load reads; got {type(data).__name__}"
             )
-    store = Store(ledger, clock=pinned)
+    # the sample is the generator's own (valid by construction): indexed on first query
+    store = Store(ledger, clock=pinned, trusted=data is None)
     app = make_app(
         store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG,
         synthetic=synthetic,

@@ -301,6 +301,7 @@ def generate(
     days: int | None = None,
     per_day: int | None = None,
     seed: int | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """The sample: every transfer burned in the ``days`` days up to ``as_of``.
 
@@ -315,6 +316,9 @@ def generate(
     per_day : int, optional
         Mean transfers a day (default 2,800; ``33_334`` gives about 1M).
     seed : int, optional
+    progress : bool, optional
+        A bar while days not cached yet are built (more than two). Default:
+        on in a terminal or a notebook, off in CI or when stderr is redirected.
 
     Returns
     -------
@@ -338,10 +342,15 @@ def generate(
         pd.date_range(first, clock.floor("D"), freq="D"),
         lambda day: generate_day(day, per_day=per_day, seed=seed),
         per_day=per_day, seed=seed, what=f"the synthetic sample of {days} days",
+        progress=progress,
     )  # fmt: skip
     lo = clock - pd.Timedelta(days=days)
-    keep = (ledger["burn_timestamp"] > lo) & (ledger["burn_timestamp"] <= clock)
-    ledger = ledger.loc[keep].reset_index(drop=True)
+    burns = ledger["burn_timestamp"]
+    if burns.is_monotonic_increasing:  # whole days in order: the window is one slice
+        first, last = burns.searchsorted(lo, side="right"), burns.searchsorted(clock, side="right")
+        ledger = ledger.iloc[first:last].reset_index(drop=True)  # a mask copies every column
+    else:
+        ledger = ledger.loc[(burns > lo) & (burns <= clock)].reset_index(drop=True)
     return attach(
         ledger,
         Provenance(
@@ -421,7 +430,9 @@ def truth(
     )  # fmt: skip
 
 
-def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFrame:
+def load_sample(
+    *, as_of: TimeLike | None = None, days: int = 30, progress: bool | None = None
+) -> pd.DataFrame:
     """The bundled synthetic sample ledger: the embedded default's data, whole.
 
     Unlike the frames the interface serves, the ledger carries both sides of
@@ -439,6 +450,9 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFram
         :func:`in_flight_at`).
     days : int
         Length of the window in days (default 30).
+    progress : bool, optional
+        A bar while days not cached yet are built. Default: on in a terminal
+        or a notebook, off in CI or when stderr is redirected.
 
     Returns
     -------
@@ -454,7 +468,9 @@ def load_sample(*, as_of: TimeLike | None = None, days: int = 30) -> pd.DataFram
     >>> sorted(ledger["cctp_version"].unique().tolist())
     [1, 2]
     """
-    return in_flight_at(generate(as_of, days=_positive_int(days, "days")))
+    if progress is not None and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or None, got {type(progress).__name__}")
+    return in_flight_at(generate(as_of, days=_positive_int(days, "days"), progress=progress))
 
 
 # The columns a mint writes: a transfer not yet minted at the clock has them empty.

@@ -83,6 +83,7 @@ def ledger_days(
     per_day: int,
     seed: int,
     what: str = "the synthetic sample",
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """The transfers of each UTC day in ``days`` (in order), read from the cache or built.
 
@@ -96,6 +97,9 @@ def ledger_days(
         The parameters ``build`` uses, resolved (they key the cache).
     what : str
         The request, for the warning about a large one and the progress bar.
+    progress : bool, optional
+        Show a bar while more than two days are built. Default: when stderr
+        is a terminal or in a notebook, never in CI (:func:`~cctx_research.net.progress.wanted`).
 
     Warns
     -----
@@ -116,7 +120,7 @@ def ledger_days(
     missing = [i for i, t in enumerate(tables) if t is None]
     _warn_if_large(len(days) * per_day, len(missing), what)
     if missing:
-        for i in _progress(missing, what, kept=writable):
+        for i in _progress(missing, what, kept=writable, progress=progress):
             frame = build(days[i])
             table = pa.Table.from_pandas(frame, preserve_index=False)
             table = table.replace_schema_metadata(
@@ -257,10 +261,10 @@ def _warn_if_large(rows: int, to_build: int, what: str) -> None:
     warnings.warn(LargeResultWarning(message), stacklevel=4)
 
 
-def _progress(items: list[int], what: str, *, kept: bool) -> Iterable[int]:
+def _progress(items: list[int], what: str, *, kept: bool, progress: bool | None) -> Iterable[int]:
     from ..net.progress import wanted
 
-    if len(items) <= 2 or not wanted(None):  # no bar in CI or when stderr is not a terminal
+    if len(items) <= 2 or not wanted(progress):
         return items
     from tqdm.auto import tqdm
 

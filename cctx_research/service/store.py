@@ -36,6 +36,7 @@ seconds, floored) is in ``[start, end]`` when ``start <= t <= end``.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,11 @@ class Store:
     clock : date-like, optional
         Pin the service's clock; ``None`` (default) means "now", read again
         on every call.
+    trusted : bool, default False
+        The frame was made by the toolkit's own sample generator, whose
+        values are valid by construction: its index is built when the first
+        operation needs it (in a thread-safe way), so a store is ready at
+        once. Otherwise the index is built, and every value checked, here.
 
     Raises
     ------
@@ -103,10 +109,30 @@ class Store:
     ['burnCount', 'burnVolume', 'endDate']
     """
 
-    def __init__(self, ledger: pd.DataFrame, *, clock: TimeLike | None = None) -> None:
+    def __init__(
+        self, ledger: pd.DataFrame, *, clock: TimeLike | None = None, trusted: bool = False
+    ) -> None:
         schema.validate(ledger, "ledger")
         self.clock: pd.Timestamp | None = None if clock is None else to_timestamp(clock)
-        self._ix = LedgerIndex(ledger)
+        self._n = len(ledger)
+        self._lock = threading.Lock()
+        self._ledger: pd.DataFrame | None = ledger
+        self._index: LedgerIndex | None = None
+        if not trusted:
+            self._ix  # noqa: B018 (built and checked now: a bad value is said at once)
+
+    @property
+    def _ix(self) -> LedgerIndex:
+        """The index, built on first use (a trusted ledger) or in ``__init__``."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                if self._index is None:
+                    assert self._ledger is not None
+                    self._index = LedgerIndex(self._ledger)
+                    self._ledger = None  # the index holds what it needs
+                index = self._index
+        return index
 
     @classmethod
     def from_file(
@@ -131,11 +157,11 @@ class Store:
     # clock and windows
 
     def __len__(self) -> int:
-        return self._ix.n
+        return self._n
 
     def __repr__(self) -> str:
         clock = "now" if self.clock is None else self.clock.isoformat()
-        return f"<Store {self._ix.n} transfers, clock={clock}>"
+        return f"<Store {self._n} transfers, clock={clock}>"
 
     def now(self) -> pd.Timestamp:
         """The current clock: the pinned one, or the wall clock (UTC)."""

@@ -373,3 +373,21 @@ def test_a_pending_transfer_is_not_cached_forever(serve, make_client, frozen):
     assert again.at[transfer, "transaction_type"] == "mint"
     assert again.at[transfer, "timestamp"] == day + pd.Timedelta("26h30min")
     assert again.index.is_unique
+
+
+def test_requests_cache_is_imported_when_a_reply_is_first_cached_not_by_connect(tmp_path):
+    """Importing requests-cache cost more than the rest of a first connect(): it waits for a
+    request made through the reply cache."""
+    probe = textwrap.dedent("""
+        import sys, warnings
+        warnings.simplefilter("ignore")
+        import cctx_research as cctx
+        client = cctx.connect(sample=True, as_of="2024-07-01", days=2, per_day=40)
+        print("requests_cache" in sys.modules)
+        client.volume("2024-06-30", "2024-07-01")
+        print("requests_cache" in sys.modules, client.cache_info()["http_entries"] > 0)
+    """)
+    env = {"CCTX_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import logging
 import re
@@ -179,3 +181,54 @@ def test_a_small_request_is_not_warned_about(cache):
     with warnings.catch_warnings():
         warnings.simplefilter("error", LargeResultWarning)
         days(Builds())
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal, where the build bar would be drawn."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """A terminal as stderr, set in the test's body (pytest's capture resets sys.stderr after
+    fixtures): ``with terminal as stream``."""
+    monkeypatch.delenv("CI", raising=False)
+    return contextlib.redirect_stderr(Terminal())
+
+
+@pytest.mark.parametrize(("progress", "drawn"), [(None, True), (True, True), (False, False)])
+def test_the_build_bar_follows_the_progress_setting(cache, terminal, progress, drawn):
+    seed = sample.calibration()["seed"]
+    with terminal as stream:
+        sample_cache.ledger_days(DAYS, Builds(), per_day=PER_DAY, seed=seed, what="the request",
+                                 progress=progress)  # fmt: skip
+    assert ("building the request" in stream.getvalue()) is drawn
+
+
+def test_no_progress_hides_the_build_bar_of_connect_and_load_sample(cache, terminal, monkeypatch):
+    import cctx_research as cctx
+
+    built, generate_day = [], sample.generate_day
+
+    def counted(day, **options):
+        built.append(day)
+        return generate_day(day, **options)
+
+    monkeypatch.setattr(sample, "generate_day", counted)
+    with terminal as stream, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cctx.connect(sample=True, as_of=AS_OF, days=3, per_day=PER_DAY, progress=False).close()
+        cctx.load_sample(as_of="2026-10-20", days=3, progress=False)
+        assert len(built) == 8  # both built their days, neither drew a bar
+        assert "building" not in stream.getvalue()
+        cctx.load_sample(as_of="2026-10-10", days=3)  # the default: a terminal gets the bar
+    assert "building the synthetic sample of 3 days" in stream.getvalue()
+
+
+def test_progress_must_be_a_bool(cache):
+    import cctx_research as cctx
+
+    with pytest.raises(TypeError, match="progress must be True, False or None, got str"):
+        cctx.load_sample(days=1, progress="no")

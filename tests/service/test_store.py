@@ -371,3 +371,39 @@ def test_a_ledger_with_a_malformed_hash_is_refused(mixed_store):
     bad.loc[bad.index[0], "burn_tx_hash"] = "not-a-hash"
     with pytest.raises(DataError, match="not a transaction hash"):
         Store(bad)
+
+
+def test_a_trusted_ledger_is_indexed_on_first_use_once_and_answers_the_same(ledger, monkeypatch):
+    """The sample's store is ready at once: its index is built by the first operation, once,
+    even when several threads ask at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cctx_research.service import store as store_module
+
+    built = []
+    index_class = store_module.LedgerIndex
+
+    def counted(frame):
+        built.append(len(frame))
+        return index_class(frame)
+
+    monkeypatch.setattr(store_module, "LedgerIndex", counted)
+    eager = Store(ledger, clock=CLOCK)
+    assert built == [len(ledger)]
+    lazy = Store(ledger, clock=CLOCK, trusted=True)
+    assert built == [len(ledger)]  # not built yet
+    assert len(lazy) == len(ledger)
+    assert repr(lazy) == repr(eager)
+    window = (CLOCK_S - 86_400, CLOCK_S)
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: lazy.volume(*window), range(8)))
+    assert built == [len(ledger)] * 2
+    assert answers == [eager.volume(*window)] * 8
+    assert lazy.top_senders(*window) == eager.top_senders(*window)
+
+
+def test_an_untrusted_ledger_is_checked_when_the_store_is_made(ledger):
+    bad = ledger.copy()
+    bad.loc[3, "mint_recipient"] = "not an address"
+    with pytest.raises(DataError, match="not an address"):
+        Store(bad, clock=CLOCK)
