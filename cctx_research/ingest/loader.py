@@ -99,7 +99,7 @@ def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
         from .evm import logs as evm_logs
     except ImportError as exc:  # pragma: no cover - the decoder ships with the package
         raise DataError("the event-log decoder is not available in this installation") from exc
-    logs = evm_logs.read_logs(path)
+    logs = evm_logs.read_logs(path, binary=True)
     # the decoder reads a number as an EVM chain id: pass the chain by name
     named = None if chain is None else chains.chain_name(chain)
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)

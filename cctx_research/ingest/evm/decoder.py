@@ -40,8 +40,9 @@ import pyarrow.compute as pc
 from cctx_research import schema
 from cctx_research.ingest.evm import events as ev
 from cctx_research.ingest.evm.fields import KINDS, Chunk, decode_event, event_frame
-from cctx_research.ingest.evm.frame import conform_logs
+from cctx_research.ingest.evm.frame import conform_logs, conforms, is_binary
 from cctx_research.ingest.evm.log_keys import chain_columns, duplicates, timestamps
+from cctx_research.ingest.hexcodec import large_binaries
 from cctx_research.ingest.rows import column
 
 __all__ = ["COUNTS", "DecodedLogs", "decode_logs"]
@@ -121,7 +122,8 @@ def decode_logs(
         If ``logs`` is not a log frame, or ``chain`` or ``blocks`` are not
         what is described above.
     """
-    frame = conform_logs(logs)
+    # read_logs' frame conforms already: decoded as it is, not copied once more
+    frame = logs if conforms(logs) else conform_logs(logs)
     counts = dict.fromkeys(COUNTS, 0)
     counts["logs"] = len(frame)
     removed = frame["removed"].fillna(False).to_numpy(dtype=bool)
@@ -158,8 +160,13 @@ def _screen(
     ]
     duplicate = duplicates(frame, chain_id) & ~problem
     counts["duplicates"] = int(duplicate.sum())
-    topic0 = pc.ascii_lower(pc.utf8_trim_whitespace(column(frame["topic0"])))
-    event = pc.index_in(topic0, value_set=pa.array([e.topic0 for e in ev.EVENTS]))
+    if is_binary(frame["topic0"]):
+        topic0 = large_binaries(frame["topic0"])
+        known = pa.array([bytes.fromhex(e.topic0[2:]) for e in ev.EVENTS], pa.large_binary())
+    else:
+        topic0 = pc.ascii_lower(pc.utf8_trim_whitespace(column(frame["topic0"])))
+        known = pa.array([e.topic0 for e in ev.EVENTS])
+    event = pc.index_in(topic0, value_set=known)
     event = pc.fill_null(event, -1).to_numpy(zero_copy_only=False)
     usable = ~problem & ~duplicate
     counts["skipped_other_events"] = int((usable & (event < 0)).sum())
