@@ -156,12 +156,28 @@ def _log_files(path: Path, format: str | None) -> list[Path]:
     return parts if found is not None and found[0] == "evm-logs" else [path]
 
 
+def _logs_table(path: Path, kind: str, format: str | None) -> bool:
+    """A Parquet file whose columns (its footer, not its rows) are cryo's logs: read once, by
+    the log reader, never first as a table of some other format."""
+    if format not in (None, "evm-logs") or kind != "parquet" or not path.is_file():
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, ValueError):
+        return False  # the table reader says what is wrong with it
+    found = detect(names, wanted=format)
+    return found is not None and found[0] == "evm-logs"
+
+
 def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -> FileRead:
     """Read one file with the reader of its format."""
     sniffed = sniff(path)
     if format == "solana" or (format is None and sniffed.solana):
         return solana.read(path, chain)
-    if format == "evm-logs" or (format is None and sniffed.logs):
+    logs = format == "evm-logs" or (format is None and sniffed.logs)
+    if logs or _logs_table(path, sniffed.kind, format):
         return _read_logs(path, chain, blocks)
     table: Table = read_table(path, sniffed)
     columns = table.frame.columns
