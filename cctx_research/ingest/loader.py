@@ -152,17 +152,21 @@ def _assemble(
         ("mints", parts.mints, ()),
     ):
         tables[name], dropped = _events(frames, extra)
+        frames.clear()  # each file's frames, stacked now: freed before the sides are built
         add({"duplicates": dropped})
-    deposits, sent, received, mints = (tables[k] for k in ("deposits", "sent", "received", "mints"))
+    deposits, sent, received, mints = (tables.pop(k) for k in ("deposits", "sent", "received",
+                                                                "mints"))  # fmt: skip
     if len(deposits) or len(sent):
         made, tally = sides.burns(deposits, sent)
         burns.append(made)
         add(tally)
+    del deposits, sent  # the events live on in their sides only
     arrivals = list(parts.arrivals)
     if len(received) or len(mints):
         made, tally = sides.arrivals(received, mints)
         arrivals.append(made)
         add(tally)
+    del received, mints
     times = _stack(parts.tx_times)
     if len(times):
         burns = [xchaindatagen.apply_times(b.copy(), times, "burn") for b in burns]

@@ -43,7 +43,8 @@ def _read_logs(
     out = FileRead(
         format="evm-logs",
         burns=[decoded.burns],
-        sent=[decoded.sent],
+        # the message's hex (its fields are decoded beside it) is no side's: not kept
+        sent=[decoded.sent.drop(columns="message")],
         received=[decoded.received],
         mints=[decoded.mints],
     )
