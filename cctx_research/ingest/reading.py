@@ -35,7 +35,8 @@ def _read_logs(
     # the decoder reads a number as an EVM chain id: pass the chain by name
     named = None if chain is None else chains.chain_name(chain)
     decoding()
-    decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
+    # the message's hex (its fields are decoded beside it) is no side's: not made
+    decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks, message=False)
     guards.refuse_testnet_logs(path, decoded)
     guards.check_log_chain(path, chain, logs, decoded)
     decoded, unknown = guards.skip_unknown_emitters(decoded)
@@ -43,7 +44,6 @@ def _read_logs(
     out = FileRead(
         format="evm-logs",
         burns=[decoded.burns],
-        # the message's hex (its fields are decoded beside it) is no side's: not kept
         sent=[decoded.sent.drop(columns="message")],
         received=[decoded.received],
         mints=[decoded.mints],

@@ -86,7 +86,11 @@ _CHUNK = 1 << 17
 
 
 def decode_logs(
-    logs: pd.DataFrame, *, chain: Any = None, blocks: pd.DataFrame | None = None
+    logs: pd.DataFrame,
+    *,
+    chain: Any = None,
+    blocks: pd.DataFrame | None = None,
+    message: bool = True,
 ) -> DecodedLogs:
     """Decode the CCTP events in a frame of logs, vectorised.
 
@@ -104,6 +108,10 @@ def decode_logs(
         Block times (:func:`~cctx_research.ingest.evm.logs.read_blocks`), used
         for logs without ``block_timestamp``. Joined on ``(chain_id,
         block_number)`` when the blocks carry a chain id, else on the number.
+    message : bool
+        Give each ``MessageSent`` its whole ``message`` as hex (the default).
+        False leaves that column null (the message's fields are decoded all
+        the same), which saves a large load making hex it does not use.
 
     Returns
     -------
@@ -143,7 +151,7 @@ def decode_logs(
     # Chunks keep each step's working set in the CPU caches: per log, a whole
     # million at once is several times slower than a hundred thousand.
     for lo in range(0, len(frame), _CHUNK):
-        bad += _decode_chunk(frame, lo, usable, event, where, parts)
+        bad += _decode_chunk(frame, lo, usable, event, where, parts, message)
     return _decoded(parts, bad, counts)
 
 
@@ -174,12 +182,12 @@ def _screen(
 
 
 def _decode_chunk(frame: pd.DataFrame, lo: int, usable: np.ndarray, event: np.ndarray,
-                  where: dict[str, pd.Series],
-                  parts: dict[str, list[pd.DataFrame]]) -> list[pd.DataFrame]:  # fmt: skip
+                  where: dict[str, pd.Series], parts: dict[str, list[pd.DataFrame]],
+                  message: bool = True) -> list[pd.DataFrame]:  # fmt: skip
     """Decode the logs of the chunk starting at ``lo`` into ``parts``, each event's rows with
     the columns of ``where``; the logs that do not decode, as bad rows."""
     hi = min(lo + _CHUNK, len(frame))
-    shared = Chunk(frame.iloc[lo:hi])
+    shared = Chunk(frame.iloc[lo:hi], message=message)
     bad = []
     for k, spec in enumerate(ev.EVENTS):
         local = np.flatnonzero(usable[lo:hi] & (event[lo:hi] == k))

@@ -52,8 +52,9 @@ class Chunk:
     the columns the event frames show as hex, and only for their rows.
     """
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def __init__(self, frame: pd.DataFrame, *, message: bool = True) -> None:
         self.frame = frame
+        self.message = message  # whether a MessageSent's whole message is given as hex
         self.tx = _bytes(frame["tx_hash"])
         self.address = _bytes(frame["address"])
         self.topics = {j: _bytes(frame[f"topic{j}"]) for j in (1, 2, 3)}
@@ -238,7 +239,8 @@ def _sent(log: _Log) -> dict[str, Any]:
     start, length = log.bytes_param("message")
     text = log.data.text
     # before the hook data's "0x" lands in it
-    message = slices_to_hex(log.data.buffer, text, start, length)
+    message = (slices_to_hex(log.data.buffer, text, start, length) if log.shared.message
+               else pa.nulls(log.m, pa.large_string()))  # fmt: skip
     decoded = decode_message(log.data.buffer, text, start, length, log.reasons, header=True)
     cols = log.base(decoded.pop("cctp_version"))
     cols["message"] = message

@@ -108,3 +108,14 @@ def test_bytes_beside_hex_text_read_as_hex(parts, tmp_path):
     both = read_logs([parts[0], path], binary=True)
     assert not any(is_binary(both[c]) for c in ("tx_hash", "data", "topic0"))
     pd.testing.assert_frame_equal(both, read_logs([parts[0], path]))
+
+
+def test_without_the_message_hex_only_that_column_differs(parts):
+    logs = read_logs(parts[1], binary=True)
+    whole, lean = decode_logs(logs), decode_logs(logs, message=False)
+    assert whole.sent["message"].notna().all()
+    assert lean.sent["message"].isna().all()
+    pd.testing.assert_frame_equal(lean.sent.drop(columns="message"),
+                                  whole.sent.drop(columns="message"))  # fmt: skip
+    for kind in ("burns", "mints", "received", "bad"):
+        pd.testing.assert_frame_equal(getattr(lean, kind), getattr(whole, kind))
