@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..ingest import bad_rows, load
     from ..ingest.output import summary
+    from ..ingest.steps import Bar, reporter
     from ..storage import write_atomically
 
     out = Path(args.out)
@@ -106,17 +107,9 @@ def run(args: argparse.Namespace) -> int:
             f"--out must end in .parquet or .csv, or be a directory (DIR/) for a partitioned "
             f"dataset, got {args.out!r}"
         )
-    bar = None
-    if not args.no_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(unit="file", desc="import", leave=False)
-
-    def step(path: Path) -> None:
-        if bar is not None:
-            bar.set_postfix_str(path.name[:40])
-            bar.update(1)
-
+    # one bar for every stage, the writing here included (--no-progress: nothing)
+    bar = None if args.no_progress else Bar()
+    report = reporter(bar)
     try:
         ledger = load(
             args.sources,
@@ -125,20 +118,22 @@ def run(args: argparse.Namespace) -> int:
             blocks=args.blocks,
             errors=args.errors,
             ambiguous=args.ambiguous,
-            progress=step,
+            progress=bar,
         )
+        report("write")
+        if to_dataset:
+            from .. import datasets
+
+            datasets.write(ledger, out)
+        else:
+            write_atomically(ledger, out)
+        report("write", done=1)
     except CctxError as exc:  # the whole message: it lists formats and missing columns
         sys.stderr.write(f"cctx-research: error: {exc}\n")
         return 1
     finally:
         if bar is not None:
             bar.close()
-    if to_dataset:
-        from .. import datasets
-
-        datasets.write(ledger, out)
-    else:
-        write_atomically(ledger, out)
     bad = bad_rows(ledger)
     if len(bad):
         write_atomically(bad, out.with_name(out.name + ".bad.csv"))

@@ -33,13 +33,16 @@ from cctx_research._textarrays import from_char_matrix
 
 __all__ = [
     "HexColumn",
+    "binary_bytes",
     "binary_to_hex",
     "bytes_to_hex",
     "gather",
     "hex_slices",
     "hex_to_bytes",
+    "large_binaries",
     "large_strings",
     "segments_to_hex",
+    "slices_to_hex",
     "take_rows",
 ]
 
@@ -73,7 +76,8 @@ class HexColumn:
     ok: np.ndarray
     """False where the value was missing, lacked ``0x``, had an odd length or a non-hex digit."""
     text: np.ndarray | None = None
-    """The hex text decoded: byte ``k`` of :attr:`buffer` is ``text[2k : 2k + 2]``."""
+    """The hex text decoded: byte ``k`` of :attr:`buffer` is ``text[2k : 2k + 2]``; None
+    for a column that was binary already (:func:`binary_bytes`)."""
 
 
 def large_strings(values: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
@@ -255,9 +259,7 @@ def segments_to_hex(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray)
 
 def binary_to_hex(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     """``0x`` hex of a binary column (cryo's Parquet); nulls stay null."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks else pa.array([], pa.large_binary())
-    arr = values.cast(pa.large_binary())
+    arr = large_binaries(values)
     n = len(arr)
     if n == 0:
         return pa.array([], pa.large_string())
@@ -267,3 +269,46 @@ def binary_to_hex(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     lengths = np.where(np.asarray(arr.is_valid()), offsets[1:] - offsets[:-1], 0)
     text = segments_to_hex(buffer, offsets[:-1], lengths)
     return pc.if_else(arr.is_valid(), text, pa.scalar(None, pa.large_string()))
+
+
+def large_binaries(values: object) -> pa.LargeBinaryArray:
+    """One contiguous ``large_binary`` array of a binary column of any width (an Arrow
+    array, or a pandas column backed by one)."""
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = pa.array(values)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks else pa.array([], pa.large_binary())
+    if not pa.types.is_large_binary(values.type):
+        values = values.cast(pa.large_binary())
+    return values
+
+
+def binary_bytes(values: object) -> HexColumn:
+    """A binary column (cryo's Parquet) as a :class:`HexColumn`, without passing through hex.
+
+    The rows stay where Arrow holds them: ``buffer`` is the column's data
+    buffer and ``starts`` its offsets, so nothing is copied; missing values
+    have ``ok`` False and length 0.
+    """
+    arr = large_binaries(values)
+    n = len(arr)
+    if n == 0:
+        empty = np.zeros(0, np.int64)
+        return HexColumn(np.zeros(0, np.uint8), empty, empty, np.zeros(0, bool))
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
+    data = arr.buffers()[2]
+    buffer = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    ok = np.asarray(arr.is_valid(), dtype=bool)
+    lengths = np.where(ok, np.diff(offsets), 0)
+    return HexColumn(buffer, offsets[:-1].copy(), lengths, ok)
+
+
+def slices_to_hex(
+    buffer: np.ndarray, text: np.ndarray | None, starts: np.ndarray, lengths: np.ndarray
+) -> pa.Array:
+    """``0x`` + lowercase hex of ``buffer[starts[i] : starts[i] + lengths[i]]``: cut from
+    the hex ``text`` the buffer was decoded from when there is one (:func:`hex_slices`),
+    else encoded from the bytes (:func:`segments_to_hex`, a column that was binary)."""
+    if text is not None:
+        return hex_slices(text, starts, lengths)
+    return segments_to_hex(buffer, starts, lengths)

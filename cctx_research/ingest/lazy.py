@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +75,21 @@ def check(engine: Any, out: Any) -> Path | None:
     return path
 
 
-def write_and_scan(ledger: pd.DataFrame, out: Path | None, engine: str) -> Any:
+def write_and_scan(
+    ledger: pd.DataFrame, out: Path | None, engine: str, report: Callable[..., None] | None = None
+) -> Any:
     """Write ``ledger`` as the dataset at ``out`` (atomically; a temporary directory when
-    ``out`` is None) and return ``engine``'s lazy frame over it (``ledger`` for pandas)."""
+    ``out`` is None) and return ``engine``'s lazy frame over it (``ledger`` for pandas);
+    ``report`` (:class:`~cctx_research.ingest.steps.Reporter`) hears the write start and end."""
     from . import datasets  # on first use: ``import cctx_research`` loads no dataset code
 
     if out is None:
         out = Path(tempfile.mkdtemp(prefix="cctx-ledger-"))
+    if report is not None:
+        report("write")
     storage.replace_directory_atomically(out, lambda tmp: datasets.write(ledger, tmp))
+    if report is not None:
+        report("write", done=1)
     if engine == "pandas":
         return ledger
     return datasets.scan(out, engine=engine)

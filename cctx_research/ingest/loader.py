@@ -10,18 +10,18 @@ from typing import Any
 
 import pandas as pd
 
-from .. import chains, schema, storage
+from .. import chains, schema
 from ..addressing import as_chain_format
-from ..errors import CoverageWarning, DataError
+from ..errors import CoverageWarning
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
-from . import lazy, solana
-from .exports import dune, own, xchaindatagen
-from .files import Table, expand, read_table, sniff
-from .formats import FORMATS, FileRead, combine, detect, no_format_error
+from . import lazy, reading, steps
+from .exports import xchaindatagen
+from .files import expand
+from .formats import FORMATS, FileRead
 from .ledger import attested as attested_nonces
-from .ledger import guards, linking, sides
-from .values import Rows, bad_frame, malformed_error
+from .ledger import linking, sides
+from .values import bad_frame, malformed_error
 
 __all__ = ["BAD_ATTR", "bad_rows", "load"]
 
@@ -94,101 +94,6 @@ def _check_arguments(format: str | None, errors: str, chain: ChainArg, ambiguous
         chains.domain(chain)
 
 
-def _read_logs(path: Path, chain: int | None, blocks: Any) -> FileRead:
-    try:
-        from .evm import logs as evm_logs
-    except ImportError as exc:  # pragma: no cover - the decoder ships with the package
-        raise DataError("the event-log decoder is not available in this installation") from exc
-    logs = evm_logs.read_logs(path)
-    # the decoder reads a number as an EVM chain id: pass the chain by name
-    named = None if chain is None else chains.chain_name(chain)
-    decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks)
-    guards.refuse_testnet_logs(path, decoded)
-    guards.check_log_chain(path, chain, logs, decoded)
-    decoded, unknown = guards.skip_unknown_emitters(decoded)
-    decoded, implausible = guards.screen_events(decoded, time_column="blockTimestamp")
-    out = FileRead(
-        format="evm-logs",
-        burns=[decoded.burns],
-        sent=[decoded.sent],
-        received=[decoded.received],
-        mints=[decoded.mints],
-    )
-    c = decoded.counts
-    out.add("rows_read", c["logs"])
-    out.add("decoded", c["decoded"] - unknown - len(implausible))
-    out.add("duplicates", c["duplicates"])
-    out.skip("other_events", c["skipped_other_events"])
-    out.skip("unknown_emitter", unknown)
-    out.skip("removed", c["removed"])
-    bad = decoded.bad
-    out.problems.extend(
-        {"source_file": str(f), "index": int(i), "reason": str(r)}
-        for f, i, r in zip(bad["source_file"], bad["index"], bad["reason"], strict=True)
-    )
-    out.problems.extend(implausible)
-    return out
-
-
-def _log_files(path: Path, format: str | None) -> list[Path]:
-    """The Parquet files of a directory of event logs (cryo's ``--output-dir``), one by one.
-
-    A directory of Parquet files is otherwise one dataset; logs are read file by file
-    (the decoder's unit), so a folder of a chain's whole history never has to fit at once.
-    Anything else (a file, a dataset of another format, one ``cctx-research`` wrote)
-    stays ``[path]``.
-    """
-    if format not in (None, "evm-logs") or not path.is_dir():
-        return [path]
-    if (path / storage.MANIFEST).is_file():
-        return [path]
-    import pyarrow.parquet as pq
-
-    parts = sorted(p for p in path.rglob("*.parquet")
-                   if p.is_file() and not p.name.startswith((".", "_")))  # fmt: skip
-    if not parts:
-        return [path]
-    try:
-        names = pq.read_schema(parts[0]).names
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read the Parquet file {str(parts[0])!r}: {exc}") from exc
-    found = detect(names, wanted=format)
-    return parts if found is not None and found[0] == "evm-logs" else [path]
-
-
-def _read_file(path: Path, format: str | None, chain: int | None, blocks: Any) -> FileRead:
-    """Read one file with the reader of its format."""
-    sniffed = sniff(path)
-    if format == "solana" or (format is None and sniffed.solana):
-        return solana.read(path, chain)
-    if format == "evm-logs" or (format is None and sniffed.logs):
-        return _read_logs(path, chain, blocks)
-    table: Table = read_table(path, sniffed)
-    columns = table.frame.columns
-    found = detect(columns, wanted=format)
-    if found is not None and found[0] == "evm-logs":
-        return _read_logs(path, chain, blocks)
-    rows = Rows(table.frame, table.path, first=table.first)
-    if found is None:
-        lacking = own.missing(columns)
-        is_own = not lacking["ledger"] or not lacking["transfers"]
-        if not is_own or format not in (None, "cctx"):
-            raise no_format_error(table.path, columns, lacking, format)
-        ledger = own.ledger_from_rows(rows)
-        out = FileRead(format="cctx", ledgers=[ledger[~rows.bad]], problems=list(rows.problems))
-        if table.provenance is not None:
-            out.provenance.append(table.provenance)
-    else:
-        fmt, name = found
-        if fmt == "dune":
-            out = dune.read(rows, name, chain=chain)
-        else:
-            out = xchaindatagen.read(rows, name)
-    out.add("rows_read", len(rows))
-    out.add("decoded", len(rows) - len(out.problems) - sum(out.skipped.values()))
-    return out
-
-
 def _say_empty(files: list[Path], rows_read: int) -> None:
     """A load that makes no transfer says why (a header-only CSV has said it already)."""
     names = ", ".join(Path(p).name for p in files)
@@ -224,9 +129,14 @@ def _events(frames: list[pd.DataFrame], extra: tuple[str, ...] = ()) -> tuple[pd
 
 
 def _assemble(
-    parts: FileRead, ambiguous: str, messages: pd.DataFrame | None = None
+    parts: FileRead,
+    ambiguous: str,
+    messages: pd.DataFrame | None = None,
+    report: steps.Reporter | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
+    report = report or steps.reporter(None)
+    report("sides")
     counts: dict[str, int] = {}
 
     def add(more: dict[str, int]) -> None:
@@ -242,17 +152,21 @@ def _assemble(
         ("mints", parts.mints, ()),
     ):
         tables[name], dropped = _events(frames, extra)
+        frames.clear()  # each file's frames, stacked now: freed before the sides are built
         add({"duplicates": dropped})
-    deposits, sent, received, mints = (tables[k] for k in ("deposits", "sent", "received", "mints"))
+    deposits, sent, received, mints = (tables.pop(k) for k in ("deposits", "sent", "received",
+                                                                "mints"))  # fmt: skip
     if len(deposits) or len(sent):
         made, tally = sides.burns(deposits, sent)
         burns.append(made)
         add(tally)
+    del deposits, sent  # the events live on in their sides only
     arrivals = list(parts.arrivals)
     if len(received) or len(mints):
         made, tally = sides.arrivals(received, mints)
         arrivals.append(made)
         add(tally)
+    del received, mints
     times = _stack(parts.tx_times)
     if len(times):
         burns = [xchaindatagen.apply_times(b.copy(), times, "burn") for b in burns]
@@ -261,6 +175,7 @@ def _assemble(
         given = [attested_nonces.attach(b, messages) for b in burns]
         burns = [b for b, _ in given]
         add({"attested_nonces": sum(n for _, n in given)})
+    report("link")
     ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
     add(tally)
     own_rows = _stack(parts.ledgers)
@@ -319,7 +234,7 @@ def load(
     errors: str = "raise",
     ambiguous: str = "link",
     attested: str | Path | pd.DataFrame | None = None,
-    progress: Callable[[Path], None] | None = None,
+    progress: bool | Callable[[steps.LoadStep], None] | None = None,
     engine: str = "pandas",
     out: str | Path | None = None,
 ) -> Any:
@@ -361,8 +276,13 @@ def load(
         knows takes its attested nonce and links on it
         (``pairing="attested"``), identical transfers included. See
         :mod:`cctx_research.ingest.ledger.attested`.
-    progress : callable, optional
-        Called with each file's path before it is read (the CLI's bar).
+    progress : bool or callable, optional
+        Progress through a long load, stage by stage (reading each file,
+        decoding its logs, building the sides, linking, writing the
+        dataset): ``True`` draws a bar on stderr, a callable is given a
+        :class:`~cctx_research.ingest.steps.LoadStep` at each step (its
+        ``stage``, ``done`` of ``total``, the file's ``path``), ``None`` or
+        ``False`` shows nothing.
     engine : {"pandas", "polars", "duckdb", "dask"}
         ``"pandas"``: the ledger as a DataFrame. The others: the ledger is
         written as a partitioned ``ledger`` dataset (``docs/datasets.md``)
@@ -412,21 +332,21 @@ def load(
     """
     _check_arguments(format, errors, chain, ambiguous)
     directory = lazy.check(engine, out)
+    report = steps.reporter(progress)
     messages = None if attested is None else attested_nonces.read(attested)
     if blocks is not None and not isinstance(blocks, pd.DataFrame):
         from .evm import logs as evm_logs
 
         blocks = evm_logs.read_blocks(blocks)
     given = expand(paths)
-    named = [(f, _chain_for(p, chain, given)) for p in given for f in _log_files(p, format)]
+    named = [(f, _chain_for(p, chain, given)) for p in given for f in reading.log_files(p, format)]
     files = [f for f, _ in named]
-    reads = []
-    for path, domain in named:
-        if progress is not None:
-            progress(path)
-        reads.append(_read_file(path, format, domain, blocks))
-    parts = combine(reads)
-    ledger, counts = _assemble(parts, ambiguous, messages)
+    try:
+        parts = reading.read_all(named, format, blocks, report)
+        ledger, counts = _assemble(parts, ambiguous, messages, report)
+    except BaseException:
+        report.close()
+        raise
     problems = parts.problems
     if problems and errors == "raise":
         raise malformed_error(problems)
@@ -463,6 +383,9 @@ def load(
         "loaded %d transfers from %d file(s): %s",
         len(ledger), len(files), ", ".join(f"{k} {v}" for k, v in tally.items()),
     )
-    if engine == "pandas" and directory is None:
-        return ledger
-    return lazy.write_and_scan(ledger, directory, engine)
+    try:
+        if engine == "pandas" and directory is None:
+            return ledger
+        return lazy.write_and_scan(ledger, directory, engine, report)
+    finally:
+        report.close()

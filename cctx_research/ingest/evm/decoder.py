@@ -40,8 +40,9 @@ import pyarrow.compute as pc
 from cctx_research import schema
 from cctx_research.ingest.evm import events as ev
 from cctx_research.ingest.evm.fields import KINDS, Chunk, decode_event, event_frame
-from cctx_research.ingest.evm.frame import conform_logs
+from cctx_research.ingest.evm.frame import conform_logs, conforms, is_binary
 from cctx_research.ingest.evm.log_keys import chain_columns, duplicates, timestamps
+from cctx_research.ingest.hexcodec import large_binaries
 from cctx_research.ingest.rows import column
 
 __all__ = ["COUNTS", "DecodedLogs", "decode_logs"]
@@ -85,7 +86,11 @@ _CHUNK = 1 << 17
 
 
 def decode_logs(
-    logs: pd.DataFrame, *, chain: Any = None, blocks: pd.DataFrame | None = None
+    logs: pd.DataFrame,
+    *,
+    chain: Any = None,
+    blocks: pd.DataFrame | None = None,
+    message: bool = True,
 ) -> DecodedLogs:
     """Decode the CCTP events in a frame of logs, vectorised.
 
@@ -103,6 +108,10 @@ def decode_logs(
         Block times (:func:`~cctx_research.ingest.evm.logs.read_blocks`), used
         for logs without ``block_timestamp``. Joined on ``(chain_id,
         block_number)`` when the blocks carry a chain id, else on the number.
+    message : bool
+        Give each ``MessageSent`` its whole ``message`` as hex (the default).
+        False leaves that column null (the message's fields are decoded all
+        the same), which saves a large load making hex it does not use.
 
     Returns
     -------
@@ -121,7 +130,8 @@ def decode_logs(
         If ``logs`` is not a log frame, or ``chain`` or ``blocks`` are not
         what is described above.
     """
-    frame = conform_logs(logs)
+    # read_logs' frame conforms already: decoded as it is, not copied once more
+    frame = logs if conforms(logs) else conform_logs(logs)
     counts = dict.fromkeys(COUNTS, 0)
     counts["logs"] = len(frame)
     removed = frame["removed"].fillna(False).to_numpy(dtype=bool)
@@ -141,7 +151,7 @@ def decode_logs(
     # Chunks keep each step's working set in the CPU caches: per log, a whole
     # million at once is several times slower than a hundred thousand.
     for lo in range(0, len(frame), _CHUNK):
-        bad += _decode_chunk(frame, lo, usable, event, where, parts)
+        bad += _decode_chunk(frame, lo, usable, event, where, parts, message)
     return _decoded(parts, bad, counts)
 
 
@@ -158,8 +168,13 @@ def _screen(
     ]
     duplicate = duplicates(frame, chain_id) & ~problem
     counts["duplicates"] = int(duplicate.sum())
-    topic0 = pc.ascii_lower(pc.utf8_trim_whitespace(column(frame["topic0"])))
-    event = pc.index_in(topic0, value_set=pa.array([e.topic0 for e in ev.EVENTS]))
+    if is_binary(frame["topic0"]):
+        topic0 = large_binaries(frame["topic0"])
+        known = pa.array([bytes.fromhex(e.topic0[2:]) for e in ev.EVENTS], pa.large_binary())
+    else:
+        topic0 = pc.ascii_lower(pc.utf8_trim_whitespace(column(frame["topic0"])))
+        known = pa.array([e.topic0 for e in ev.EVENTS])
+    event = pc.index_in(topic0, value_set=known)
     event = pc.fill_null(event, -1).to_numpy(zero_copy_only=False)
     usable = ~problem & ~duplicate
     counts["skipped_other_events"] = int((usable & (event < 0)).sum())
@@ -167,12 +182,12 @@ def _screen(
 
 
 def _decode_chunk(frame: pd.DataFrame, lo: int, usable: np.ndarray, event: np.ndarray,
-                  where: dict[str, pd.Series],
-                  parts: dict[str, list[pd.DataFrame]]) -> list[pd.DataFrame]:  # fmt: skip
+                  where: dict[str, pd.Series], parts: dict[str, list[pd.DataFrame]],
+                  message: bool = True) -> list[pd.DataFrame]:  # fmt: skip
     """Decode the logs of the chunk starting at ``lo`` into ``parts``, each event's rows with
     the columns of ``where``; the logs that do not decode, as bad rows."""
     hi = min(lo + _CHUNK, len(frame))
-    shared = Chunk(frame.iloc[lo:hi])
+    shared = Chunk(frame.iloc[lo:hi], message=message)
     bad = []
     for k, spec in enumerate(ev.EVENTS):
         local = np.flatnonzero(usable[lo:hi] & (event[lo:hi] == k))

@@ -28,28 +28,60 @@ from cctx_research.ingest.evm.abi_words import (
     uint256_text,
     uint_word,
 )
+from cctx_research.ingest.evm.frame import is_binary
 from cctx_research.ingest.evm.messages import BODY_COLUMNS, decode_message, from_token_messenger
-from cctx_research.ingest.hexcodec import HexColumn, gather, hex_slices, hex_to_bytes
+from cctx_research.ingest.hexcodec import (
+    HexColumn,
+    binary_bytes,
+    binary_to_hex,
+    gather,
+    hex_to_bytes,
+    large_binaries,
+    slices_to_hex,
+)
 from cctx_research.ingest.rows import Reasons, column, int_column, string_column
 
 __all__ = ["KINDS", "Chunk", "decode_event", "event_frame"]
 
 
 class Chunk:
-    """The columns of every log decoded once: hex to bytes, numbers to numpy."""
+    """The columns of every log decoded once: hex to bytes, numbers to numpy.
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    A column that holds bytes already (cryo's Parquet read with
+    ``read_logs(binary=True)``) is read in place; hex text is made only for
+    the columns the event frames show as hex, and only for their rows.
+    """
+
+    def __init__(self, frame: pd.DataFrame, *, message: bool = True) -> None:
         self.frame = frame
-        self.tx = hex_to_bytes(column(frame["tx_hash"]))
-        self.address = hex_to_bytes(column(frame["address"]))
-        self.topics = {j: hex_to_bytes(column(frame[f"topic{j}"])) for j in (1, 2, 3)}
+        self.message = message  # whether a MessageSent's whole message is given as hex
+        self.tx = _bytes(frame["tx_hash"])
+        self.address = _bytes(frame["address"])
+        self.topics = {j: _bytes(frame[f"topic{j}"]) for j in (1, 2, 3)}
         self.present = {j: frame[f"topic{j}"].notna().to_numpy() for j in (1, 2, 3)}
-        self.data = hex_to_bytes(column(frame["data"]))
+        self.data = _bytes(frame["data"])
         self.block_number = frame["block_number"].isna().to_numpy()
         self.log_index = frame["log_index"].isna().to_numpy()
-        self.tx_text = pc.ascii_lower(column(frame["tx_hash"]))
-        self.address_text = pc.ascii_lower(column(frame["address"]))
-        self.from_text = pc.ascii_lower(column(frame["transaction_from"]))
+        self._lower: dict[str, pa.Array] = {}
+
+    def hex_text(self, name: str, rows: np.ndarray) -> pa.Array:
+        """Lowercase ``0x`` hex of column ``name`` (tx_hash, address, transaction_from) at
+        ``rows``."""
+        values = self.frame[name]
+        if is_binary(values):
+            return binary_to_hex(large_binaries(values).take(pa.array(rows)))
+        if name not in self._lower:
+            self._lower[name] = pc.ascii_lower(column(values))
+        return self._lower[name].take(pa.array(rows))
+
+
+def _as_read(value: Any) -> Any:
+    """A value of a hex column as its file spells it: hex text, or bytes shown as hex."""
+    return "0x" + value.hex() if isinstance(value, bytes) else value
+
+
+def _bytes(values: pd.Series) -> HexColumn:
+    return binary_bytes(values) if is_binary(values) else hex_to_bytes(column(values))
 
 
 def _subset(col: HexColumn, rows: np.ndarray) -> HexColumn:
@@ -129,7 +161,7 @@ class _Log:
                 self.reasons.set(
                     i,
                     f"{name} {uint256_text(words[i])} does not fit int64 "
-                    f"(tx {self.shared.frame['tx_hash'].iat[self.g[i]]} log "
+                    f"(tx {_as_read(self.shared.frame['tx_hash'].iat[self.g[i]])} log "
                     f"{self.shared.frame['log_index'].iat[self.g[i]]})",
                 )
         else:
@@ -158,14 +190,13 @@ class _Log:
         return start, np.where(ok & fits, length, 0).astype(np.int64)
 
     def base(self, version: np.ndarray | int) -> dict[str, Any]:
-        f = self.shared.frame
-        rows = pa.array(self.g)
+        f, shared = self.shared.frame, self.shared
         return {
             "block_number": int_column(f["block_number"].iloc[self.g]),
-            "tx_hash": string_column(self.shared.tx_text.take(rows)),
+            "tx_hash": string_column(shared.hex_text("tx_hash", self.g)),
             "log_index": int_column(f["log_index"].iloc[self.g]),
-            "contract": string_column(self.shared.address_text.take(rows)),
-            "transaction_from": string_column(self.shared.from_text.take(rows)),
+            "contract": string_column(shared.hex_text("address", self.g)),
+            "transaction_from": string_column(shared.hex_text("transaction_from", self.g)),
             "cctp_version": np.broadcast_to(np.asarray(version, dtype=np.int64), (self.m,)),
         }
 
@@ -190,7 +221,7 @@ def _burns(log: _Log) -> dict[str, Any]:
         cols["max_fee_raw"] = log.uint("maxFee", 256).astype(np.int64)
         cols["min_finality_threshold"] = log.uint("minFinalityThreshold", 32).astype(np.int64)
         start, length = log.bytes_param("hookData")
-        cols["hook_data"] = hex_slices(log.data.text, start, length)
+        cols["hook_data"] = slices_to_hex(log.data.buffer, log.data.text, start, length)
     return cols
 
 
@@ -207,7 +238,9 @@ def _mints(log: _Log) -> dict[str, Any]:
 def _sent(log: _Log) -> dict[str, Any]:
     start, length = log.bytes_param("message")
     text = log.data.text
-    message = hex_slices(text, start, length)  # before the hook data's "0x" lands in it
+    # before the hook data's "0x" lands in it
+    message = (slices_to_hex(log.data.buffer, text, start, length) if log.shared.message
+               else pa.nulls(log.m, pa.large_string()))  # fmt: skip
     decoded = decode_message(log.data.buffer, text, start, length, log.reasons, header=True)
     cols = log.base(decoded.pop("cctp_version"))
     cols["message"] = message

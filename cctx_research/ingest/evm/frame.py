@@ -13,7 +13,10 @@ chain_id           string         EVM chain id when the file says it (cryo), els
 block_number       Int64
 transaction_index  Int64
 log_index          Int64
-tx_hash            string         ``0x`` hex as read (checked by the decoder)
+tx_hash            string         ``0x`` hex as read (checked by the decoder); this and
+                                  the other hex columns may instead hold bytes
+                                  (``BINARY``), as ``read_logs(binary=True)`` keeps
+                                  cryo's Parquet
 address            string         the emitting contract
 topic0 .. topic3   string         ``0x`` hex, <NA> where the log has fewer topics
 data               string         ``0x`` hex
@@ -42,10 +45,11 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from cctx_research import schema
 
-__all__ = ["LOG_COLUMNS", "REQUIRED", "conform_logs"]
+__all__ = ["BINARY", "LOG_COLUMNS", "REQUIRED", "conform_logs", "conforms", "is_binary"]
 
 LOG_COLUMNS: dict[str, Any] = {
     "source_file": schema.STRING,
@@ -67,6 +71,11 @@ LOG_COLUMNS: dict[str, Any] = {
     "problem": schema.STRING,
 }
 """The normalised log frame's columns and dtypes, in order."""
+
+BINARY = pd.ArrowDtype(pa.large_binary())
+"""The dtype a hex column may have instead of text: the bytes themselves (cryo's Parquet)."""
+
+_HEX = ("tx_hash", "address", "topic0", "topic1", "topic2", "topic3", "data", "transaction_from")
 
 REQUIRED = ("block_number", "log_index", "tx_hash", "address", "topic0", "data")
 """Columns a log frame must have; the others are filled with nulls when absent."""
@@ -117,6 +126,9 @@ def conform_logs(frame: pd.DataFrame, *, source_file: str = "") -> pd.DataFrame:
     for name, dtype in LOG_COLUMNS.items():
         if name in frame.columns:
             values = frame[name]
+            if name in _HEX and is_binary(values):
+                out[name] = values.astype(BINARY)
+                continue
             if name == "chain_id":
                 values = values.astype("string").str.strip()
         elif name == "source_file":
@@ -129,3 +141,29 @@ def conform_logs(frame: pd.DataFrame, *, source_file: str = "") -> pd.DataFrame:
             values = pd.Series(pd.NA, index=frame.index)
         out[name] = values.astype(dtype)
     return pd.DataFrame(out).reset_index(drop=True)
+
+
+def is_binary(values: pd.Series) -> bool:
+    """Whether a column holds bytes in Arrow (binary of any width), not hex text."""
+    dtype = values.dtype
+    if not isinstance(dtype, pd.ArrowDtype):
+        return False
+    kind = dtype.pyarrow_dtype
+    return bool(
+        pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+        or pa.types.is_fixed_size_binary(kind)
+    )
+
+
+def conforms(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is a normalised log frame already (its columns, in order, typed),
+    so the decoder can read it as it is instead of conforming a copy."""
+    if not isinstance(frame, pd.DataFrame) or list(frame.columns) != list(LOG_COLUMNS):
+        return False
+    index = frame.index
+    if not isinstance(index, pd.RangeIndex) or index.start != 0 or index.step != 1:
+        return False
+    return all(
+        frame[name].dtype == dtype or (name in _HEX and frame[name].dtype == BINARY)
+        for name, dtype in LOG_COLUMNS.items()
+    )

@@ -31,7 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cctx_research import chains, schema
-from cctx_research.ingest.hexcodec import large_strings, take_rows
+from cctx_research.ingest.evm.frame import is_binary
+from cctx_research.ingest.hexcodec import large_binaries, large_strings, take_rows
 from cctx_research.ingest.ledger.guards import epoch_scale
 from cctx_research.ingest.ledger.keys import fold
 from cctx_research.ingest.rows import column, string_column
@@ -147,13 +148,17 @@ def duplicates(frame: pd.DataFrame, chain_id: pd.Series) -> np.ndarray:
     n = len(frame)
     if n == 0:
         return np.zeros(0, dtype=bool)
-    tx = large_strings(column(frame["tx_hash"]))
+    binary = is_binary(frame["tx_hash"])
+    tx = large_binaries(frame["tx_hash"]) if binary else large_strings(column(frame["tx_hash"]))
+    # a hash's 32 bytes, or its 64 digits after "0x" (case folded)
+    size, skip, fold_case = (32, 0, np.uint8(0)) if binary else (66, 2, np.uint8(0x20))
     offsets = np.frombuffer(tx.buffers()[1], dtype=np.int64)[tx.offset : tx.offset + n + 1]
-    hashes = (np.diff(offsets) == 66) & np.asarray(tx.is_valid(), dtype=bool)
+    hashes = (np.diff(offsets) == size) & np.asarray(tx.is_valid(), dtype=bool)
     key = np.zeros(n, dtype=np.uint64)
     if hashes.any():
         chars = np.frombuffer(tx.buffers()[2], dtype=np.uint8)
-        words = (take_rows(chars, offsets[:-1][hashes] + 2, 64) | np.uint8(0x20)).view("<u8")
+        words = (take_rows(chars, offsets[:-1][hashes] + skip, size - skip) | fold_case)
+        words = words.view("<u8")
         columns = (np.ascontiguousarray(words[:, j]) for j in range(words.shape[1]))
         key[hashes] = fold(columns, np.zeros(len(words), dtype=np.uint64))
     chain, _ = _codes(chain_id)
@@ -166,7 +171,8 @@ def duplicates(frame: pd.DataFrame, chain_id: pd.Series) -> np.ndarray:
     if len(rows):
         exact = pd.DataFrame(
             {
-                "tx": pc.ascii_lower(tx.take(pa.array(rows))).to_numpy(zero_copy_only=False),
+                "tx": (tx.take(pa.array(rows)) if binary else pc.ascii_lower(
+                    tx.take(pa.array(rows)))).to_numpy(zero_copy_only=False),
                 "chain": chain[rows],
                 "index": index[rows],
             }

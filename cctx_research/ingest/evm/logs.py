@@ -54,9 +54,9 @@ import pyarrow.parquet as pq
 from cctx_research import schema
 from cctx_research.errors import DataError
 from cctx_research.ingest.evm.decoder import DecodedLogs, decode_logs
-from cctx_research.ingest.evm.frame import LOG_COLUMNS, conform_logs
+from cctx_research.ingest.evm.frame import BINARY, LOG_COLUMNS, conform_logs, is_binary
 from cctx_research.ingest.files import sniff, suffix_kind
-from cctx_research.ingest.hexcodec import binary_to_hex
+from cctx_research.ingest.hexcodec import binary_to_hex, large_binaries
 
 __all__ = ["DecodedLogs", "decode_logs", "read_blocks", "read_logs"]
 
@@ -274,7 +274,11 @@ def _read_json_logs(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _table_frame(table: pa.Table, path: Path, required: Sequence[str], what: str) -> pd.DataFrame:
+def _table_frame(
+    table: pa.Table, path: Path, required: Sequence[str], what: str, *, binary: bool = False
+) -> pd.DataFrame:
+    """A cryo table as a frame: binary columns as ``0x`` hex text, or kept as bytes
+    (``binary=True``; no copy, and none of hex's twice-the-size text)."""
     missing = [c for c in required if c not in table.column_names]
     if missing:
         raise DataError(
@@ -286,17 +290,13 @@ def _table_frame(table: pa.Table, path: Path, required: Sequence[str], what: str
         if (
             pa.types.is_binary(col.type)
             or pa.types.is_large_binary(col.type)
-            or (pa.types.is_fixed_size_binary(col.type))
+            or pa.types.is_fixed_size_binary(col.type)
         ):
-            col = binary_to_hex(
-                col.cast(pa.large_binary())
-                if not pa.types.is_fixed_size_binary(col.type)
-                else pa.array(col.to_pylist(), pa.large_binary())
-            )
+            col = large_binaries(col) if binary else binary_to_hex(col)
         columns[name] = col
-    return pa.table(columns).to_pandas(
-        types_mapper={pa.large_string(): schema.STRING, pa.string(): schema.STRING}.get
-    )
+    mapping = {pa.large_string(): schema.STRING, pa.string(): schema.STRING,
+               pa.large_binary(): BINARY}  # fmt: skip
+    return pa.table(columns).to_pandas(types_mapper=mapping.get)
 
 
 def _integers(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -320,10 +320,10 @@ def _integers(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_table_logs(path: Path, kind: str) -> pd.DataFrame:
+def _read_table_logs(path: Path, kind: str, binary: bool) -> pd.DataFrame:
     what = "cryo's logs dataset (cryo logs ...)"
     if kind == "parquet":
-        frame = _table_frame(pq.read_table(path), path, _CRYO_LOGS, what)
+        frame = _table_frame(pq.read_table(path), path, _CRYO_LOGS, what, binary=binary)
         for name in _INTEGERS:
             if name in frame:
                 frame[name] = frame[name].astype("Int64")
@@ -339,7 +339,9 @@ def _read_table_logs(path: Path, kind: str) -> pd.DataFrame:
     return _integers(frame, path)
 
 
-def read_logs(path_or_paths: PathLike | Sequence[PathLike]) -> pd.DataFrame:
+def read_logs(
+    path_or_paths: PathLike | Sequence[PathLike], *, binary: bool = False
+) -> pd.DataFrame:
     """Read event logs from ``eth_getLogs`` JSON or cryo files into one frame.
 
     Parameters
@@ -347,6 +349,12 @@ def read_logs(path_or_paths: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     path_or_paths : str, Path or list of them
         Files of any of the shapes in the module note; the format of each is
         told from its content.
+    binary : bool
+        Keep the binary columns of cryo's Parquet (hashes, addresses, topics,
+        data) as bytes (``pandas.ArrowDtype(pyarrow.large_binary())``), not
+        ``0x`` hex text: :func:`decode_logs` reads either the same, and a
+        large file decodes faster and in less memory. Other formats hold
+        hex text whatever this says.
 
     Returns
     -------
@@ -365,10 +373,25 @@ def read_logs(path_or_paths: PathLike | Sequence[PathLike]) -> pd.DataFrame:
     frames = []
     for path in _paths(path_or_paths):
         kind = sniff(path).kind
-        frame = _read_json_logs(path) if kind == "json" else _read_table_logs(path, kind)
+        frame = _read_json_logs(path) if kind == "json" else _read_table_logs(path, kind, binary)
         frames.append(conform_logs(frame, source_file=str(path)))
         logger.debug("read %d logs from %s (%s)", len(frame), path, kind)
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) == 1:
+        return frames[0]
+    return pd.concat(_one_spelling(frames), ignore_index=True)
+
+
+def _one_spelling(frames: list[pd.DataFrame]) -> list[pd.DataFrame]:
+    """Frames whose hex columns all hold bytes, or all text: a column that is bytes in
+    one file and text in another (Parquet beside JSON) becomes hex text in all."""
+    for name in LOG_COLUMNS:
+        kinds = {is_binary(f[name]) for f in frames}
+        if len(kinds) > 1:
+            for f in frames:
+                if is_binary(f[name]):
+                    f[name] = pd.Series(binary_to_hex(large_binaries(f[name])),
+                                        dtype=schema.STRING)  # fmt: skip
+    return frames
 
 
 def _block_rows(path: Path) -> pd.DataFrame:
@@ -443,7 +466,8 @@ def read_blocks(path: PathLike) -> pd.DataFrame:
     else:
         what = "cryo's blocks dataset (cryo blocks ...)"
         if kind == "parquet":
-            frame = _table_frame(pq.read_table(source), source, ("block_number", "timestamp"), what)
+            frame = _table_frame(pq.read_table(source), source, ("block_number", "timestamp"),
+                                 what, binary=True)  # fmt: skip
         else:
             frame = pd.read_csv(source, dtype=str, keep_default_na=False, na_values=[""])
             frame = _integers(frame, source)

@@ -38,7 +38,7 @@ from cctx_research.ingest.evm.abi_words import (
     uint256_text,
     uint_word,
 )
-from cctx_research.ingest.hexcodec import hex_slices, take_rows
+from cctx_research.ingest.hexcodec import slices_to_hex, take_rows
 from cctx_research.ingest.ledger.guards import TESTNET_CONTRACTS
 from cctx_research.ingest.rows import Reasons, nullable, string_column
 
@@ -88,7 +88,7 @@ def _fields(
 
 def _body(
     buffer: np.ndarray,
-    text: np.ndarray,
+    text: np.ndarray | None,
     starts: np.ndarray,
     lengths: np.ndarray,
     version: np.ndarray,
@@ -119,7 +119,7 @@ def _body(
         cols[_BODY_NAMES[name]] = nullable(values.astype(np.int64), present)
     hook_start = starts + ev.BURN_MESSAGE_V2.body_offset
     hook_len = np.where(v2, lengths - ev.BURN_MESSAGE_V2.body_offset, 0)
-    cols["hook_data"] = string_column(hex_slices(text, hook_start, hook_len)).where(v2)
+    cols["hook_data"] = string_column(slices_to_hex(buffer, text, hook_start, hook_len)).where(v2)
     return cols
 
 
@@ -158,7 +158,7 @@ testnet data may be read at all is the guards' question (:mod:`..ledger.guards`)
 
 def decode_message(
     buffer: np.ndarray,
-    text: np.ndarray,
+    text: np.ndarray | None,
     starts: np.ndarray,
     lengths: np.ndarray,
     reasons: Reasons,
@@ -173,9 +173,10 @@ def decode_message(
     ----------
     buffer, starts, lengths
         Row ``i`` is ``buffer[starts[i] : starts[i] + lengths[i]]``.
-    text : ndarray
+    text : ndarray or None
         The hex text the buffer was decoded from (see
-        :func:`~cctx_research.ingest.hexcodec.hex_slices`).
+        :func:`~cctx_research.ingest.hexcodec.hex_slices`), None if it was
+        read as bytes.
     reasons : Reasons
         Rows already flagged are not read; new problems are recorded here.
     header : bool

@@ -126,6 +126,23 @@ def _in_tx_rank(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
     return rank.reindex(frame.index)
 
 
+def _key_codes(
+    left: pd.DataFrame, right: pd.DataFrame, keys: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 per row of ``left`` and of ``right`` for its values of ``keys``: equal
+    values (missing ones too) the same number, and numbers in the order of the values
+    (each key sorted, missing last, as a join sorts them)."""
+    n = len(left)
+    code = np.zeros(n + len(right), dtype=np.int64)
+    for key in keys:
+        values = pd.concat([left[key], right[key]], ignore_index=True)
+        codes, uniques = pd.factorize(values, sort=True)
+        codes = np.where(codes < 0, len(uniques), codes).astype(np.int64)
+        code, _ = pd.factorize(code * (len(uniques) + 1) + codes, sort=True)
+        code = code.astype(np.int64)
+    return code[:n], code[n:]
+
+
 def burns(deposits: pd.DataFrame, sent: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     """The *burns* table of ``DepositForBurn`` and ``MessageSent`` events.
 
@@ -162,24 +179,31 @@ def burns(deposits: pd.DataFrame, sent: pd.DataFrame) -> tuple[pd.DataFrame, dic
     if not len(deposits):
         return _burn_side(sent), counts
     keys = ["domain", "tx_hash", "amount_raw", "mint_recipient", "destination_domain"]
-    d = deposits.assign(_k=_in_tx_rank(deposits, keys).to_numpy())
-    s = sent.assign(_k=_in_tx_rank(sent, keys).to_numpy())
+    # one integer a key, in the keys' order: the join and the ranks work on integers, not
+    # strings, and the outer join's rows come out in the order the keys would give them
+    group_d, group_s = _key_codes(deposits, sent, keys)
+    d = deposits.assign(_g=group_d)
+    d["_k"] = _in_tx_rank(d, ["_g"]).to_numpy()
+    s = sent.assign(_g=group_s)
+    s["_k"] = _in_tx_rank(s, ["_g"]).to_numpy()
     extra = [c for c in _FILLED if c in s.columns and c not in keys]
-    s = s[[*keys, "_k", *extra]]
-    joined = d.merge(s, on=[*keys, "_k"], how="outer", suffixes=("", "_sent"), indicator=True)
+    s = s[["_g", "_k", *extra]]
+    joined = d.merge(s, on=["_g", "_k"], how="outer", suffixes=("", "_sent"), indicator=True)
     both = (joined["_merge"] == "both").to_numpy()
     counts["merged"] = int(both.sum())
     sent_only = (joined["_merge"] == "right_only").to_numpy()
     if sent_only.any():  # a MessageSent alone: the event columns come from the message
-        whole = sent.assign(_k=s["_k"].to_numpy())
-        alone = joined.loc[sent_only, [*keys, "_k"]].merge(whole, on=[*keys, "_k"], how="left")
-        joined = pd.concat([joined[~sent_only], alone], ignore_index=True)
+        whole = sent.assign(_g=group_s, _k=s["_k"].to_numpy())
+        alone = joined.loc[sent_only, ["_g", "_k"]].merge(whole, on=["_g", "_k"], how="left")
+        # the deposits' keys, holed by the messages' rows: typed as a join on them types them
+        common = {k: pd.concat([deposits[k][:0], sent[k][:0]]).dtype for k in keys}
+        joined = pd.concat([joined[~sent_only].astype(common), alone], ignore_index=True)
         both = np.concatenate([both[~sent_only], np.zeros(len(alone), dtype=bool)])
     for column in _FILLED:
         other = f"{column}_sent"
         if other in joined.columns:
             joined[column] = joined[column].where(joined[column].notna(), joined[other])
-    return _burn_side(joined.drop(columns=["_merge", "_k"], errors="ignore")), counts
+    return _burn_side(joined.drop(columns=["_merge", "_g", "_k"], errors="ignore")), counts
 
 
 def arrivals(received: pd.DataFrame, mints: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
