@@ -153,6 +153,37 @@ assert not heavy, heavy
     assert done.returncode == 0, done.stderr
 
 
+# what a parser needs beyond argparse: the toolkit's command modules and annotations' typing
+PARSER_EXTRAS = ("cctx_research", "typing", "collections.abc")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_help_imports_nothing_beyond_argparse_and_the_commands(argv):
+    # logging, dataclasses (and inspect), pathlib are each milliseconds a `--help` pays for
+    # nothing: they load when a command runs, not to print its options
+    probe = f"""
+import sys
+import argparse
+bare = argparse.ArgumentParser()
+bare.add_argument("--version", action="version", version="0")
+try:
+    bare.parse_args({argv!r})  # what argparse itself loads to print help or a version
+except SystemExit:
+    pass
+base = set(sys.modules)
+from cctx_research.cli import main
+try:
+    main({argv!r})
+except SystemExit as exc:
+    assert exc.code == 0, exc.code
+extra = sorted(name for name in set(sys.modules) - base
+               if not name.startswith({PARSER_EXTRAS!r}) and not name.startswith("_"))
+assert not extra, extra
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_importing_the_face_loads_no_engine_until_a_name_is_reached():
     probe = f"""
 import sys

@@ -36,7 +36,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -47,9 +46,6 @@ from ..errors import CctxError, CctxWarning
 from . import dashboard, fetch, importing, notebook, report, serve, sync
 
 __all__ = ["build_parser", "log_level", "main"]
-
-logger = logging.getLogger(__name__)
-
 
 _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     serve.add,
@@ -102,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def log_level(args: argparse.Namespace) -> int:
     """The logging level: --log-level as given, else WARNING (serve INFO) lowered by -v."""
+    import logging
+
     if args.log_level is not None:
         return int(logging.getLevelName(args.log_level))
     base = logging.INFO if getattr(args, "func", None) is serve.run else logging.WARNING
@@ -131,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help(sys.stderr)
         return 2
+    import logging  # after parsing: --help and --version need none of it
+
     if not logging.getLogger().handlers:
         logging.basicConfig(
             level=log_level(args), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -14,9 +13,6 @@ if TYPE_CHECKING:  # the command line parses first and imports heavy things when
     from pathlib import Path
 
     import pandas as pd
-
-logger = logging.getLogger(__name__)
-
 
 _FETCH_WHAT = ("mints", "received", "volume", "volume-history", "top-senders", "transaction")
 _NOUNS = {  # what one row of each frame is, for the line fetch prints

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
-
-from .. import config
 
 __all__ = [
     "add_data_option",
@@ -34,6 +31,10 @@ def add_service_options(p: argparse.ArgumentParser) -> None:
 
 def read_key(path: str) -> str:
     """The API key from a file: its first non-empty line, stripped."""
+    from pathlib import Path
+
+    from .. import config
+
     try:
         text = Path(path).expanduser().read_text(encoding="utf-8")
     except OSError as exc:
@@ -50,6 +51,8 @@ def read_key(path: str) -> str:
 
 def service_options(args: argparse.Namespace) -> dict[str, Any]:
     """``connect()`` options from --base-url, --project-id and --api-key-file."""
+    from .. import config
+
     options: dict[str, Any] = {}
     if args.base_url:
         options["base_url"] = config.validate_base_url(args.base_url)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .. import config
 from .options import add_service_options, service_options
 
 if TYPE_CHECKING:
@@ -92,6 +91,8 @@ def _embedded_ledger(args: argparse.Namespace, progress: bool) -> Any:
     and V2 sections. The rule is connect()'s: the sample with ``--sample`` or
     without credentials.
     """
+    from .. import config
+
     if not (args.sample or not config.Settings.from_env().has_credentials):
         return None
     from ..service.sample import load_sample

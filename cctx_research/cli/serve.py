@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
-from .. import config
 from .options import add_data_option, add_listen_options
-
-logger = logging.getLogger(__name__)
 
 
 def add(subparsers: argparse._SubParsersAction) -> None:
@@ -58,6 +54,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import logging
+
+    from .. import config
     from ..provenance import is_synthetic, provenance
     from ..service.app import make_app
     from ..service.loading import load_ledger
@@ -65,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from ..service.store import Store
     from ..times import to_timestamp
 
+    logger = logging.getLogger(__name__)
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be 0..65535, got {args.port}")
     if args.threads < 1:

@@ -17,11 +17,6 @@ A URL is never printed: the node is named by its host.
 from __future__ import annotations
 
 import argparse
-import logging
-
-from ..config import rpc_url, rpc_variable
-
-logger = logging.getLogger(__name__)
 
 
 def add(subparsers: argparse._SubParsersAction) -> None:
@@ -60,6 +55,8 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _chains(values: list[str]) -> dict[str, str]:
+    from ..config import rpc_url, rpc_variable
+
     chains: dict[str, str] = {}
     for value in values:
         name, sep, url = value.partition("=")

@@ -13,9 +13,8 @@ figures it is calibrated to, with their sources, are in
 Determinism: the transfers of a UTC day depend only on the seed and that
 day (one random stream per day), and the address pools only on the seed. So
 the sample of any past day is the same whenever it is generated, and a
-cached pull of a past window stays true while the 30-day window slides.
-It is also why each day is built once and kept in the cache directory
-(:mod:`.sample_cache`): later starts read the days back.
+cached pull of a past window stays true while the 30-day window slides, and
+each day is built once and kept in the cache (:mod:`.sample_cache`).
 
 **This is synthetic data.** Every output built on it says so.
 """
