@@ -115,3 +115,24 @@ def test_report_data_on_a_ledger_dataset_reads_no_pandas_ledger(ledger, tmp_path
     assert "synthetic" in page.lower()  # the dataset's manifest says so
     assert "Latency" in page
     assert "Who moves the money" in page
+
+
+def test_the_apps_actors_tab_on_a_ledger_file_keeps_it_in_duckdb(ledger, parquet, monkeypatch):
+    from cctx_research.views.ledger_files import EngineLedger as Opened
+    from cctx_research.webapp.panels import ledger_behind
+    from cctx_research.widgets.actors import actors_panel
+
+    monkeypatch.setenv("CCTX_LEDGER", str(parquet))
+    opened = ledger_behind()  # what a page's kernel holds: no pandas copy of the ledger
+    assert isinstance(opened, Opened)
+    assert opened.synthetic
+    on_pandas, on_duckdb = actors_panel(ledger), actors_panel(opened)
+    for role in ("relayers", "depositors", "rebalancing"):
+        on_pandas.role.value = on_duckdb.role.value = role
+        assert on_duckdb.error is None
+        assert on_duckdb.table.value == on_pandas.table.value, role
+        assert on_duckdb.status.value == on_pandas.status.value, role
+        assert "transfers" in on_duckdb.status.value  # drawn, not an empty panel
+    on_pandas.chains.value = on_duckdb.chains.value = ("base",)
+    assert on_duckdb.table.value == on_pandas.table.value
+    assert on_duckdb.banner.value == on_pandas.banner.value

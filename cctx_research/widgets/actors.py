@@ -6,11 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
+import narwhals.stable.v2 as nw
 import pandas as pd
 
 from .. import chains as chain_registry
 from .. import plots
 from ..analysis import actors, movements
+from ..views.ledger_files import EngineLedger
 from ..views.markup import escape, html_table, render_png
 from ._panel import OK_STYLE, Panel
 from .overview import chain_options
@@ -50,13 +52,14 @@ class ActorsPanel(Panel):
         As for :class:`~cctx_research.widgets.Dashboard`.
     """
 
-    def __init__(self, ledger: pd.DataFrame | None) -> None:
+    def __init__(self, ledger: Any) -> None:
         super().__init__()
-        self.ledger = ledger
+        # a ledger opened in an engine (dashboard --data) stays there: filtered and
+        # aggregated in it, never copied into the kernel
+        self.ledger = ledger.frame if isinstance(ledger, EngineLedger) else ledger
         held: list[str] = []
         if ledger is not None:
-            domains = set(ledger["source_domain"]) | set(ledger["destination_domain"])
-            held = sorted(chain_registry.chain_name(int(d)) for d in domains)
+            held = sorted(chain_registry.chain_name(int(d)) for d in _domains(self.ledger))
         self.role = w.ToggleButtons(options=list(ROLES), value="relayers")
         self.chains = w.SelectMultiple(
             options=chain_options(held), rows=min(max(len(held), 1), 8), description="Chains",
@@ -93,9 +96,11 @@ class ActorsPanel(Panel):
         data = self.ledger
         picked = list(self.chains.value)
         if picked:
-            wanted = chain_registry.domains(picked)
-            touching = data["source_domain"].isin(wanted) | data["destination_domain"].isin(wanted)
-            data = data[touching]
+            wanted = list(chain_registry.domains(picked))
+            touching = nw.col("source_domain").is_in(wanted) | nw.col(
+                "destination_domain"
+            ).is_in(wanted)
+            data = _lazy(data).filter(touching).to_native()
         role, n = self.role.value, self.top_n.value
         shares = self.images["shares"]
         if role == "relayers":
@@ -126,7 +131,28 @@ class ActorsPanel(Panel):
         self.table.value = f'<div class="cctx-fit">{html_table(shown)}</div>'
         self.draws += 1
         scope = f" ({', '.join(picked)})" if picked else ""
-        self._say(_summary(role, table, len(data)) + scope, style=OK_STYLE)
+        self._say(_summary(role, table, _count(data)) + scope, style=OK_STYLE)
+
+
+def _lazy(data: Any) -> nw.LazyFrame:
+    frame = nw.from_native(data)
+    return frame.lazy() if isinstance(frame, nw.DataFrame) else frame
+
+
+def _domains(data: Any) -> set[int]:
+    """The domains a ledger's transfers leave or reach, asked of its engine."""
+    if isinstance(data, pd.DataFrame):
+        return set(data["source_domain"]) | set(data["destination_domain"])
+    lf, found = _lazy(data), set()
+    for column in ("source_domain", "destination_domain"):
+        found |= set(lf.select(nw.col(column)).unique().collect()[column].to_list())
+    return {int(d) for d in found}
+
+
+def _count(data: Any) -> int:
+    if isinstance(data, pd.DataFrame):
+        return len(data)
+    return int(_lazy(data).select(nw.len()).collect().item())
 
 
 def _named(names: list[str]) -> Callable[..., Any]:
@@ -159,22 +185,24 @@ def _summary(role: str, table: pd.DataFrame, transfers: int) -> str:
     )
 
 
-def actors_panel(ledger: pd.DataFrame | None) -> ActorsPanel:
+def actors_panel(ledger: Any) -> ActorsPanel:
     """Relayers, depositors and rebalancing of a ledger, with a chain picker and top-N.
 
     Parameters
     ----------
-    ledger : pandas.DataFrame or None
-        A ``"ledger"`` frame (``cctx.load(...)``, ``cctx.load_sample()``);
-        None shows what would provide one.
+    ledger : pandas.DataFrame, EngineLedger or None
+        A ``"ledger"`` frame (``cctx.load(...)``, ``cctx.load_sample()``), or
+        one opened in an engine (:func:`cctx_research.views.ledger_files.open_ledger`),
+        analysed there; None shows what would provide one.
 
     Returns
     -------
     ActorsPanel
     """
-    if ledger is not None and not isinstance(ledger, pd.DataFrame):
+    if ledger is not None and not isinstance(ledger, (pd.DataFrame, EngineLedger)):
         raise TypeError(
             "ledger must be a pandas DataFrame of kind 'ledger' (cctx.load(...), "
-            f"cctx.load_sample()) or None, got {type(ledger).__name__}"
+            "cctx.load_sample()), a ledger opened in an engine (cctx_research.views."
+            f"ledger_files.open_ledger(path)) or None, got {type(ledger).__name__}"
         )
     return ActorsPanel(ledger)
