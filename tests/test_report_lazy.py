@@ -136,3 +136,24 @@ def test_the_apps_actors_tab_on_a_ledger_file_keeps_it_in_duckdb(ledger, parquet
     on_pandas.chains.value = on_duckdb.chains.value = ("base",)
     assert on_duckdb.table.value == on_pandas.table.value
     assert on_duckdb.banner.value == on_pandas.banner.value
+
+
+def test_a_sync_directory_opens_as_its_ledger_and_other_files_are_left_to_load(
+    ledger, parquet, tmp_path
+):
+    from cctx_research import storage
+    from cctx_research.report.engine_ledger import count
+    from cctx_research.views.ledger_files import open_ledger
+
+    synced = tmp_path / "cctp"
+    synced.mkdir()
+    storage.write_manifest(synced, storage.Manifest(kind="sync"))
+    (synced / "ledger.parquet").write_bytes(parquet.read_bytes())
+    opened = open_ledger(synced)
+    assert count(opened.frame) == len(ledger)
+    assert opened.synthetic  # the file's own provenance, kept beside the relation
+    transfers = tmp_path / "transfers.parquet"
+    ledger[["transfer_id", "amount_raw"]].to_parquet(transfers)
+    assert open_ledger(transfers) is None  # not a ledger: `load` reads it
+    with pytest.raises(ValueError, match="engine must be one of"):
+        open_ledger(parquet, engine="spark")
