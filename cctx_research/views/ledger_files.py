@@ -11,7 +11,10 @@ ledger is made. Other files (event logs, exports) are not ledgers yet:
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +86,9 @@ def open_ledger(path: str | Path, engine: str = "duckdb") -> EngineLedger | None
         synthetic = bool(manifest is not None and manifest.synthetic)
         record = Provenance(source=f"ledger dataset {path}", synthetic=synthetic,
                             operation="load", files=(str(path),), format="dataset")  # fmt: skip
-        return EngineLedger(_engine_call(datasets.scan, path, engine=engine), record)
+        if engine == "duckdb":
+            return EngineLedger(_open(_in_one_file, path, engine), record)
+        return EngineLedger(_open(datasets.scan, path, engine), record)
     if not (path.is_file() and path.suffix == ".parquet"):
         return None
     import pyarrow.parquet as pq
@@ -99,7 +104,7 @@ def open_ledger(path: str | Path, engine: str = "duckdb") -> EngineLedger | None
     record = (stored or Provenance(source=source)).replace(
         source=source, operation="load", files=(str(path),), format="cctx"
     )
-    return EngineLedger(_engine_call(_scan_file, path, engine=engine), record)
+    return EngineLedger(_open(_scan_file, path, engine), record)
 
 
 def _stored_record(meta: dict) -> Provenance | None:
@@ -112,9 +117,10 @@ def _stored_record(meta: dict) -> Provenance | None:
     return Provenance.from_dict(record) if isinstance(record, dict) and record else None
 
 
-def _engine_call(scan: Any, path: Path, *, engine: str) -> Any:
+def _open(scan: Any, path: Path, engine: str) -> Any:
+    """``scan(path, ...)`` in ``engine``, or the extra to install when it is missing."""
     try:
-        return scan(path, engine=engine)
+        return scan(path, **_connection(engine))
     except ImportError as exc:
         raise ImportError(
             f"opening a ledger in {engine} needs it: pip install 'cctx-research[engines]' "
@@ -122,12 +128,45 @@ def _engine_call(scan: Any, path: Path, *, engine: str) -> Any:
         ) from exc
 
 
-def _scan_file(path: Path, *, engine: str) -> Any:
+def _connection(engine: str) -> dict[str, Any]:
+    """How to scan in ``engine``: for DuckDB, a connection of its own that keeps the files'
+    metadata between the report's queries (a dataset is thousands of small files) and
+    draws no progress bar of its own on the terminal."""
+    if engine != "duckdb":
+        return {"engine": engine}
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET parquet_metadata_cache = true")
+    con.execute("SET enable_progress_bar = false")
+    return {"engine": engine, "connection": con}
+
+
+def _in_one_file(path: Path, *, engine: str, connection: Any) -> Any:
+    """A ledger dataset copied once into a DuckDB database file, and that table.
+
+    A dataset is a file a day and chain (thousands over years); a report asks
+    the ledger dozens of questions, and each would open every file again. The
+    copy is DuckDB's own columnar storage, on disk in a temporary directory
+    (removed when the process ends): DuckDB keeps in memory only the pages a
+    query needs.
+    """
+    import duckdb
+
+    from ..ingest import datasets
+
+    where = Path(tempfile.mkdtemp(prefix="cctx-report-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
+    con = duckdb.connect(str(where / "ledger.duckdb"))
+    con.execute("SET enable_progress_bar = false")
+    datasets.scan(path, engine=engine, connection=con).to_table("ledger")
+    return con.table("ledger")
+
+
+def _scan_file(path: Path, *, engine: str, connection: Any = None) -> Any:
     """One ledger Parquet file as ``engine``'s lazy frame."""
     if engine == "duckdb":
-        import duckdb
-
-        return duckdb.read_parquet(str(path))
+        return connection.read_parquet(str(path))
     if engine == "polars":
         import polars as pl
 
