@@ -264,7 +264,7 @@ def draw(
     if inputs.ledger is not None:
         frames["ledger"] = inputs.ledger
     # frames left in an engine carry no attrs: their provenance travels beside them
-    frames = {k: inputs.records.get(k, v) if k in inputs.records else v for k, v in frames.items()}
+    frames = {k: inputs.records.get(k, v) for k, v in frames.items()}
     synthetic = any(r.synthetic for r in map(_record, frames.values()) if r is not None)
     prov = _provenance_block(
         frames,
