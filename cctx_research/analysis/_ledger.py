@@ -55,8 +55,10 @@ def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame
     return default_token_rows(frame, what=what)
 
 
-_UNUSED = ("burn_token", "destination_caller", "destination_token_messenger")
-"""Ledger columns no ledger analysis reads: left behind in the engine."""
+_UNUSED = ("burn_token", "destination_caller", "destination_token_messenger", "nonce",
+           "mint_tx_hash", "burn_tx_from", "mint_recipient_owner", "link_group_size")  # fmt: skip
+"""Ledger columns the latency, pending and V2 analyses never read: left behind in the engine
+(hashes and nonces are the widest columns a collect would bring back)."""
 
 
 def _collect(data: Any, what: str) -> pd.DataFrame:
@@ -76,7 +78,8 @@ def _collect(data: Any, what: str) -> pd.DataFrame:
     wanted = [c for c in schema.columns("ledger") if c in names and c not in _UNUSED]
     frame = engines.collect(lf.select(wanted))
     for col in _UNUSED:
-        frame[col] = pd.Series(pd.NA, index=frame.index, dtype=schema.STRING)
+        if col not in optional:  # schema.complete adds the optional ones, typed
+            frame[col] = pd.Series(pd.NA, index=frame.index, dtype=schema.STRING)
     frame = _common.typed(schema.complete(frame, "ledger"), "ledger")
     return frame[schema.columns("ledger")]
 

@@ -89,7 +89,7 @@ def relayer_groups(
     by: list[str] = []
     if freq is not None:
         seconds = engines.bucket_seconds(freq)
-        lf = lf.with_columns(engines.bucket("mint_timestamp", seconds).alias("__bucket"))
+        lf = engines.with_bucket(lf, "mint_timestamp", seconds, "__bucket")
         by.append("__bucket")
     if "route" in keys:
         by += ["source_domain", "destination_domain"]

@@ -53,6 +53,7 @@ __all__ = [
     "lazy",
     "recognised",
     "span",
+    "with_bucket",
     "with_epoch_ns",
 ]
 
@@ -184,6 +185,18 @@ def bucket(column: str, seconds: int) -> nw.Expr:
     return (since // seconds * seconds).cast(nw.Int64)
 
 
+def with_bucket(lf: nw.LazyFrame, column: str, seconds: int, name: str) -> nw.LazyFrame:
+    """``lf`` with ``name``: the start (seconds since the epoch) of each time's bucket.
+
+    :func:`bucket`, through the time's integer nanoseconds (:func:`with_epoch_ns`):
+    DuckDB cannot subtract a time literal from a ``TIMESTAMPTZ_NS`` column (the
+    type of a pandas-written Parquet file's times), and integers are exact.
+    """
+    lf = with_epoch_ns(lf, [column])
+    step = seconds * 1_000_000_000
+    return lf.with_columns((nw.col(f"__{column}_ns") // step * seconds).cast(nw.Int64).alias(name))
+
+
 def with_epoch_ns(lf: nw.LazyFrame, columns: Sequence[str]) -> nw.LazyFrame:
     """``lf`` with ``__<column>_ns``: each time column as integer nanoseconds since the epoch.
 
@@ -230,7 +243,7 @@ def grouped(
                 f"freq={freq!r} has no fixed length; on a {SUPPORTED.split(', ', 1)[1]} "
                 "pass a fixed one such as '1h', '1D' or '7D'"
             )
-        lf = lf.with_columns(bucket(time_column, seconds).alias("__bucket"))
+        lf = with_bucket(lf, time_column, seconds, "__bucket")
         by = ["__bucket", *by]
     # the span rides along: no second pass over the data for it
     aggs = {

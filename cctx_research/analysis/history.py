@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 
 from .. import schema, times
 from ..provenance import attach, provenance
+from . import engines
 
 __all__ = ["MAX_BUCKETS", "volume_history"]
 
@@ -30,6 +32,7 @@ MAX_BUCKETS = 100_000
 """The most buckets one call makes (as ``client.volume_history``)."""
 
 _UNIT = 10**6  # USDC base units
+_SIDES = ("burn_timestamp", "mint_timestamp")
 
 
 def _bucket_sums(stamps: pd.Series, amounts: np.ndarray, edges: np.ndarray) -> tuple:
@@ -43,6 +46,35 @@ def _bucket_sums(stamps: pd.Series, amounts: np.ndarray, edges: np.ndarray) -> t
     sums = np.zeros(k, dtype=np.int64)
     np.add.at(sums, idx[inside], raw[inside])
     counts = np.bincount(idx[inside], minlength=k).astype(np.int64)
+    return sums, counts
+
+
+def _engine_sums(
+    lf: nw.LazyFrame, column: str, edges: np.ndarray, window: tuple, step: pd.Timedelta
+) -> tuple:
+    """``_bucket_sums`` of an engine's frame: summed per bucket of ``step`` in the engine.
+
+    Every bucket of ``step`` since the epoch lies in one bucket of the window (whose
+    edges are multiples of ``step``, the first and last clipped), so only its sum and
+    count come back, placed by its start (or the window's, when it starts before it).
+    """
+    when = nw.col(column)
+    inside = ~when.is_null() & (when >= nw.lit(window[0])) & (when < nw.lit(window[1]))
+    seconds = int(step.total_seconds())
+    epoch = f"__{column}_ns"
+    sums_by = engines.collect(
+        engines.with_epoch_ns(lf.filter(inside), [column])
+        .with_columns((nw.col(epoch) // (seconds * 10**9) * seconds).alias("__bucket"))
+        .group_by("__bucket")
+        .agg(raw=nw.col("amount_raw").sum(), n=nw.len())
+    )
+    k = len(edges) - 1
+    starts = np.maximum(sums_by["__bucket"].to_numpy(dtype=np.int64) * 10**9, edges[0])
+    idx = np.searchsorted(edges, starts, side="right") - 1
+    sums = np.zeros(k, dtype=np.int64)
+    np.add.at(sums, idx, sums_by["raw"].to_numpy(dtype=np.int64))
+    counts = np.zeros(k, dtype=np.int64)
+    np.add.at(counts, idx, sums_by["n"].to_numpy(dtype=np.int64))
     return sums, counts
 
 
@@ -61,10 +93,13 @@ def volume_history(
 
     Parameters
     ----------
-    ledger : pandas.DataFrame
+    ledger : pandas.DataFrame, or a lazy frame of another engine
         A ``"ledger"`` frame (:func:`cctx_research.load`,
         :func:`cctx_research.load_sample`). Transfers without a burn time
         count on the mint side only; unminted ones on the burn side only.
+        A Polars, DuckDB or Dask frame (``cctx_research.load(...,
+        engine=...)``) is summed per bucket in its engine; only the sums
+        come back.
     start, end : time
         The half-open window; naive means UTC.
     freq : str or pandas.Timedelta, default "1D"
@@ -85,12 +120,12 @@ def volume_history(
     cctx_research.errors.DataError
         If ``ledger`` does not follow the ledger schema.
     """
-    if not isinstance(ledger, pd.DataFrame):
+    lazy = not isinstance(ledger, pd.DataFrame) and engines.recognised(ledger)
+    if not isinstance(ledger, pd.DataFrame) and not lazy:
         raise TypeError(
-            "ledger must be a pandas DataFrame of kind 'ledger' (cctx_research.load(...), "
-            f"cctx_research.load_sample()), got {type(ledger).__name__}"
+            "ledger must be a DataFrame of kind 'ledger' (cctx_research.load(...), "
+            f"cctx_research.load_sample()) or {engines.SUPPORTED}, got {type(ledger).__name__}"
         )
-    frame = schema.validate(ledger, "ledger")
     step = _step(freq)
     start_ts = times.to_timestamp(start, name="start")
     end_ts = times.to_timestamp(end, name="end")
@@ -103,9 +138,16 @@ def volume_history(
         raise ValueError(f"more than {MAX_BUCKETS} buckets of {freq!r}: pass a larger freq")
     buckets = list(times.chunk_window(start_ts, end_ts, step))
     edges = np.array([a.value for a, _ in buckets] + [buckets[-1][1].value], dtype=np.int64)
-    amounts = frame["amount_raw"].to_numpy(dtype=np.int64)
-    burn_raw, burn_count = _bucket_sums(frame["burn_timestamp"], amounts, edges)
-    mint_raw, mint_count = _bucket_sums(frame["mint_timestamp"], amounts, edges)
+    if lazy:
+        lf = engines.lazy(ledger, "ledger", columns=["amount_raw", *_SIDES])
+        window = (start_ts, end_ts)
+        burn_raw, burn_count = _engine_sums(lf, "burn_timestamp", edges, window, step)
+        mint_raw, mint_count = _engine_sums(lf, "mint_timestamp", edges, window, step)
+    else:
+        frame = schema.validate(ledger, "ledger")
+        amounts = frame["amount_raw"].to_numpy(dtype=np.int64)
+        burn_raw, burn_count = _bucket_sums(frame["burn_timestamp"], amounts, edges)
+        mint_raw, mint_count = _bucket_sums(frame["mint_timestamp"], amounts, edges)
     out = pd.DataFrame(
         {
             "timestamp": pd.DatetimeIndex([a for a, _ in buckets]),
@@ -122,7 +164,7 @@ def volume_history(
     )
     for column in ("timestamp", "end"):
         out[column] = out[column].astype(schema.TIMESTAMP)
-    record = provenance(ledger)
+    record = None if lazy else provenance(ledger)
     if record is not None:
         attach(
             out,

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 
 from .. import schema
-from . import _ledger
+from . import _ledger, engines
 
 __all__ = ["COUNTS", "quality"]
 
@@ -109,7 +110,6 @@ def quality(ledger: pd.DataFrame, *, freq: str | None = "1D") -> pd.DataFrame:
     >>> int(row.burns), int(row.mints), int(row.linked), float(row.link_rate)
     (2, 2, 1, 0.5)
     """
-    frame = _check(ledger)
     if freq is not None:
         if not isinstance(freq, str):
             raise TypeError(f"freq must be an offset alias such as '1D', or None, got {freq!r}")
@@ -119,21 +119,14 @@ def quality(ledger: pd.DataFrame, *, freq: str | None = "1D") -> pd.DataFrame:
             raise ValueError(
                 f"freq={freq!r} is not a pandas offset alias; pass '1h', '1D', '7D' or None"
             ) from exc
-    pairing = frame["pairing"].astype(object).where(frame["pairing"].notna(), "unknown")
-    rows = pd.DataFrame(_ledger.routes(frame), index=frame.index)
-    rows["pairing"] = pairing.to_numpy()
-    burn = frame["burn_tx_hash"].notna() | frame["burn_timestamp"].notna()
-    mint = frame["mint_tx_hash"].notna() | frame["mint_timestamp"].notna()
-    rows["burns"] = burn.to_numpy(dtype=np.int64)
-    rows["mints"] = mint.to_numpy(dtype=np.int64)
-    keys = list(_ledger.ROUTE)
-    if freq is not None:
-        when = frame["burn_timestamp"].fillna(frame["mint_timestamp"])
-        rows["timestamp"] = when.dt.floor(freq) if len(when) else when
-        keys = ["timestamp", *keys]
+    if engines.is_pandas(ledger) or not engines.recognised(ledger):
+        rows, keys = _rows(_check(ledger), freq)
+    else:
+        rows, keys = _engine_rows(ledger, freq)
     kinds = [c for c in COUNTS if c in schema.LEDGER_PAIRING or c == "unknown"]
     dummies = pd.get_dummies(rows["pairing"]).reindex(columns=kinds, fill_value=0)
-    rows = pd.concat([rows[[*keys, "burns", "mints"]], dummies.astype(np.int64)], axis=1)
+    dummies = dummies.astype(np.int64).mul(rows["n"].to_numpy(dtype=np.int64), axis=0)
+    rows = pd.concat([rows[[*keys, "burns", "mints"]], dummies], axis=1)
     out = rows.groupby(keys, observed=True, sort=True, dropna=False).sum()
     out["linked"] = out[list(schema.LINKED)].sum(axis=1)
     out["ambiguous"] = out["content_ambiguous"] + out["unpaired"]
@@ -142,3 +135,63 @@ def quality(ledger: pd.DataFrame, *, freq: str | None = "1D") -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         out["link_rate"] = np.where(mints > 0, out["linked"] / mints, np.nan)
     return out.reset_index()
+
+
+def _rows(frame: pd.DataFrame, freq: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """One row per transfer: its route (and period), pairing, burn and mint counts."""
+    pairing = frame["pairing"].astype(object).where(frame["pairing"].notna(), "unknown")
+    rows = pd.DataFrame(_ledger.routes(frame), index=frame.index)
+    rows["pairing"] = pairing.to_numpy()
+    burn = frame["burn_tx_hash"].notna() | frame["burn_timestamp"].notna()
+    mint = frame["mint_tx_hash"].notna() | frame["mint_timestamp"].notna()
+    rows["burns"] = burn.to_numpy(dtype=np.int64)
+    rows["mints"] = mint.to_numpy(dtype=np.int64)
+    rows["n"] = np.ones(len(rows), dtype=np.int64)
+    keys = list(_ledger.ROUTE)
+    if freq is not None:
+        when = frame["burn_timestamp"].fillna(frame["mint_timestamp"])
+        rows["timestamp"] = when.dt.floor(freq) if len(when) else when
+        keys = ["timestamp", *keys]
+    return rows, keys
+
+
+def _engine_rows(data: Any, freq: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`_rows` of an engine's frame, counted in the engine: one row per route,
+    pairing and side (and period), ``n`` the transfers it stands for."""
+    seconds = None if freq is None else engines.bucket_seconds(freq)
+    if freq is not None and seconds is None:
+        raise ValueError(
+            f"freq={freq!r} has no fixed length; on {engines.SUPPORTED.split(', ', 1)[1]} "
+            "pass a fixed one such as '1h', '1D' or '7D', or None"
+        )
+    need = ["source_domain", "destination_domain", "burn_tx_hash", "burn_timestamp",
+            "mint_tx_hash", "mint_timestamp"]  # fmt: skip
+    lf = engines.lazy(data, "ledger", columns=need)
+    if "pairing" not in lf.collect_schema().names():
+        lf = lf.with_columns(nw.lit(None).cast(nw.String()).alias("pairing"))
+    sides = {
+        "__burns": ~nw.col("burn_tx_hash").is_null() | ~nw.col("burn_timestamp").is_null(),
+        "__mints": ~nw.col("mint_tx_hash").is_null() | ~nw.col("mint_timestamp").is_null(),
+    }
+    lf = lf.with_columns(
+        *(flag.cast(nw.Int64).alias(name) for name, flag in sides.items()),
+        nw.col("pairing").fill_null("unknown").alias("__pairing"),
+    )
+    by = ["source_domain", "destination_domain", "__pairing", "__burns", "__mints"]
+    if seconds is not None:
+        lf = engines.with_epoch_ns(lf, ["burn_timestamp", "mint_timestamp"])
+        when = nw.coalesce("__burn_timestamp_ns", "__mint_timestamp_ns")
+        lf = lf.with_columns((when // (seconds * 10**9) * seconds).alias("__bucket"))
+        by.append("__bucket")
+    counted = engines.collect(lf.group_by(by).agg(n=nw.len()))
+    rows = pd.DataFrame(_ledger.routes(counted))
+    rows["pairing"] = counted["__pairing"].astype(object).to_numpy()
+    rows["burns"] = counted["__burns"].to_numpy(dtype=np.int64) * counted["n"].to_numpy()
+    rows["mints"] = counted["__mints"].to_numpy(dtype=np.int64) * counted["n"].to_numpy()
+    rows["n"] = counted["n"].to_numpy(dtype=np.int64)
+    keys = list(_ledger.ROUTE)
+    if seconds is not None:
+        stamps = pd.to_datetime(counted["__bucket"].to_numpy(dtype=np.int64), unit="s", utc=True)
+        rows["timestamp"] = stamps.astype(schema.TIMESTAMP)
+        keys = ["timestamp", *keys]
+    return rows, keys

@@ -48,7 +48,12 @@ _METRICS = ("volume", "transfers", "senders", "recipients")
 
 
 def timeseries(
-    transfers: pd.DataFrame, *, freq: str = "1D", by: str | None = None, dedupe: Any = None
+    transfers: pd.DataFrame,
+    *,
+    freq: str = "1D",
+    by: str | None = None,
+    dedupe: Any = None,
+    coverage: tuple[pd.Timestamp, pd.Timestamp] | None = None,
 ) -> pd.DataFrame:
     """Volume and count per time bucket, overall or per chain or corridor.
 
@@ -71,6 +76,9 @@ def timeseries(
         Count each end-user movement once (:mod:`.once`): the ledger the
         transfers came from, or a :func:`.movements.continuations` table.
         Default: every transfer.
+    coverage : tuple of pandas.Timestamp, optional
+        The span the data covers, for a frame that cannot carry its
+        provenance (another engine's lazy frame). Default: its record's.
 
     Returns
     -------
@@ -100,7 +108,7 @@ def timeseries(
     _common.frequency(freq)
     arguments.choice("by", by, _BY)
     transfers, win = _common.source(once.transfers_once(transfers, dedupe))
-    covered = _coverage.recorded(transfers)
+    covered = coverage if coverage is not None else _coverage.recorded(transfers)
     if by is None:
         group_cols: list[str] = []
     elif by == "corridor":
@@ -183,7 +191,12 @@ def _groups_in_order(observed: pd.Index, width: int) -> tuple[pd.Index, pd.DataF
     return groups[sort_pos], names.iloc[sort_pos].reset_index(drop=True), order
 
 
-def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:
+def seasonality(
+    transfers: pd.DataFrame,
+    *,
+    dedupe: Any = None,
+    coverage: tuple[pd.Timestamp, pd.Timestamp] | None = None,
+) -> pd.DataFrame:
     """Counts and volume by hour of day x day of week, in UTC, in total and per day.
 
     A window holds some weekdays more often than others (a 30-day window
@@ -202,6 +215,8 @@ def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:
         A canonical ``"transfers"`` frame.
     dedupe : DataFrame, optional
         Count each end-user movement once (see :func:`timeseries`).
+    coverage : tuple of pandas.Timestamp, optional
+        As for :func:`timeseries`.
 
     Returns
     -------
@@ -224,7 +239,7 @@ def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:
     >>> s.pivot(index="weekday", columns="hour", values="count_per_day")  # doctest: +SKIP
     """
     transfers, win = _common.source(once.transfers_once(transfers, dedupe))
-    covered = _coverage.recorded(transfers)
+    covered = coverage if coverage is not None else _coverage.recorded(transfers)
     if engines.is_pandas(transfers):
         ts = transfers["timestamp"].dt
         slot = ts.day_of_week.to_numpy(dtype="int64") * 24 + ts.hour.to_numpy(dtype="int64")
@@ -272,7 +287,11 @@ def seasonality(transfers: pd.DataFrame, *, dedupe: Any = None) -> pd.DataFrame:
 
 
 def kpis(
-    transfers: pd.DataFrame, *, now: times.TimeLike | None = None, dedupe: Any = None
+    transfers: pd.DataFrame,
+    *,
+    now: times.TimeLike | None = None,
+    dedupe: Any = None,
+    coverage: tuple[pd.Timestamp, pd.Timestamp] | None = None,
 ) -> pd.DataFrame:
     """Headline numbers for the last 24 hours, 7 days and 30 days.
 
@@ -293,6 +312,8 @@ def kpis(
         depend on the wall clock.
     dedupe : DataFrame, optional
         Count each end-user movement once (see :func:`timeseries`).
+    coverage : tuple of pandas.Timestamp, optional
+        As for :func:`timeseries`.
 
     Returns
     -------
@@ -337,7 +358,7 @@ def kpis(
     else:
         end = None
     ts = transfers["timestamp"]
-    span = _coverage.covered(transfers, ts)
+    span = coverage if coverage is not None else _coverage.covered(transfers, ts)
     rows = []
     for period, length in _PERIODS:
         if end is None:

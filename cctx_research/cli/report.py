@@ -46,6 +46,15 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         help="report on these files (anything `import` reads); "
         "default window: the data's whole span",
     )
+    p.add_argument(
+        "--engine",
+        default=None,
+        choices=("duckdb", "polars", "dask", "pandas"),
+        help="where --data's ledger (a ledger dataset, or a ledger.parquet) is analysed: "
+        "the sections aggregate in this engine and only their results come into memory "
+        "(default duckdb; pandas reads the whole ledger into memory; other files are "
+        "loaded into pandas whatever this says)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_service_options(p)
     p.set_defaults(func=run)
@@ -61,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     options = {} if args.title is None else {"title": args.title}
     if args.data and args.sample:
         raise ValueError("--data and --sample exclude each other: pick one source")
+    if args.engine is not None and not args.data:
+        raise ValueError("--engine says where --data's ledger is analysed: pass --data too")
     # the command shows the report's steps as a bar on stderr (--no-progress: nothing)
     with progress_bar(progress) as on_step:
         if args.data:
@@ -102,16 +113,24 @@ def _embedded_ledger(args: argparse.Namespace, progress: bool) -> Any:
 
 def _report_on_data(args: argparse.Namespace, on_step: ProgressCallback,
                     options: dict) -> object:  # fmt: skip
-    """Build the report over ``--data``: the loaded ledger, analysed as it is (no service)."""
+    """Build the report over ``--data``: a ledger dataset or file left in its engine, else
+    the loaded ledger (no service)."""
     from pathlib import Path
 
     import pandas as pd
 
     from .. import report
     from ..ingest import load
+    from ..report.engine_ledger import count
+    from ..views.ledger_files import open_ledger
 
-    ledger = load(args.data)
-    if not len(ledger):
+    engine = args.engine or "duckdb"
+    ledger = None if engine == "pandas" else open_ledger(Path(args.data).expanduser(), engine)
+    if ledger is None:
+        ledger = load(args.data)
+        if not len(ledger):
+            raise ValueError(f"--data {args.data!r} holds no transfers to report on")
+    elif not count(ledger.frame):
         raise ValueError(f"--data {args.data!r} holds no transfers to report on")
     # a directory of `sync --iris` holds what Circle said of its burns: why transfers wait
     said = Path(args.data).expanduser() / "iris" / "messages.parquet"

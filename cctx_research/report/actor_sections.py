@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import pandas as pd
 
 from ..analysis import actors, movements
 from ..views.markup import cards, html_table, note, usd
+from . import engine_ledger
 from .ledger_sections import duration, ledger_of
 from .registry import Context, Part, SectionSpec
 
@@ -43,12 +45,13 @@ def _named(table: pd.DataFrame, label: str, address: str) -> pd.DataFrame:
 
 def _has_actors(ctx: Context) -> bool:
     ledger = ctx.ledger
-    if ledger is None or not len(ledger):
+    if ledger is None:
         return False
-    minted = ledger["mint_timestamp"].notna()
-    has_relayer = "relayer" in ledger.columns and bool(ledger.loc[minted, "relayer"].notna().any())
-    has_sender = bool(ledger["message_sender"].notna().any())
-    return has_relayer or has_sender
+    names = nw.from_native(ledger).collect_schema().names()
+    has_relayer = "relayer" in names and engine_ledger.any_row(
+        ledger, ~nw.col("mint_timestamp").is_null() & ~nw.col("relayer").is_null()
+    )
+    return has_relayer or engine_ledger.any_row(ledger, ~nw.col("message_sender").is_null())
 
 
 def _actors(ctx: Context) -> Sequence[Part]:
@@ -57,9 +60,13 @@ def _actors(ctx: Context) -> Sequence[Part]:
     concentration = actors.hhi(relayed).iloc[0]
     integrated = actors.integrators(ledger)
     flagged = movements.rebalancing_share(ledger)
-    once = movements.dedupe(ledger)
-    net = float(once["amount_raw"].sum()) / 1e6
-    signers = "burn_tx_from" in ledger.columns and bool(ledger["burn_tx_from"].notna().any())
+    # counted once: what movements.dedupe keeps, as the total less the continuing legs
+    # (so a lazy ledger stays in its engine)
+    continuing = movements.continuations(ledger)["amount_raw"].sum()
+    net = float(engine_ledger.total(ledger, "amount_raw") - int(continuing)) / 1e6
+    signers = "burn_tx_from" in nw.from_native(ledger).collect_schema().names() and (
+        engine_ledger.any_row(ledger, ~nw.col("burn_tx_from").is_null())
+    )
     ctx.data.update(relayers=relayed, integrators=integrated, rebalancing=flagged)
     parts: list[Part] = [_actor_cards(relayed, concentration, integrated, flagged, net)]
     shown = _named(relayed.head(ctx.top_n), "relayer_label", "relayer")

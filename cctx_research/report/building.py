@@ -23,6 +23,7 @@ from .. import times
 from .._version import __version__
 from ..analysis import addresses, flows, volumes
 from ..views.selection import with_main_chain
+from . import engine_ledger
 from .document import Report
 from .inputs import DEFAULT_DAYS, ReportInputs, bucket_for, default_window, resolve_inputs
 from .progress import ProgressCallback, progress_bar, quiet
@@ -61,6 +62,13 @@ def is_synthetic(*frames: Any) -> bool:
     return _provenance.is_synthetic(*(f for f in frames if hasattr(f, "attrs")))
 
 
+def _record(frame: Any) -> _provenance.Provenance | None:
+    """A frame's provenance, or the record given for a frame left in an engine."""
+    if isinstance(frame, _provenance.Provenance) or frame is None:
+        return frame
+    return _provenance.provenance(frame) if isinstance(frame, (pd.DataFrame, pd.Series)) else None
+
+
 def _provenance_block(
     frames: Mapping[str, Any],
     *,
@@ -73,7 +81,7 @@ def _provenance_block(
     operations = []
     sources: list[str] = []
     for label, frame in frames.items():
-        record = _provenance.provenance(frame)
+        record = _record(frame)
         if record is not None and record.source and record.source not in sources:
             sources.append(record.source)
         operations.append(
@@ -244,16 +252,20 @@ def draw(
     """
     step = on_step or quiet
     step("analysis", False)
+    record = inputs.records.get("transfers")
     results = _analyse(
-        inputs.transfers, inputs.volume_history, end=inputs.end, freq=inputs.freq, top_n=top_n
-    )
+        inputs.transfers, inputs.volume_history, end=inputs.end, freq=inputs.freq, top_n=top_n,
+        coverage=None if record is None else record.covered,
+    )  # fmt: skip
     step("analysis", True)
     step("figures", False)
     generated_at = pd.Timestamp.now(tz="UTC")
     frames = {"transfers": inputs.fetched, "volume history": inputs.volume_history}
     if inputs.ledger is not None:
         frames["ledger"] = inputs.ledger
-    synthetic = is_synthetic(*frames.values())
+    # frames left in an engine carry no attrs: their provenance travels beside them
+    frames = {k: inputs.records.get(k, v) for k, v in frames.items()}
+    synthetic = any(r.synthetic for r in map(_record, frames.values()) if r is not None)
     prov = _provenance_block(
         frames,
         start=inputs.start,
@@ -264,7 +276,7 @@ def draw(
     )
     prov["coverage_notes"] = list(inputs.notes)
     sections = build_sections(REGISTRY, _context(inputs, results, prov, top_n))
-    if inputs.notes and inputs.fetched.empty:
+    if inputs.notes and not engine_ledger.count(inputs.fetched):
         # nothing of the window is held: the note, not a page of zeros
         sections = [s for s in sections if s.id == "provenance"]
     step("figures", True)
@@ -310,26 +322,41 @@ def _analyse(
     end: pd.Timestamp,
     freq: str,
     top_n: int,
+    coverage: tuple[pd.Timestamp, pd.Timestamp] | None = None,
 ) -> dict[str, Any]:
     recipients_all = addresses.top(transfers, role="recipient", n=None)
     return {
-        "senders": int(transfers["message_sender"].nunique()),
-        "recipients": int(transfers["mint_recipient"].nunique()),
-        "kpis": volumes.kpis(transfers, now=end),
+        "senders": engine_ledger.distinct(transfers, "message_sender"),
+        "recipients": engine_ledger.distinct(transfers, "mint_recipient"),
+        "kpis": volumes.kpis(transfers, now=end, coverage=coverage),
         "graph": flows.graph(transfers),
         "matrix": flows.matrix(transfers),
         "corridors": flows.corridors(transfers, n=top_n),
         "net": flows.net(transfers),
-        "timeseries": volumes.timeseries(transfers, freq=freq, by="source_chain"),
+        "timeseries": volumes.timeseries(
+            transfers, freq=freq, by="source_chain", coverage=coverage
+        ),
         "in_flight": volumes.in_flight(history),
         "sizes": volumes.size_buckets(transfers),
-        "largest": float(transfers["amount"].max()) if len(transfers) else float("nan"),
-        "seasonality": volumes.seasonality(transfers),
-        "top_recipients": with_main_chain(recipients_all.head(top_n), transfers, role="recipient"),
-        "top_senders": with_main_chain(
+        "largest": engine_ledger.largest(transfers),
+        "seasonality": volumes.seasonality(transfers, coverage=coverage),
+        "top_recipients": _main_chain(recipients_all.head(top_n), transfers, role="recipient"),
+        "top_senders": _main_chain(
             addresses.top(transfers, role="sender", n=top_n), transfers, role="sender"
         ),
         "concentration": addresses.concentration(recipients_all["volume"]),
     }
 
 
+
+
+_SIDE = {"recipient": ("mint_recipient", "destination_chain"),
+         "sender": ("message_sender", "source_chain")}  # fmt: skip
+
+
+def _main_chain(ranked: pd.DataFrame, transfers: Any, *, role: str) -> pd.DataFrame:
+    """:func:`~cctx_research.views.selection.with_main_chain`; over lazy transfers, from the
+    volume per address and chain summed in the engine (sums of sums: the same totals)."""
+    if engine_ledger.is_lazy(transfers):
+        transfers = engine_ledger.sums_by(transfers, _SIDE[role])
+    return with_main_chain(ranked, transfers, role=role)

@@ -16,7 +16,7 @@ caller to show; the steps are told to the caller's callback
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -24,9 +24,10 @@ import pandas as pd
 from .. import times
 from ..errors import CoverageWarning
 from ..views.selection import chain_names, touching
+from . import engine_ledger
 from .ledger_sections import link_quality, scope_ledger
 from .progress import ProgressCallback, quiet
-from .sources import check, data_span, fetch, from_frames
+from .sources import check, data_span, fetch, from_frames, mints_record
 
 __all__ = ["DEFAULT_DAYS", "ReportInputs", "bucket_for", "default_window", "resolve_inputs"]
 
@@ -134,6 +135,9 @@ class ReportInputs:
         The coverage warnings' messages, once each: the report shows them.
     warnings : tuple of warnings.WarningMessage
         Every warning raised while the frames were fetched, for the caller to show.
+    records : dict
+        The provenance of the frames left in an engine (``"transfers"``,
+        ``"ledger"``), which cannot carry it themselves; empty for pandas frames.
     """
 
     start: pd.Timestamp
@@ -150,6 +154,7 @@ class ReportInputs:
     attestations: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[warnings.WarningMessage, ...] = ()
+    records: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_inputs(
@@ -188,12 +193,16 @@ def resolve_inputs(
     cctx_research.errors.CctxError
         When fetching fails.
     """
+    record, ledger = engine_ledger.record_of(ledger), engine_ledger.unwrap(ledger)
     check(client, transfers, volume_history, ledger)
     start_ts, end_ts, as_of = _window(client, start, end, ledger, transfers)
     names = chain_names(chains)
     freq = bucket_for(start_ts, end_ts)
     scoped = None if ledger is None else scope_ledger(ledger, start_ts, end_ts, names)
     links = None if ledger is None else link_quality(ledger, start_ts, end_ts, names)
+    records = {}
+    if engine_ledger.is_lazy(ledger):
+        records = {"ledger": record, "transfers": mints_record(record, ledger, start_ts, end_ts)}
     step = on_step or quiet
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
@@ -205,13 +214,28 @@ def resolve_inputs(
             )
             step("transfers", True)
             step("volume history", True)
-        kept = touching(fetched, names)
+        if engine_ledger.is_lazy(fetched):
+            kept = engine_ledger.touching(fetched, names)
+            _attach_record(history, records.get("ledger"), start_ts, end_ts, freq)
+        else:
+            kept = touching(fetched, names)
     notes = dict.fromkeys(str(w.message) for w in shown if issubclass(w.category, CoverageWarning))
     return ReportInputs(
         start=start_ts, end=end_ts, freq=freq, chains=names, as_of=as_of, fetched=fetched,
         transfers=kept, volume_history=history, ledger=ledger, scoped=scoped, links=links,
-        attestations=attestations, notes=tuple(notes), warnings=tuple(shown),
+        attestations=attestations, notes=tuple(notes), warnings=tuple(shown), records=records,
     )  # fmt: skip
+
+
+def _attach_record(history: pd.DataFrame, record: Any, start: Any, end: Any, freq: str) -> None:
+    """The volume history of a lazy ledger gets the provenance a pandas one's would."""
+    if record is not None:
+        from ..provenance import attach
+
+        attach(history, record.replace(
+            operation="volume_history", window=(start, end), coverage=None,
+            parameters={"start": start, "end": end, "freq": str(pd.Timedelta(freq))},
+        ))  # fmt: skip
 
 
 def _window(
@@ -220,9 +244,8 @@ def _window(
     """``(start, end, as_of)``: without a client, missing ends are the data's span."""
     as_of = None
     if client is None and (start is None or end is None):
-        first, after, last = data_span(
-            ledger if isinstance(ledger, pd.DataFrame) else None, transfers
-        )
+        held = ledger if isinstance(ledger, pd.DataFrame) or engine_ledger.is_lazy(ledger) else None
+        first, after, last = data_span(held, transfers)
         if first is not None:
             start = first if start is None else start
             if end is None:  # the data's end is "now": ages, in flight and stuck

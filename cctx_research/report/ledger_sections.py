@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import narwhals.stable.v2 as nw
 import pandas as pd
 
 from .. import chains as chain_registry
@@ -23,6 +24,7 @@ from ..analysis import latency, pending, v2
 from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
 from ..views.values import duration
+from . import engine_ledger
 from .link_sections import WHERE, link_quality
 from .registry import Context, Part, SectionSpec, figure
 
@@ -52,17 +54,17 @@ def scope_ledger(
 
     Parameters
     ----------
-    ledger : pandas.DataFrame
+    ledger : pandas.DataFrame, or an engine's lazy frame
         A ``"ledger"`` frame; the V2 columns it lacks are added as nulls
-        (on a copy).
+        (on a copy). A lazy frame stays lazy: the rows are kept in its engine.
     start, end : pandas.Timestamp
     names : sequence of str or None
         Canonical chain names; None keeps every chain.
 
     Returns
     -------
-    pandas.DataFrame
-        With the ledger's provenance.
+    pandas.DataFrame or lazy frame
+        With the ledger's provenance (pandas).
 
     Raises
     ------
@@ -71,6 +73,8 @@ def scope_ledger(
     cctx_research.errors.DataError
         If it does not follow the ledger schema (naming the columns).
     """
+    if engine_ledger.is_lazy(ledger):
+        return engine_ledger.scope(ledger, start, end, names)
     if not isinstance(ledger, pd.DataFrame):
         raise TypeError(
             "ledger must be a pandas DataFrame of kind 'ledger' (cctx_research.load(...), "
@@ -97,17 +101,13 @@ def ledger_of(ctx: Context) -> pd.DataFrame:
 
 
 def _has_burn_times(ctx: Context) -> bool:
-    ledger = ctx.ledger
-    if ledger is None or not len(ledger):
-        return False
-    no_side = ledger["burn_tx_hash"].isna().to_numpy() & (
-        ledger["burn_block"].to_numpy(dtype="int64") == -1
-    )
-    return bool((ledger["burn_timestamp"].notna().to_numpy() & ~no_side).any())
+    return ctx.ledger is not None and engine_ledger.has_burn_times(ctx.ledger)
 
 
 def _completed_by_end(ctx: Context) -> pd.DataFrame:
     ledger = ledger_of(ctx)
+    if engine_ledger.is_lazy(ledger):
+        return engine_ledger.completed_by(ledger, ctx.end)
     minted = (ledger["mint_timestamp"] < ctx.end).fillna(False).to_numpy(dtype=bool)
     out = ledger.loc[minted | ledger["mint_timestamp"].isna().to_numpy()]
     out.attrs = dict(ledger.attrs)
@@ -117,14 +117,13 @@ def _completed_by_end(ctx: Context) -> pd.DataFrame:
 def _supports_latency(ctx: Context) -> bool:
     if not _has_burn_times(ctx):
         return False
-    done = _completed_by_end(ctx)
-    return bool(done["mint_timestamp"].notna().any())
+    return engine_ledger.any_row(_completed_by_end(ctx), ~nw.col("mint_timestamp").is_null())
 
 
 def _supports_v2(ctx: Context) -> bool:
     if not _has_burn_times(ctx):
         return False
-    return bool((ledger_of(ctx)["cctp_version"] == 2).fillna(False).any())
+    return engine_ledger.any_row(ledger_of(ctx), nw.col("cctp_version") == 2)
 
 
 def _latency(ctx: Context) -> Sequence[Part]:

@@ -12,7 +12,9 @@ ledger sections are.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import narwhals.stable.v2 as nw
 import pandas as pd
 
 from .. import chains as chain_registry
@@ -20,6 +22,7 @@ from .. import schema
 from ..analysis import linking
 from ..provenance import is_synthetic
 from ..views.markup import cards, html_table, note
+from . import engine_ledger
 from .registry import Context, Part, SectionSpec
 
 __all__ = ["SPECS", "WHERE", "link_quality"]
@@ -38,7 +41,10 @@ def link_quality(
     names: Sequence[str] | None,
 ) -> pd.DataFrame | None:
     """Links per route over the transfers burned in ``[start, end)`` and the mint-only rows
-    minted in it; None when the ledger does not say how it was linked (the synthetic sample)."""
+    minted in it; None when the ledger does not say how it was linked (the synthetic sample).
+    A lazy ledger is counted in its engine."""
+    if engine_ledger.is_lazy(ledger):
+        return _engine_link_quality(ledger, start, end, names)
     frame = schema.complete(ledger.copy(deep=False), "ledger")
     if not frame["pairing"].notna().any():
         return None
@@ -49,6 +55,25 @@ def link_quality(
         touching = frame["source_domain"].isin(wanted) | frame["destination_domain"].isin(wanted)
         keep = keep & touching.to_numpy(dtype=bool)
     return linking.quality(frame.loc[keep], freq=None)
+
+
+def _engine_link_quality(
+    ledger: Any, start: pd.Timestamp, end: pd.Timestamp, names: Sequence[str] | None
+) -> pd.DataFrame | None:
+    if "pairing" not in nw.from_native(ledger).collect_schema().names():
+        return None
+    if not engine_ledger.any_row(ledger, ~nw.col("pairing").is_null()):
+        return None
+    when = nw.coalesce("burn_timestamp", "mint_timestamp")
+    keep = when.is_between(nw.lit(start), nw.lit(end), closed="left").fill_null(False)
+    if names:
+        wanted = sorted({chain_registry.domain(n) for n in names})
+        keep = keep & (
+            nw.col("source_domain").is_in(wanted) | nw.col("destination_domain").is_in(wanted)
+        )
+    frame = nw.from_native(ledger)
+    lf = frame.lazy() if isinstance(frame, nw.DataFrame) else frame
+    return linking.quality(lf.filter(keep).to_native(), freq=None)
 
 
 def _links(ctx: Context) -> Sequence[Part]:
@@ -85,7 +110,8 @@ def _links_left_out(ctx: Context) -> str:
     linked (empty when the section is in): a section of "no link data" would be empty."""
     if ctx.ledger is None or ctx.links is not None:
         return ""
-    if is_synthetic(ctx.ledger):
+    lazy = engine_ledger.is_lazy(ctx.ledger)
+    if ctx.provenance.get("synthetic") if lazy else is_synthetic(ctx.ledger):
         return (
             "the synthetic sample makes both sides of each transfer together, so it has no "
             "linking to judge (a ledger loaded with cctx_research.load(...) says how each "

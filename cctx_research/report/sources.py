@@ -19,9 +19,10 @@ from .. import schema, times
 from ..analysis.history import volume_history
 from ..ingest import transfers_from_ledger
 from ..provenance import attach, provenance
+from . import engine_ledger
 from .progress import ProgressCallback, quiet
 
-__all__ = ["check", "data_span", "fetch", "from_frames", "mints_from_ledger"]
+__all__ = ["check", "data_span", "fetch", "from_frames", "mints_from_ledger", "mints_record"]
 
 _WHAT = (
     "a client (cctx_research.connect()), or frames: transfers= and volume_history=, "
@@ -59,7 +60,15 @@ def check(client: Any, transfers: Any, history: Any, ledger: Any) -> None:
                 f"{name} must be a pandas DataFrame (client.mints(...), "
                 f"client.volume_history(...)), got {type(frame).__name__}"
             )
-    if isinstance(ledger, pd.DataFrame) and not len(ledger) and transfers is None:
+    if ledger is not None and not isinstance(ledger, pd.DataFrame) and not (
+        engine_ledger.is_lazy(ledger)
+    ):
+        raise TypeError(
+            "ledger must be a pandas DataFrame of kind 'ledger' (cctx_research.load(...), "
+            "cctx_research.load_sample()) or an engine's lazy frame of one "
+            f"(cctx_research.load(..., engine='duckdb')), got {type(ledger).__name__}"
+        )
+    if ledger is not None and transfers is None and not engine_ledger.count(ledger):
         # else every section draws empty 0-1 axes over a window of nothing
         raise ValueError(
             "ledger= has no rows: there is nothing to report on; pass a ledger with "
@@ -72,15 +81,15 @@ def check(client: Any, transfers: Any, history: Any, ledger: Any) -> None:
         raise ValueError(f"{missing} is missing: pass {_WHAT}")
 
 
-def data_span(
-    ledger: pd.DataFrame | None, transfers: pd.DataFrame | None
-) -> tuple[Any, Any, Any]:
+def data_span(ledger: Any, transfers: pd.DataFrame | None) -> tuple[Any, Any, Any]:
     """The data's span as a window: ``(start, end, last event)``; Nones if there is no data.
 
     ``start`` is the first event floored to the minute, ``end`` the minute
     after the last event (the window is half-open), ``last`` the last event
     itself: the clock a report on this data ages pending transfers at.
     """
+    if engine_ledger.is_lazy(ledger):
+        return engine_ledger.span(ledger)
     if ledger is not None and {"burn_timestamp", "mint_timestamp"} <= set(ledger.columns):
         stamps = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
     elif transfers is not None and "timestamp" in transfers.columns:
@@ -122,29 +131,34 @@ def mints_from_ledger(
     out = frame.loc[keep.to_numpy(dtype=bool)].reset_index(drop=True)
     out.attrs = dict(frame.attrs)
     if record is not None:
-        first, last = _held(ledger)
-        coverage = None
-        if first is not None:
-            lo, hi = max(first, start_ts), min(last, end_ts)
-            coverage = (lo, hi) if lo < hi else (start_ts, start_ts)
-        attach(
-            out,
-            record.replace(
-                operation="mints",
-                window=(start_ts, end_ts),
-                coverage=coverage,
-                parameters={"start": start_ts, "end": end_ts},
-            ),
-        )
+        attach(out, mints_record(record, ledger, start_ts, end_ts))
     return out
 
 
-def _held(ledger: pd.DataFrame) -> tuple[Any, Any]:
+def _held(ledger: Any) -> tuple[Any, Any]:
     """The first and last time of any record of ``ledger`` (Nones when it has none)."""
+    if engine_ledger.is_lazy(ledger):
+        first, last = engine_ledger.events(ledger)
+        return (None, None) if first is None else (first, last + pd.Timedelta(seconds=1))
     stamps = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
     if not len(stamps):
         return None, None
     return stamps.min(), stamps.max() + pd.Timedelta(seconds=1)
+
+
+def mints_record(record: Any, ledger: Any, start: pd.Timestamp, end: pd.Timestamp) -> Any:
+    """The provenance of the mints of ``[start, end)`` drawn from a ledger of ``record``."""
+    if record is None:
+        return None
+    first, last = _held(ledger)
+    coverage = None
+    if first is not None:
+        lo, hi = max(first, start), min(last, end)
+        coverage = (lo, hi) if lo < hi else (start, start)
+    return record.replace(
+        operation="mints", window=(start, end), coverage=coverage,
+        parameters={"start": start, "end": end},
+    )  # fmt: skip
 
 
 def _within(frame: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
@@ -199,7 +213,9 @@ def from_frames(
     cctx_research.errors.DataError
         If a frame does not follow its schema.
     """
-    if transfers is None:
+    if transfers is None and engine_ledger.is_lazy(ledger):
+        transfers = engine_ledger.mints(ledger, start, end)
+    elif transfers is None:
         transfers = mints_from_ledger(ledger, start, end)
     else:
         transfers = _within(schema.validate(transfers, "transfers"), start, end)

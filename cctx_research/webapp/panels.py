@@ -87,8 +87,11 @@ def ledger_behind() -> Any:
     """The ledger ``cctx-research dashboard`` serves (``CCTX_LEDGER``), or None.
 
     ``sample``: the embedded sample's ledger (what its service serves); a
-    path: that file, loaded. Without the variable (the configured service)
-    there is no ledger: the interface's frames carry one side of each transfer.
+    ledger dataset or ledger Parquet file: opened in DuckDB
+    (:func:`cctx_research.views.ledger_files.open_ledger`), so the kernel
+    analyses it there and holds no copy of it; another file: loaded. Without
+    the variable (the configured service) there is no ledger: the interface's
+    frames carry one side of each transfer.
     """
     from .. import config
 
@@ -96,8 +99,15 @@ def ledger_behind() -> Any:
     if named is None:
         return None
     from .. import load, load_sample
+    from ..views.ledger_files import open_ledger
 
-    return load_sample() if named == "sample" else load(named)
+    if named == "sample":
+        return load_sample()
+    try:
+        opened = open_ledger(named)
+    except ImportError:  # no engines extra: the kernel reads the ledger into pandas
+        opened = None
+    return opened if opened is not None else load(named)
 
 
 def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) -> AppPanels:

@@ -6,11 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
+import narwhals.stable.v2 as nw
 import pandas as pd
 
 from .. import chains as chain_registry
 from .. import plots
 from ..analysis import actors, movements
+from ..views.ledger_files import EngineLedger
 from ..views.markup import escape, html_table, render_png
 from ._panel import OK_STYLE, Panel
 from .overview import chain_options
@@ -54,14 +56,15 @@ class ActorsPanel(Panel):
         As for :class:`~cctx_research.widgets.Dashboard`.
     """
 
-    def __init__(self, ledger: pd.DataFrame | None, window: Any = None) -> None:
+    def __init__(self, ledger: Any, window: Any = None) -> None:
         super().__init__()
-        self.ledger = ledger
+        # a ledger opened in an engine (dashboard --data) stays there: filtered and
+        # aggregated in it, never copied into the kernel
+        self.ledger = ledger.frame if isinstance(ledger, EngineLedger) else ledger
         self.window: tuple[pd.Timestamp, pd.Timestamp] | None = window
         held: list[str] = []
         if ledger is not None:
-            domains = set(ledger["source_domain"]) | set(ledger["destination_domain"])
-            held = sorted(chain_registry.chain_name(int(d)) for d in domains)
+            held = sorted(chain_registry.chain_name(int(d)) for d in _domains(self.ledger))
         self.role = w.ToggleButtons(options=list(ROLES), value="relayers")
         self.chains = w.SelectMultiple(
             options=chain_options(held), rows=min(max(len(held), 1), 8), description="Chains",
@@ -103,14 +106,14 @@ class ActorsPanel(Panel):
             return
         data = self.ledger
         if self.window is not None:
-            burned = data["burn_timestamp"]
-            start, end = self.window
-            data = data[((burned >= start) & (burned < end)).fillna(False).to_numpy(dtype=bool)]
+            data = _burned_in(data, *self.window)
         picked = list(self.chains.value)
         if picked:
-            wanted = chain_registry.domains(picked)
-            touching = data["source_domain"].isin(wanted) | data["destination_domain"].isin(wanted)
-            data = data[touching]
+            wanted = list(chain_registry.domains(picked))
+            touching = nw.col("source_domain").is_in(wanted) | nw.col(
+                "destination_domain"
+            ).is_in(wanted)
+            data = _lazy(data).filter(touching).to_native()
         role, n = self.role.value, self.top_n.value
         shares = self.images["shares"]
         if role == "relayers":
@@ -146,6 +149,37 @@ class ActorsPanel(Panel):
         )
 
 
+def _burned_in(data: Any, start: pd.Timestamp, end: pd.Timestamp) -> Any:
+    """The transfers burned in ``[start, end)``, in the ledger's own engine."""
+    if isinstance(data, pd.DataFrame):
+        burned = data["burn_timestamp"]
+        return data[((burned >= start) & (burned < end)).fillna(False).to_numpy(dtype=bool)]
+    burn = nw.col("burn_timestamp")
+    keep = ~burn.is_null() & (burn >= nw.lit(start)) & (burn < nw.lit(end))
+    return _lazy(data).filter(keep).to_native()
+
+
+def _lazy(data: Any) -> nw.LazyFrame:
+    frame = nw.from_native(data)
+    return frame.lazy() if isinstance(frame, nw.DataFrame) else frame
+
+
+def _domains(data: Any) -> set[int]:
+    """The domains a ledger's transfers leave or reach, asked of its engine."""
+    if isinstance(data, pd.DataFrame):
+        return set(data["source_domain"]) | set(data["destination_domain"])
+    lf, found = _lazy(data), set()
+    for column in ("source_domain", "destination_domain"):
+        found |= set(lf.select(nw.col(column)).unique().collect()[column].to_list())
+    return {int(d) for d in found}
+
+
+def _count(data: Any) -> int:
+    if isinstance(data, pd.DataFrame):
+        return len(data)
+    return int(_lazy(data).select(nw.len()).collect().item())
+
+
 def _named(names: list[str]) -> Callable[..., Any]:
     """:func:`~cctx_research.plots.plot_relayer_shares`, noting the names its legend shows."""
 
@@ -175,7 +209,7 @@ def _window(start: Any, end: Any) -> tuple[pd.Timestamp, pd.Timestamp]:
     return bounds[0], bounds[1]
 
 
-def _burned(data: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> str:
+def _burned(data: Any, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> str:
     """The base the counts are on: transfers burned in the window, minted or not."""
     if window is not None:
         start, end = window
@@ -184,17 +218,20 @@ def _burned(data: pd.DataFrame, window: tuple[pd.Timestamp, pd.Timestamp] | None
             f"{start:%Y-%m-%d} to {last:%Y-%m-%d}"
         )
         return f", burned {days} (UTC), minted or not"
-    if not len(data):
+    if not _count(data):
         return ""
-    burned = data["burn_timestamp"]
-    return f", burned {burned.min():%Y-%m-%d %H:%M} to {burned.max():%Y-%m-%d %H:%M} UTC"
+    burn = nw.col("burn_timestamp")
+    first, last = _lazy(data).select(burn.min().alias("a"), burn.max().alias("b")).collect().row(0)
+    first, last = pd.Timestamp(first), pd.Timestamp(last)
+    return f", burned {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC"
 
 
-def _summary(role: str, table: pd.DataFrame, data: pd.DataFrame) -> str:
+def _summary(role: str, table: pd.DataFrame, data: Any) -> str:
     """What the table counts, in words: "12 relayers minted 83,900 of these 83,927 transfers"."""
-    transfers = len(data)
+    transfers = _count(data)
     if role == "relayers":
-        minted = int(data["mint_timestamp"].notna().sum())
+        unminted = _lazy(data).select(nw.col("mint_timestamp").is_null().sum()).collect()
+        minted = transfers - int(unminted.item())
         return f"{len(table):,} relayers minted {minted:,} of these {transfers:,} transfers"
     if role == "depositors":
         # users burning for themselves are no integrators (actors.integrators): not listed
@@ -210,16 +247,15 @@ def _summary(role: str, table: pd.DataFrame, data: pd.DataFrame) -> str:
     )
 
 
-def actors_panel(
-    ledger: pd.DataFrame | None, *, start: Any = None, end: Any = None
-) -> ActorsPanel:
+def actors_panel(ledger: Any, *, start: Any = None, end: Any = None) -> ActorsPanel:
     """Relayers, depositors and rebalancing of a ledger, with a chain picker and top-N.
 
     Parameters
     ----------
-    ledger : pandas.DataFrame or None
-        A ``"ledger"`` frame (``cctx.load(...)``, ``cctx.load_sample()``);
-        None shows what would provide one.
+    ledger : pandas.DataFrame, EngineLedger or None
+        A ``"ledger"`` frame (``cctx.load(...)``, ``cctx.load_sample()``), or
+        one opened in an engine (:func:`cctx_research.views.ledger_files.open_ledger`),
+        analysed there; None shows what would provide one.
     start, end : date-like, optional
         Keep the transfers burned in ``[start, end)`` (naive means UTC), as
         the report's section does; both or neither. Default: the whole ledger.
@@ -231,15 +267,16 @@ def actors_panel(
     Raises
     ------
     TypeError
-        If ``ledger`` is not a DataFrame or None.
+        If ``ledger`` is not a DataFrame, an engine's ledger or None.
     ValueError
         If only one of ``start``, ``end`` is given, either is no time, or
         ``start`` is not before ``end``.
     """
-    if ledger is not None and not isinstance(ledger, pd.DataFrame):
+    if ledger is not None and not isinstance(ledger, (pd.DataFrame, EngineLedger)):
         raise TypeError(
             "ledger must be a pandas DataFrame of kind 'ledger' (cctx.load(...), "
-            f"cctx.load_sample()) or None, got {type(ledger).__name__}"
+            "cctx.load_sample()), a ledger opened in an engine (cctx_research.views."
+            f"ledger_files.open_ledger(path)) or None, got {type(ledger).__name__}"
         )
     if (start is None) != (end is None):
         raise ValueError("pass both start and end (the burns' window), or neither")

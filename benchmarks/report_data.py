@@ -1,0 +1,143 @@
+"""Figure 14: ``cctx-research report --data`` on the lazy ledger against the pandas ledger.
+
+Run::
+
+    .venv/bin/python benchmarks/report_data.py --quick        # 20k transfers
+    .venv/bin/python benchmarks/report_data.py --sizes 1M     # chosen sizes
+
+For each size, each step in a fresh subprocess, one after the other:
+
+1. ``benchmarks/scale.py``'s generator writes N sync-shaped transfers (the
+   four logs of each, eight EVM chains, 70% V2), and its ``load`` worker
+   links them into ``ledger.parquet`` (pandas, as ``cctx-research import``);
+   the same ledger is also written as a ``ledger`` dataset (``datasets.write``);
+2. the baseline: ``report --data ledger.parquet --engine pandas``, the path
+   every ``report --data`` took before: the whole ledger read into pandas,
+   copied, scoped, then analysed;
+3. ``report --data ledger.parquet`` (DuckDB over the file, the default) and
+   ``report --data <dataset>`` (DuckDB over the partitioned dataset): the
+   sections aggregate in DuckDB and bring back their results.
+
+Time is the command's wall time, imports included; peak RSS the child's
+``ru_maxrss``. Ratios are against the baseline measured in the same run.
+The pages are checked to hold the same sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from scale import size  # noqa: E402
+from scale_run import GIB, Child, memory_cap, spawn  # noqa: E402
+from suite import Row, machine, table  # noqa: E402
+
+QUICK_SIZES = [20_000]
+SIZES = [1_000_000]
+
+
+def label(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def _write_dataset(ledger: Path, out: Path) -> int:
+    """The worker: ``ledger.parquet`` written again as a ``ledger`` dataset."""
+    import cctx_research as cctx
+    from cctx_research.ingest import datasets
+
+    frame = cctx.load(str(ledger))
+    datasets.write(frame, out)
+    print(json.dumps({"rows": len(frame)}))
+    return 0
+
+
+def _report(data: Path, out: Path, *, cap: int, engine: str | None) -> Child:
+    cmd = [sys.executable, "-m", "cctx_research.cli", "report", "--data", str(data),
+           "--out", str(out), "--no-progress"]  # fmt: skip
+    if engine is not None:
+        cmd += ["--engine", engine]
+    return spawn(cmd, cap=cap, cwd=out.parent)
+
+
+def _sections(page: Path) -> list[str]:
+    return re.findall(r'<section id="([^"]+)"', page.read_text()) if page.is_file() else []
+
+
+def measure(n: int, work: Path, cap: int, *, dataset_form: bool = True) -> list[Row]:
+    """The rows of one size: the baseline's time and memory, then each lazy form's."""
+    tag, root = label(n), work / f"cctp-{label(n)}"
+    ledger, dataset = work / f"ledger-{tag}.parquet", work / f"ledger-{tag}"
+    scale = [sys.executable, str(HERE / "scale.py")]
+    steps = [
+        [*scale, "--worker", "generate", "--root", str(root), "-n", str(n)],
+        [*scale, "--worker", "load", "--root", str(root), "--out", str(ledger),
+         "--engine", "pandas", "--check", "0"],
+        [sys.executable, str(Path(__file__).resolve()), "--dataset", str(ledger), str(dataset)],
+    ]  # fmt: skip
+    forms = {"pandas (before)": (ledger, "pandas"), "duckdb over ledger.parquet": (ledger, None),
+             "duckdb over the dataset": (dataset, None)}  # fmt: skip
+    if not dataset_form:
+        del forms["duckdb over the dataset"]
+        steps.pop()
+    for cmd in steps:
+        print(f"{tag}: {' '.join(cmd[1:3])}", file=sys.stderr)
+        done = spawn(cmd, cap=cap, cwd=work)
+        if done.failure:
+            raise SystemExit(f"{tag}: {cmd[1:3]} {done.failure}: {done.error}")
+    shutil.rmtree(root, ignore_errors=True)
+    runs, pages = {}, {}
+    for name, (data, engine) in forms.items():
+        print(f"{tag}: report, {name}", file=sys.stderr)
+        page = work / f"report-{tag}-{len(runs)}.html"
+        runs[name] = _report(data, page, cap=cap, engine=engine)
+        pages[name] = _sections(page)
+    base = runs["pandas (before)"]
+    rows = []
+    for name, child in runs.items():
+        same = pages[name] == pages["pandas (before)"] and bool(pages[name])
+        detail = (f"CPU {child.cpu:.1f} s; " + ("same sections as the baseline" if same
+                  else "SECTIONS DIFFER")) if not child.failure else child.error  # fmt: skip
+        rows.append(Row(f"14 report --data {tag}, {name}: time", child.wall,
+                        None if child is base else base.wall, "s", "-", None, detail,
+                        text=child.failure))  # fmt: skip
+        rows.append(Row(f"14 report --data {tag}, {name}: peak RSS", child.peak / GIB,
+                        None if child is base else base.peak / GIB, "GiB", "-", None,
+                        "the command's peak RSS, imports in", text=child.failure))  # fmt: skip
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20k transfers")
+    parser.add_argument("--sizes", type=lambda t: [size(x) for x in t.split(",") if x.strip()],
+                        help="sizes to run, e.g. 100k,1M")  # fmt: skip
+    parser.add_argument("--memory-cap", type=float, default=None, metavar="GIB")
+    parser.add_argument("--work", type=Path, default=None, help="where the data goes (temporary)")
+    parser.add_argument("--no-dataset", action="store_true",
+                        help="leave out the report over a ledger dataset (its write takes long)")
+    parser.add_argument("--dataset", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.dataset:
+        return _write_dataset(*args.dataset)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    work = (args.work or Path(tempfile.mkdtemp(prefix="cctx-report-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    cap = memory_cap(args.memory_cap)
+    rows = [row for n in sizes for row in measure(n, work, cap, dataset_form=not args.no_dataset)]
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+    print(table(rows))
+    print(f"\n{machine()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

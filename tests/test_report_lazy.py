@@ -1,0 +1,159 @@
+"""A report on a ledger left in its engine equals the report on the same ledger in pandas.
+
+``report.build(ledger=...)`` over a DuckDB relation (what ``report --data`` hands it
+for a ledger dataset or a ledger Parquet file) scopes, counts and aggregates in the
+engine; the page it draws must say what the pandas report says, figure for figure and
+table for table (the time the page was made aside). The pieces the report asks of the
+engine (volume per bucket, links per route) are held equal to pandas on their own,
+on each engine, where a difference is easier to read than in a page.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cctx_research import provenance, report
+from cctx_research.analysis import linking
+from cctx_research.analysis.history import volume_history
+from cctx_research.cli import main
+from cctx_research.ingest import datasets
+from cctx_research.report.engine_ledger import EngineLedger
+from cctx_research.service.sample import generate
+from cctx_research.views.markup import when
+
+duckdb = pytest.importorskip("duckdb", reason="the engines extra is not installed")
+pl = pytest.importorskip("polars", reason="the engines extra is not installed")
+
+SAMPLE_AS_OF = "2024-07-01T12:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def ledger() -> pd.DataFrame:
+    return generate(SAMPLE_AS_OF, days=2)
+
+
+@pytest.fixture(scope="module")
+def parquet(ledger, tmp_path_factory):
+    path = tmp_path_factory.mktemp("lazy") / "ledger.parquet"
+    ledger.to_parquet(path)
+    return path
+
+
+def _lazy(engine: str, path) -> object:
+    return duckdb.read_parquet(str(path)) if engine == "duckdb" else pl.scan_parquet(path)
+
+
+def _page(built: report.Report) -> str:
+    """The page without the moment it was made (the only thing two builds may differ in)."""
+    return built.to_html().replace(when(built.generated_at), "(made at)")
+
+
+def test_the_report_on_a_duckdb_ledger_equals_the_pandas_report(ledger, parquet):
+    on_pandas = report.build(ledger=ledger)
+    lazy = EngineLedger(duckdb.read_parquet(str(parquet)), provenance.provenance(ledger))
+    on_duckdb = report.build(ledger=lazy)
+    assert [s.id for s in on_duckdb.sections] == [s.id for s in on_pandas.sections]
+    for mine, theirs in zip(on_duckdb.sections, on_pandas.sections, strict=True):
+        if mine.id == "provenance":
+            continue  # holds the time the page was made: compared below without it
+        assert mine.to_html() == theirs.to_html(), f"section {mine.id!r} differs"
+    assert _page(on_duckdb) == _page(on_pandas)
+    assert on_duckdb.synthetic
+    assert "synthetic" in on_duckdb.to_html().lower()
+
+
+def test_a_chain_selection_is_kept_in_the_engine_as_in_pandas(ledger, parquet):
+    window = {"start": "2024-06-30", "end": "2024-07-01", "chains": ["base"]}
+    on_pandas = report.build(ledger=ledger, **window)
+    lazy = EngineLedger(duckdb.read_parquet(str(parquet)), provenance.provenance(ledger))
+    on_duckdb = report.build(ledger=lazy, **window)
+    picked = ("kpis", "flows", "latency", "pending", "v2", "actors")
+    for mine, theirs in zip(on_duckdb.sections, on_pandas.sections, strict=True):
+        if mine.id in picked:
+            assert mine.to_html() == theirs.to_html(), f"section {mine.id!r} differs"
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_volume_history_summed_in_the_engine_equals_pandas(ledger, parquet, engine):
+    for freq, start, end in (("1h", "2024-06-29 07:30", "2024-06-30 02:00"),
+                             ("1D", "2024-06-28", "2024-07-02")):  # fmt: skip
+        mine = volume_history(_lazy(engine, parquet), start, end, freq=freq)
+        theirs = volume_history(ledger, start, end, freq=freq)
+        pd.testing.assert_frame_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_links_counted_in_the_engine_equal_pandas(ledger, tmp_path, engine):
+    kinds = np.array(["exact", "content", "content_ambiguous", "pending", "mint_only", None],
+                     dtype=object)  # fmt: skip
+    paired = ledger.assign(pairing=pd.array(kinds[np.arange(len(ledger)) % len(kinds)],
+                                            dtype="string"))  # fmt: skip
+    path = tmp_path / "paired.parquet"
+    paired.to_parquet(path)
+    for freq in (None, "1D", "1h"):
+        mine = linking.quality(_lazy(engine, path), freq=freq)
+        theirs = linking.quality(paired, freq=freq)
+        pd.testing.assert_frame_equal(mine, theirs, check_dtype=False)
+        assert int(mine["content_ambiguous"].sum()) > 0
+
+
+def test_report_data_on_a_ledger_dataset_reads_no_pandas_ledger(ledger, tmp_path, monkeypatch):
+    # the command must not load the ledger into pandas: `load` is not called at all
+    datasets.write(ledger, tmp_path / "ledger")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("report --data read the ledger dataset into pandas")
+
+    monkeypatch.setattr("cctx_research.ingest.load", refused)
+    out = tmp_path / "report.html"
+    code = main(["report", "--data", str(tmp_path / "ledger"), "--out", str(out),
+                 "--no-progress"])  # fmt: skip
+    assert code == 0
+    page = out.read_text()
+    assert "synthetic" in page.lower()  # the dataset's manifest says so
+    assert "Latency" in page
+    assert "Who moves the money" in page
+
+
+def test_the_apps_actors_tab_on_a_ledger_file_keeps_it_in_duckdb(ledger, parquet, monkeypatch):
+    from cctx_research.views.ledger_files import EngineLedger as Opened
+    from cctx_research.webapp.panels import ledger_behind
+    from cctx_research.widgets.actors import actors_panel
+
+    monkeypatch.setenv("CCTX_LEDGER", str(parquet))
+    opened = ledger_behind()  # what a page's kernel holds: no pandas copy of the ledger
+    assert isinstance(opened, Opened)
+    assert opened.synthetic
+    on_pandas, on_duckdb = actors_panel(ledger), actors_panel(opened)
+    for role in ("relayers", "depositors", "rebalancing"):
+        on_pandas.role.value = on_duckdb.role.value = role
+        assert on_duckdb.error is None
+        assert on_duckdb.table.value == on_pandas.table.value, role
+        assert on_duckdb.status.value == on_pandas.status.value, role
+        assert "transfers" in on_duckdb.status.value  # drawn, not an empty panel
+    on_pandas.chains.value = on_duckdb.chains.value = ("base",)
+    assert on_duckdb.table.value == on_pandas.table.value
+    assert on_duckdb.banner.value == on_pandas.banner.value
+
+
+def test_a_sync_directory_opens_as_its_ledger_and_other_files_are_left_to_load(
+    ledger, parquet, tmp_path
+):
+    from cctx_research import storage
+    from cctx_research.report.engine_ledger import count
+    from cctx_research.views.ledger_files import open_ledger
+
+    synced = tmp_path / "cctp"
+    synced.mkdir()
+    storage.write_manifest(synced, storage.Manifest(kind="sync"))
+    (synced / "ledger.parquet").write_bytes(parquet.read_bytes())
+    opened = open_ledger(synced)
+    assert count(opened.frame) == len(ledger)
+    assert opened.synthetic  # the file's own provenance, kept beside the relation
+    transfers = tmp_path / "transfers.parquet"
+    ledger[["transfer_id", "amount_raw"]].to_parquet(transfers)
+    assert open_ledger(transfers) is None  # not a ledger: `load` reads it
+    with pytest.raises(ValueError, match="engine must be one of"):
+        open_ledger(parquet, engine="spark")
