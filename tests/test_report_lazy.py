@@ -136,6 +136,14 @@ def test_the_apps_actors_tab_on_a_ledger_file_keeps_it_in_duckdb(ledger, parquet
     on_pandas.chains.value = on_duckdb.chains.value = ("base",)
     assert on_duckdb.table.value == on_pandas.table.value
     assert on_duckdb.banner.value == on_pandas.banner.value
+    # the app's window (the dashboard's days), filtered in the engine as in pandas
+    first = ledger["burn_timestamp"].dropna().min().normalize() + pd.Timedelta(days=1)
+    for panel in (on_pandas, on_duckdb):
+        panel.set_window(first, first + pd.Timedelta(days=1))
+    assert on_duckdb.error is None
+    assert on_duckdb.table.value == on_pandas.table.value
+    assert on_duckdb.status.value == on_pandas.status.value
+    assert f"burned {first:%Y-%m-%d} (UTC)" in on_duckdb.status.value
 
 
 def test_a_sync_directory_opens_as_its_ledger_and_other_files_are_left_to_load(
