@@ -449,6 +449,8 @@ def test_a_window_before_1970_is_refused_before_any_request(env, tmp_path, capsy
                       "interface's times (Unix seconds) begin; pass a start on or after "
                       "1970-01-01"]
     assert not (tmp_path / "r.html").exists()
+    # refused before the sample is built (or read) for a window it could never serve
+    assert not (tmp_path / "envcache").exists() or not any((tmp_path / "envcache").rglob("*"))
 
 
 def test_a_server_at_the_base_url_without_credentials_is_named_beside_the_sample(
