@@ -1,4 +1,4 @@
-"""Figure 14: ``cctx-research report --data`` on the lazy ledger against the pandas ledger.
+"""Figure 15: ``cctx-research report --data`` on the lazy ledger against the pandas ledger.
 
 Run::
 
@@ -105,10 +105,10 @@ def measure(n: int, work: Path, cap: int, *, dataset_form: bool = True) -> list[
         same = pages[name] == pages["pandas (before)"] and bool(pages[name])
         detail = (f"CPU {child.cpu:.1f} s; " + ("same sections as the baseline" if same
                   else "SECTIONS DIFFER")) if not child.failure else child.error  # fmt: skip
-        rows.append(Row(f"14 report --data {tag}, {name}: time", child.wall,
+        rows.append(Row(f"15 report --data {tag}, {name}: time", child.wall,
                         None if child is base else base.wall, "s", "-", None, detail,
                         text=child.failure))  # fmt: skip
-        rows.append(Row(f"14 report --data {tag}, {name}: peak RSS", child.peak / GIB,
+        rows.append(Row(f"15 report --data {tag}, {name}: peak RSS", child.peak / GIB,
                         None if child is base else base.peak / GIB, "GiB", "-", None,
                         "the command's peak RSS, imports in", text=child.failure))  # fmt: skip
     return rows
