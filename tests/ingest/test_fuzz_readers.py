@@ -185,6 +185,20 @@ def test_damaged_xchaindatagen_cells_never_crash_nor_invent_a_transfer(tmp_path,
     assert len(set(ledger["amount_raw"]) - set(truth["amount_raw"])) <= 1
 
 
+@pytest.mark.parametrize("number", ["33132048973192757248", "99999"])
+def test_a_number_in_a_chain_name_column_is_an_unknown_chain(tmp_path, number):
+    # found by the test above: a chain column holding a number was taken for a domain
+    # id (overflowing int64, or a domain no chain has) instead of an unknown chain
+    for other in XCDG_FILES:
+        frame = pd.read_csv(XCDG / other, dtype=str)
+        if other == "cctp_blockchain_transactions.csv":
+            frame.loc[0, "blockchain"] = number
+        frame.to_csv(tmp_path / other, index=False)
+    ledger = cctx.load(sorted(tmp_path.glob("*.csv")), errors="report")
+    said = " ".join(cctx.bad_rows(ledger)["reason"].astype(str))
+    assert f"column 'blockchain': unknown chain '{number}'" in said
+
+
 def test_an_xchaindatagen_arrival_left_out_whole_is_no_crash(tmp_path):
     # found by the test above: cctp_message_received's only row, its transaction hash
     # emptied, matches no row of the times table: its time stays empty, in UTC

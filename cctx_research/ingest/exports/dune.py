@@ -68,17 +68,28 @@ def chain_domains(
     text = rows.strings(column, lower=True)
     if fallback is not None and rows.has(fallback):
         text = text.fillna(rows.strings(fallback, lower=True))
-    known: dict[str, int] = {}
-    for value in text.dropna().unique().tolist():
-        with contextlib.suppress(ValueError):  # an unknown name flags its rows below
-            known[value] = chains.domain(DUNE_CHAINS.get(value, value))
-    mapped = text.map(known, na_action="ignore")
+    mapped = text.map(_named_domains(text), na_action="ignore")
     unknown = np.asarray(text.notna() & mapped.isna(), dtype=bool)
     rows.flag(unknown, lambda i: f"column {column!r}: unknown chain {text.iloc[i]!r}")
     out = mapped.fillna(-1).to_numpy(dtype=np.int64)
     empty = np.asarray(text.isna(), dtype=bool)
     rows.flag(empty if required is None else empty & required, f"column {column!r} is empty")
     return out
+
+
+def _named_domains(text: pd.Series) -> dict[str, int]:
+    """Each chain name of ``text`` (Dune's or ours) and its domain; what names none is left out.
+
+    A number is no chain name: ``chains.domain`` passes an unknown domain id through,
+    so only the registry's domains count (``'33132048973192757248'`` flags its row).
+    """
+    held, known = set(chains.all_domains()), {}
+    for value in text.dropna().unique().tolist():
+        with contextlib.suppress(ValueError):  # an unknown name flags its rows
+            domain = chains.domain(DUNE_CHAINS.get(value, value))
+            if domain in held:
+                known[value] = domain
+    return known
 
 
 def _cctp_only(rows: Rows, parts: FileRead) -> Rows:
@@ -255,11 +266,7 @@ def _domains_or_names(
         rows.flag(missing, f"column {ids!r} is empty (and there is no {names!r} column)")
         return out
     text = rows.strings(names, lower=True).where(missing)
-    known: dict[str, int] = {}
-    for value in text.dropna().unique().tolist():
-        with contextlib.suppress(ValueError):  # an unknown name flags its rows below
-            known[value] = chains.domain(DUNE_CHAINS.get(value, value))
-    mapped = text.map(known, na_action="ignore")
+    mapped = text.map(_named_domains(text), na_action="ignore")
     rows.flag(np.asarray(text.notna() & mapped.isna(), dtype=bool),
               lambda i: f"column {names!r}: unknown chain {text.iloc[i]!r}")  # fmt: skip
     rows.flag(missing & np.asarray(text.isna(), dtype=bool),
