@@ -272,6 +272,39 @@ def test_the_app_counts_one_window_on_both_tabs(
     assert "minted 2024-06-29 to 2024-06-30 (UTC)" in _text(app.dashboard.status.value)
 
 
+def test_the_app_builds_a_tab_when_it_is_first_opened_on_the_days_shown(
+    sample_client: Any, ledger: pd.DataFrame
+) -> None:
+    pytest.importorskip("ipywidgets")
+    from cctx_research.webapp.panels import AppPanels
+
+    loads: list[int] = []
+
+    def load() -> pd.DataFrame:
+        loads.append(1)
+        return ledger
+
+    app = AppPanels(sample_client, days=2, ledger=load)
+    # the first page is the dashboard alone: no other panel built, no ledger loaded
+    assert app.built == ("Dashboard",)
+    assert loads == []
+    assert "opening" in app.tabs.children[3].children[0].value  # a note, until it opens
+    # days picked before the actors tab opens: it opens on them
+    app.dashboard.start.value = pd.Timestamp(START).date()
+    app.dashboard.end.value = pd.Timestamp(END).date() - pd.Timedelta(days=1)
+    assert app.built == ("Dashboard",)
+    app.tabs.selected_index = 3  # as a click on the tab does
+    assert app.built == ("Dashboard", "Who moves the money")
+    assert loads == [1]
+    assert app.tabs.children[3].children == (app.actors,)
+    assert app.actors.window == app.dashboard.window == (pd.Timestamp(START), pd.Timestamp(END))
+    assert "burned 2024-06-29 to 2024-06-30 (UTC)" in _text(app.actors.status.value)
+    app.tabs.selected_index = 1
+    assert app.tabs.children[1].children == (app.explorer,)
+    assert app.built == ("Dashboard", "Address explorer", "Who moves the money")
+    assert loads == [1]  # built once
+
+
 # notebook 07 -----------------------------------------------------------------------------
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "07_actors.ipynb"
