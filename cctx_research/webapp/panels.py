@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import logging
+import threading
 from typing import Any
 
 from .. import widgets
@@ -37,7 +38,9 @@ class AppPanels(w.VBox):
 
     The page opens on the dashboard; every other tab is built when it is first
     selected (or its attribute first read), so the first page waits on the
-    dashboard alone.
+    dashboard alone. With ``later=True`` it waits on nothing: the dashboard
+    fetches and draws on a thread once the page is built (``ready`` is set
+    when it is done; a click meanwhile waits for it).
 
     Attributes
     ----------
@@ -51,16 +54,24 @@ class AppPanels(w.VBox):
     tabs : ipywidgets.Tab
         One box per panel; a box holds its panel once it is built.
     heading : ipywidgets.HTML
+    ready : threading.Event
+        Set once the dashboard has fetched and drawn its first window.
     """
 
     def __init__(
-        self, client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None
+        self,
+        client: Any,
+        *,
+        days: int = widgets.DEFAULT_DAYS,
+        ledger: Any = None,
+        later: bool = False,
     ) -> None:
         super().__init__()
         self.client = client
         # a frame, None (no ledger), or a function loading it when the actors tab opens
         self._ledger = ledger
-        self.dashboard = widgets.dashboard(client, days=days)
+        self.ready = threading.Event()
+        self.dashboard = widgets.Dashboard(client, days=days, fetch=not later)
         self._built: dict[int, Any] = {0: self.dashboard}
         boxes = [w.VBox([self.dashboard])]
         boxes += [w.VBox([w.HTML(value=f"<i>opening {html.escape(t)}&hellip;</i>")])
@@ -81,6 +92,22 @@ class AppPanels(w.VBox):
         )
         self.add_class("cctx-app")
         self.children = [self.style, self.heading, self.tabs]
+        if later:
+            threading.Thread(target=self._open, name="cctx-app-first-draw", daemon=True).start()
+        else:
+            self.ready.set()
+
+    def _open(self) -> None:
+        try:
+            self.dashboard.refresh()  # errors are said on its status line
+        finally:
+            self.ready.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the dashboard has drawn its first window; False if ``timeout`` ran out."""
+        if timeout is not None and not timeout >= 0:
+            raise ValueError(f"timeout must be a number of seconds >= 0 or None, got {timeout!r}")
+        return self.ready.wait(timeout)
 
     @property
     def explorer(self) -> Any:
@@ -111,6 +138,7 @@ class AppPanels(w.VBox):
         if index == 2:
             return widgets.transaction_lookup(self.client)
         ledger = self._ledger() if callable(self._ledger) else self._ledger
+        self.ready.wait()  # opened during the first draw: on the days it draws
         # the days the dashboard shows now (None if it could not fetch them)
         start, end = self.dashboard.window or (None, None)
         return widgets.actors_panel(ledger, start=start, end=end)
@@ -146,7 +174,9 @@ def ledger_behind() -> Any:
     return load_sample() if named == "sample" else load(named)
 
 
-def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) -> AppPanels:
+def app(
+    client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None, later: bool = True
+) -> AppPanels:
     """The dashboard, the address explorer, the transaction lookup and who moves the money.
 
     Parameters
@@ -159,10 +189,15 @@ def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) ->
     ledger : DataFrame, optional
         The ledger of the "Who moves the money" tab (default
         :func:`ledger_behind`, loaded when that tab is first opened).
+    later : bool, default True
+        Return the page at once and let the dashboard fetch and draw on a
+        thread (the page shows its widgets first, the figures as they come);
+        ``page.wait()`` blocks until they are drawn. False: draw before returning.
 
     Returns
     -------
     AppPanels
         An ipywidgets VBox; display it.
     """
-    return AppPanels(client, days=days, ledger=ledger_behind if ledger is None else ledger)
+    loader = ledger_behind if ledger is None else ledger
+    return AppPanels(client, days=days, ledger=loader, later=later)
