@@ -93,7 +93,9 @@ class AppPanels(w.VBox):
         self.add_class("cctx-app")
         self.children = [self.style, self.heading, self.tabs]
         if later:
-            threading.Thread(target=self._open, name="cctx-app-first-draw", daemon=True).start()
+            _after_this_cell(
+                threading.Thread(target=self._open, name="cctx-app-first-draw", daemon=True).start
+            )
         else:
             self.ready.set()
 
@@ -155,6 +157,29 @@ class AppPanels(w.VBox):
             return
         if self.dashboard.window != actors.window:
             actors.set_window(*self.dashboard.window)
+
+
+def _after_this_cell(start: Any) -> None:
+    """Call ``start()`` once the running notebook cell is done, or at once outside IPython.
+
+    A panel draws inside its Output widget's capture, which takes the outputs of
+    the request running at the time: started while the cell runs, it would take
+    the cell's own result (the page) away from Voila and the notebook.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is None or getattr(shell, "kernel", None) is None:
+        start()
+        return
+
+    def once(*_: Any) -> None:
+        shell.events.unregister("post_run_cell", once)
+        start()
+
+    shell.events.register("post_run_cell", once)
 
 
 def ledger_behind() -> Any:
