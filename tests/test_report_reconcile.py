@@ -272,6 +272,102 @@ def test_the_app_counts_one_window_on_both_tabs(
     assert "minted 2024-06-29 to 2024-06-30 (UTC)" in _text(app.dashboard.status.value)
 
 
+def test_the_app_builds_a_tab_when_it_is_first_opened_on_the_days_shown(
+    sample_client: Any, ledger: pd.DataFrame
+) -> None:
+    pytest.importorskip("ipywidgets")
+    from cctx_research.webapp.panels import AppPanels
+
+    loads: list[int] = []
+
+    def load() -> pd.DataFrame:
+        loads.append(1)
+        return ledger
+
+    app = AppPanels(sample_client, days=2, ledger=load)
+    # the first page is the dashboard alone: no other panel built, no ledger loaded
+    assert app.built == ("Dashboard",)
+    assert loads == []
+    assert "opening" in app.tabs.children[3].children[0].value  # a note, until it opens
+    # days picked before the actors tab opens: it opens on them
+    app.dashboard.start.value = pd.Timestamp(START).date()
+    app.dashboard.end.value = pd.Timestamp(END).date() - pd.Timedelta(days=1)
+    assert app.built == ("Dashboard",)
+    app.tabs.selected_index = 3  # as a click on the tab does
+    assert app.built == ("Dashboard", "Who moves the money")
+    assert loads == [1]
+    assert app.tabs.children[3].children == (app.actors,)
+    assert app.actors.window == app.dashboard.window == (pd.Timestamp(START), pd.Timestamp(END))
+    assert "burned 2024-06-29 to 2024-06-30 (UTC)" in _text(app.actors.status.value)
+    app.tabs.selected_index = 1
+    assert app.tabs.children[1].children == (app.explorer,)
+    assert app.built == ("Dashboard", "Address explorer", "Who moves the money")
+    assert loads == [1]  # built once
+
+
+class _HeldClient:
+    """The sample client, whose ``mints`` waits until the test lets it answer."""
+
+    def __init__(self, inner: Any) -> None:
+        import threading
+
+        self.inner = inner
+        self.asked = threading.Event()
+        self.go = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def mints(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        self.asked.set()
+        assert self.go.wait(120), "the test never let mints answer"
+        return self.inner.mints(*args, **kwargs)
+
+
+def test_the_app_shows_its_page_before_the_dashboard_draws(sample_client: Any) -> None:
+    pytest.importorskip("ipywidgets")
+    from cctx_research.webapp.panels import AppPanels
+
+    held = _HeldClient(sample_client)
+    app = AppPanels(held, days=2, later=True)  # returns while its fetch waits
+    assert not app.ready.is_set()
+    assert app.dashboard.window is None
+    assert app.dashboard.draws == 0
+    assert not app.wait(0.05)
+    held.go.set()
+    assert app.wait(120)
+    assert app.dashboard.error is None, app.dashboard.error
+    assert app.dashboard.draws == 1
+    assert app.dashboard.window is not None
+    assert "transfers (all chains)" in _text(app.dashboard.status.value)
+    with pytest.raises(ValueError, match="timeout must be"):
+        app.wait(-1)
+
+
+def test_a_click_during_the_first_draw_waits_for_it_then_draws_what_it_picked(
+    sample_client: Any,
+) -> None:
+    pytest.importorskip("ipywidgets")
+    import threading
+
+    from cctx_research.webapp.panels import AppPanels
+
+    held = _HeldClient(sample_client)
+    app = AppPanels(held, days=2, later=True)
+    assert held.asked.wait(120)  # the first draw is under way
+    # the click, from another thread (the kernel's), while the first draw waits on its fetch
+    click = threading.Thread(target=lambda: setattr(app.dashboard.metric, "value", "count"))
+    click.start()
+    held.go.set()
+    click.join(120)
+    assert app.wait(120)
+    assert not click.is_alive()
+    assert app.dashboard.error is None, app.dashboard.error
+    # both ran, one after the other; the last one drew the count
+    assert app.dashboard.draws == 2
+    assert "by count" in _text(app.dashboard.top_table.value)
+
+
 # notebook 07 -----------------------------------------------------------------------------
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "07_actors.ipynb"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import logging
+import threading
 from typing import Any
 
 from .. import widgets
@@ -35,6 +36,12 @@ TITLES: tuple[str, ...] = (
 class AppPanels(w.VBox):
     """A heading naming the data source over a tab per panel (see :func:`app`).
 
+    The page opens on the dashboard; every other tab is built when it is first
+    selected (or its attribute first read), so the first page waits on the
+    dashboard alone. With ``later=True`` it waits on nothing: the dashboard
+    fetches and draws on a thread once the page is built (``ready`` is set
+    when it is done; a click meanwhile waits for it).
+
     Attributes
     ----------
     dashboard : cctx_research.widgets.Dashboard
@@ -45,26 +52,35 @@ class AppPanels(w.VBox):
         it counts the transfers burned on the dashboard's days, and follows
         them when they change.
     tabs : ipywidgets.Tab
+        One box per panel; a box holds its panel once it is built.
     heading : ipywidgets.HTML
+    ready : threading.Event
+        Set once the dashboard has fetched and drawn its first window.
     """
 
     def __init__(
-        self, client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None
+        self,
+        client: Any,
+        *,
+        days: int = widgets.DEFAULT_DAYS,
+        ledger: Any = None,
+        later: bool = False,
     ) -> None:
         super().__init__()
-        self.dashboard = widgets.dashboard(client, days=days)
-        self.explorer = widgets.address_explorer(client)
-        self.lookup = widgets.transaction_lookup(client)
-        # the days the dashboard fetched (None if it could not): the actors tab counts them
-        start, end = self.dashboard.window or (None, None)
-        self.actors = widgets.actors_panel(ledger, start=start, end=end)
+        self.client = client
+        # a frame, None (no ledger), or a function loading it when the actors tab opens
+        self._ledger = ledger
+        self.ready = threading.Event()
+        self.dashboard = widgets.Dashboard(client, days=days, fetch=not later)
+        self._built: dict[int, Any] = {0: self.dashboard}
+        boxes = [w.VBox([self.dashboard])]
+        boxes += [w.VBox([w.HTML(value=f"<i>opening {html.escape(t)}&hellip;</i>")])
+                  for t in TITLES[1:]]  # fmt: skip
         for picker in (self.dashboard.start, self.dashboard.end):
             # after the dashboard's own observer, which fetches the new days first
             picker.observe(self._follow_days, names="value")
-        self.tabs = w.Tab(
-            children=[self.dashboard, self.explorer, self.lookup, self.actors],
-            titles=list(TITLES),
-        )
+        self.tabs = w.Tab(children=boxes, titles=list(TITLES))
+        self.tabs.observe(self._on_tab, names="selected_index")
         source = html.escape(str(getattr(client, "source", "")))
         self.heading = w.HTML(
             value=f'<h2 style="margin:0">CCTP dashboard</h2><div>data: {source}</div>'
@@ -76,11 +92,94 @@ class AppPanels(w.VBox):
         )
         self.add_class("cctx-app")
         self.children = [self.style, self.heading, self.tabs]
+        if later:
+            _after_this_cell(
+                threading.Thread(target=self._open, name="cctx-app-first-draw", daemon=True).start
+            )
+        else:
+            self.ready.set()
+
+    def _open(self) -> None:
+        try:
+            self.dashboard.refresh()  # errors are said on its status line
+        finally:
+            self.ready.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the dashboard has drawn its first window; False if ``timeout`` ran out."""
+        if timeout is not None and not timeout >= 0:
+            raise ValueError(f"timeout must be a number of seconds >= 0 or None, got {timeout!r}")
+        return self.ready.wait(timeout)
+
+    @property
+    def explorer(self) -> Any:
+        return self._panel(1)
+
+    @property
+    def lookup(self) -> Any:
+        return self._panel(2)
+
+    @property
+    def actors(self) -> Any:
+        return self._panel(3)
+
+    @property
+    def built(self) -> tuple[str, ...]:
+        """The titles of the tabs built so far, in tab order."""
+        return tuple(TITLES[i] for i in sorted(self._built))
+
+    def _panel(self, index: int) -> Any:
+        if index not in self._built:
+            self._built[index] = panel = self._build(index)
+            self.tabs.children[index].children = [panel]
+        return self._built[index]
+
+    def _build(self, index: int) -> Any:
+        if index == 1:
+            return widgets.address_explorer(self.client)
+        if index == 2:
+            return widgets.transaction_lookup(self.client)
+        ledger = self._ledger() if callable(self._ledger) else self._ledger
+        self.ready.wait()  # opened during the first draw: on the days it draws
+        # the days the dashboard shows now (None if it could not fetch them)
+        start, end = self.dashboard.window or (None, None)
+        return widgets.actors_panel(ledger, start=start, end=end)
+
+    def _on_tab(self, change: Any) -> None:
+        if change["new"] is not None:
+            self._panel(change["new"])
 
     def _follow_days(self, _change: Any) -> None:
-        # one window for both tabs (a range the dashboard refused keeps the last one)
-        if self.dashboard.window is not None and self.dashboard.window != self.actors.window:
-            self.actors.set_window(*self.dashboard.window)
+        # one window for both tabs (a range the dashboard refused keeps the last one);
+        # an actors tab not built yet takes the dashboard's days when it is
+        actors = self._built.get(3)
+        if actors is None or self.dashboard.window is None:
+            return
+        if self.dashboard.window != actors.window:
+            actors.set_window(*self.dashboard.window)
+
+
+def _after_this_cell(start: Any) -> None:
+    """Call ``start()`` once the running notebook cell is done, or at once outside IPython.
+
+    A panel draws inside its Output widget's capture, which takes the outputs of
+    the request running at the time: started while the cell runs, it would take
+    the cell's own result (the page) away from Voila and the notebook.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is None or getattr(shell, "kernel", None) is None:
+        start()
+        return
+
+    def once(*_: Any) -> None:
+        shell.events.unregister("post_run_cell", once)
+        start()
+
+    shell.events.register("post_run_cell", once)
 
 
 def ledger_behind() -> Any:
@@ -110,7 +209,9 @@ def ledger_behind() -> Any:
     return opened if opened is not None else load(named)
 
 
-def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) -> AppPanels:
+def app(
+    client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None, later: bool = True
+) -> AppPanels:
     """The dashboard, the address explorer, the transaction lookup and who moves the money.
 
     Parameters
@@ -122,11 +223,16 @@ def app(client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None) ->
         still partial, left out).
     ledger : DataFrame, optional
         The ledger of the "Who moves the money" tab (default
-        :func:`ledger_behind`).
+        :func:`ledger_behind`, loaded when that tab is first opened).
+    later : bool, default True
+        Return the page at once and let the dashboard fetch and draw on a
+        thread (the page shows its widgets first, the figures as they come);
+        ``page.wait()`` blocks until they are drawn. False: draw before returning.
 
     Returns
     -------
     AppPanels
         An ipywidgets VBox; display it.
     """
-    return AppPanels(client, days=days, ledger=ledger_behind() if ledger is None else ledger)
+    loader = ledger_behind if ledger is None else ledger
+    return AppPanels(client, days=days, ledger=loader, later=later)

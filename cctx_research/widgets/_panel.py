@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 import traceback
 import warnings
 from collections.abc import Callable
@@ -147,6 +148,9 @@ class Panel(w.VBox):
         self.draws = 0
         self.images: dict[str, w.Image] = {}
         self._controls = controls
+        # one callback at a time: the app draws its first page on a thread, and a
+        # click meanwhile waits for it (then draws what it picked)
+        self._lock = threading.RLock()
         if says_synthetic(client):
             self.banner.value = SYNTHETIC_NOTE
 
@@ -220,6 +224,10 @@ class Panel(w.VBox):
         line (:meth:`_say_result`), others are passed on once the callback is
         done, outside the panel's output.
         """
+        with self._lock:
+            self._run_now(action)
+
+    def _run_now(self, action: Callable[[], None]) -> None:
         self.output.outputs = ()
         self.error = None
         with warnings.catch_warnings(record=True) as caught:

@@ -73,6 +73,7 @@ class Dashboard(Panel):
         end: Any = None,
         days: int = DEFAULT_DAYS,
         chains: Any = None,
+        fetch: bool = True,
     ) -> None:
         super().__init__()
         d_start, d_end = default_dates(days)
@@ -125,7 +126,8 @@ class Dashboard(Panel):
             control.observe(self._on_window, names="value")
         for control in (self.chains, self.metric, self.freq, self.role, self.top_n):
             control.observe(self._on_view, names="value")
-        self.refresh()
+        if fetch:  # else the caller calls refresh() (the app: after its page shows)
+            self.refresh()
 
     # callbacks -----------------------------------------------------------
 
