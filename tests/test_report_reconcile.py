@@ -344,6 +344,32 @@ def test_the_app_shows_its_page_before_the_dashboard_draws(sample_client: Any) -
         app.wait(-1)
 
 
+def test_the_page_asked_for_in_the_cell_that_made_it_draws_there(
+    sample_client: Any, ledger: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # in a kernel the first draw begins after the cell: `page = app(c); page.wait()` (or
+    # `page.actors`) in that same cell must draw at once, not wait for a cell that never ends
+    pytest.importorskip("ipywidgets")
+    from cctx_research.webapp import panels
+
+    deferred: list[Any] = []
+    monkeypatch.setattr(panels, "_after_this_cell", deferred.append)  # the cell still runs
+    page = panels.AppPanels(sample_client, days=2, ledger=ledger, later=True)
+    assert len(deferred) == 1
+    assert page.dashboard.draws == 0
+    assert page.wait(120)
+    assert page.dashboard.draws == 1
+    assert page.dashboard.error is None
+    assert page.actors.window == page.dashboard.window
+    deferred[0]()  # the cell ends: the first draw is not begun again
+    assert page.dashboard.draws == 1
+    later = panels.AppPanels(sample_client, days=2, ledger=ledger, later=True)
+    assert later.actors.window == later.dashboard.window  # the actors tab first, same cell
+    assert later.dashboard.draws == 1
+    with pytest.raises(TypeError, match=r"later must be True \(draw after the page shows\)"):
+        panels.app(sample_client, later="yes")
+
+
 def test_a_click_during_the_first_draw_waits_for_it_then_draws_what_it_picked(
     sample_client: Any,
 ) -> None:

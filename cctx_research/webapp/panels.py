@@ -71,6 +71,7 @@ class AppPanels(w.VBox):
         # a frame, None (no ledger), or a function loading it when the actors tab opens
         self._ledger = ledger
         self.ready = threading.Event()
+        self._pending, self._lock = later, threading.Lock()  # the first draw not begun yet
         self.dashboard = widgets.Dashboard(client, days=days, fetch=not later)
         self._built: dict[int, Any] = {0: self.dashboard}
         boxes = [w.VBox([self.dashboard])]
@@ -93,11 +94,25 @@ class AppPanels(w.VBox):
         self.add_class("cctx-app")
         self.children = [self.style, self.heading, self.tabs]
         if later:
-            _after_this_cell(
-                threading.Thread(target=self._open, name="cctx-app-first-draw", daemon=True).start
-            )
+            _after_this_cell(self._start)
         else:
             self.ready.set()
+
+    def _begin(self) -> bool:
+        """True for the one caller that is to begin the first draw."""
+        with self._lock:
+            pending, self._pending = self._pending, False
+        return pending
+
+    def _start(self) -> None:
+        if self._begin():
+            threading.Thread(target=self._open, name="cctx-app-first-draw", daemon=True).start()
+
+    def _draw_if_pending(self) -> None:
+        # asked for in the cell that made the page (page.wait(), page.actors): the thread
+        # would start only after that cell, so the first draw runs here and now
+        if self._begin():
+            self._open()
 
     def _open(self) -> None:
         try:
@@ -109,6 +124,7 @@ class AppPanels(w.VBox):
         """Block until the dashboard has drawn its first window; False if ``timeout`` ran out."""
         if timeout is not None and not timeout >= 0:
             raise ValueError(f"timeout must be a number of seconds >= 0 or None, got {timeout!r}")
+        self._draw_if_pending()
         return self.ready.wait(timeout)
 
     @property
@@ -140,6 +156,7 @@ class AppPanels(w.VBox):
         if index == 2:
             return widgets.transaction_lookup(self.client)
         ledger = self._ledger() if callable(self._ledger) else self._ledger
+        self._draw_if_pending()
         self.ready.wait()  # opened during the first draw: on the days it draws
         # the days the dashboard shows now (None if it could not fetch them)
         start, end = self.dashboard.window or (None, None)
@@ -233,6 +250,14 @@ def app(
     -------
     AppPanels
         An ipywidgets VBox; display it.
+
+    Raises
+    ------
+    TypeError
+        If ``later`` is not a bool.
     """
+    from ..arguments import check_type
+
+    check_type(later, bool, "later", "True (draw after the page shows) or False")
     loader = ledger_behind if ledger is None else ledger
     return AppPanels(client, days=days, ledger=loader, later=later)
