@@ -12,6 +12,7 @@ import pandas as pd
 from .. import chains as chain_registry
 from .. import plots
 from ..analysis import actors, movements
+from ..report import engine_ledger
 from ..views.ledger_files import EngineLedger
 from ..views.markup import escape, html_table, render_png
 from ._panel import OK_STYLE, Panel
@@ -154,9 +155,7 @@ def _burned_in(data: Any, start: pd.Timestamp, end: pd.Timestamp) -> Any:
     if isinstance(data, pd.DataFrame):
         burned = data["burn_timestamp"]
         return data[((burned >= start) & (burned < end)).fillna(False).to_numpy(dtype=bool)]
-    burn = nw.col("burn_timestamp")
-    keep = ~burn.is_null() & (burn >= nw.lit(start)) & (burn < nw.lit(end))
-    return _lazy(data).filter(keep).to_native()
+    return engine_ledger.scope(data, start, end, None)
 
 
 def _lazy(data: Any) -> nw.LazyFrame:
@@ -172,12 +171,6 @@ def _domains(data: Any) -> set[int]:
     for column in ("source_domain", "destination_domain"):
         found |= set(lf.select(nw.col(column)).unique().collect()[column].to_list())
     return {int(d) for d in found}
-
-
-def _count(data: Any) -> int:
-    if isinstance(data, pd.DataFrame):
-        return len(data)
-    return int(_lazy(data).select(nw.len()).collect().item())
 
 
 def _named(names: list[str]) -> Callable[..., Any]:
@@ -218,7 +211,7 @@ def _burned(data: Any, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> str:
             f"{start:%Y-%m-%d} to {last:%Y-%m-%d}"
         )
         return f", burned {days} (UTC), minted or not"
-    if not _count(data):
+    if not engine_ledger.count(data):
         return ""
     burn = nw.col("burn_timestamp")
     first, last = _lazy(data).select(burn.min().alias("a"), burn.max().alias("b")).collect().row(0)
@@ -228,7 +221,7 @@ def _burned(data: Any, window: tuple[pd.Timestamp, pd.Timestamp] | None) -> str:
 
 def _summary(role: str, table: pd.DataFrame, data: Any) -> str:
     """What the table counts, in words: "12 relayers minted 83,900 of these 83,927 transfers"."""
-    transfers = _count(data)
+    transfers = engine_ledger.count(data)
     if role == "relayers":
         unminted = _lazy(data).select(nw.col("mint_timestamp").is_null().sum()).collect()
         minted = transfers - int(unminted.item())
