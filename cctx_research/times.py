@@ -29,6 +29,7 @@ __all__ = [
     "MS_THRESHOLD",
     "TimeLike",
     "chunk_window",
+    "from_unix_epoch",
     "pandas_period",
     "to_timestamp",
     "to_unix",
@@ -152,6 +153,22 @@ def to_unix(ts: pd.Timestamp) -> int:
 def to_unix_ceil(ts: pd.Timestamp) -> int:
     """Whole Unix seconds of a timestamp, rounded up."""
     return int(-((-ts.value) // 1_000_000_000))
+
+
+def from_unix_epoch(start: pd.Timestamp) -> pd.Timestamp:
+    """``start``, refused before 1970-01-01, where the interface's times (Unix seconds) begin.
+
+    Raises
+    ------
+    ValueError
+        If ``start`` is before 1970-01-01 (the service would answer a raw 400).
+    """
+    if start < pd.Timestamp(0, tz="UTC"):
+        raise ValueError(
+            f"start={start.date().isoformat()} is before 1970-01-01, where the "
+            "interface's times (Unix seconds) begin; pass a start on or after 1970-01-01"
+        )
+    return start
 
 
 def window(

@@ -97,19 +97,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_window(args: argparse.Namespace) -> None:
     """--start/--end as the service can answer them: times, in order, from 1970 on."""
-    import pandas as pd
-
-    from ..times import to_timestamp, window
+    from ..times import from_unix_epoch, to_timestamp, window
 
     if args.start is None and args.end is None:
         return
     start = None if args.start is None else to_timestamp(args.start, name="--start")
     end = None if args.end is None else to_timestamp(args.end, name="--end")
-    if start is not None and start < pd.Timestamp(0, tz="UTC"):
-        raise ValueError(
-            f"start={start.date().isoformat()} is before 1970-01-01, where the "
-            "interface's times (Unix seconds) begin; pass a start on or after 1970-01-01"
-        )
+    if start is not None:
+        from_unix_epoch(start)
     if start is not None and end is not None:
         window(start, end)  # start before end, or the error that says so
 

@@ -47,7 +47,7 @@ from ..net import (
     parse_age,
     sessions_from_environment,
 )
-from ..times import TimeLike, to_timestamp, window
+from ..times import TimeLike, from_unix_epoch, to_timestamp, window
 from . import bounds, coverage, envelope
 from .cache_dir import open_replies
 from .cache_policy import CachePolicy
@@ -61,7 +61,6 @@ __all__ = ["LISTINGS", "Session"]
 logger = logging.getLogger(__name__)
 
 _Result = TypeVar("_Result", pd.DataFrame, pd.Series)
-_EPOCH = pd.Timestamp("1970-01-01", tz="UTC")
 
 LISTINGS = ("transactions-mint", "transactions-address-recipient")
 """The paged operations; each learns and remembers its page size."""
@@ -158,12 +157,7 @@ class Session:
             Unix seconds from 0 (the service would answer a raw 400).
         """
         start_ts, end_ts = window(start, end, now=self.now())
-        if start_ts < _EPOCH:
-            raise ValueError(
-                f"start={start_ts.date().isoformat()} is before 1970-01-01, where the "
-                "interface's times (Unix seconds) begin; pass a start on or after 1970-01-01"
-            )
-        return start_ts, end_ts
+        return from_unix_epoch(start_ts), end_ts
 
     def settled(self, end: pd.Timestamp) -> bool:
         """Whether a window ending at ``end`` can no longer change."""
