@@ -259,16 +259,11 @@ def segments_to_hex(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray)
 
 def binary_to_hex(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     """``0x`` hex of a binary column (cryo's Parquet); nulls stay null."""
-    arr = large_binaries(values)
-    n = len(arr)
-    if n == 0:
+    col = binary_bytes(values)
+    if not len(col.ok):
         return pa.array([], pa.large_string())
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
-    data = arr.buffers()[2]
-    buffer = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-    lengths = np.where(np.asarray(arr.is_valid()), offsets[1:] - offsets[:-1], 0)
-    text = segments_to_hex(buffer, offsets[:-1], lengths)
-    return pc.if_else(arr.is_valid(), text, pa.scalar(None, pa.large_string()))
+    text = segments_to_hex(col.buffer, col.starts, col.lengths)
+    return pc.if_else(pa.array(col.ok), text, pa.scalar(None, pa.large_string()))
 
 
 def large_binaries(values: object) -> pa.LargeBinaryArray:
