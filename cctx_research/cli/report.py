@@ -56,6 +56,12 @@ def add(subparsers: argparse._SubParsersAction) -> None:
         "loaded into pandas whatever this says)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-figure-cache",
+        action="store_true",
+        help="draw every figure; by default a figure drawn before on the same data, "
+        "options and code is taken from <cache dir>/figures/",
+    )
     add_service_options(p)
     p.set_defaults(func=run)
 
@@ -67,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
     report.output_path(args.out)  # a wrong name or a missing directory: said before any work
     progress = not args.no_progress
-    options = {} if args.title is None else {"title": args.title}
+    options: dict[str, Any] = {} if args.title is None else {"title": args.title}
+    options["figure_cache"] = not args.no_figure_cache
     if args.data and args.sample:
         raise ValueError("--data and --sample exclude each other: pick one source")
     if args.engine is not None and not args.data:

@@ -11,6 +11,7 @@ callback (:mod:`cctx_research.report.progress`).
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Mapping
 from contextlib import nullcontext
@@ -22,6 +23,7 @@ from .. import provenance as _provenance
 from .. import times
 from .._version import __version__
 from ..analysis import addresses, flows, volumes
+from ..views import figures as _figures
 from ..views.selection import with_main_chain
 from . import engine_ledger
 from .document import Report
@@ -123,6 +125,7 @@ def build(
     top_n: int = 10,
     progress: bool | ProgressCallback = False,
     attestations: pd.DataFrame | None = None,
+    figure_cache: bool | str | os.PathLike[str] = False,
 ) -> Report:
     """Analyse one window's frames and draw every section.
 
@@ -177,6 +180,12 @@ def build(
         :meth:`cctx_research.iris.IrisClient.messages`; a ``sync --iris``
         directory's ``iris/messages.parquet``): the never-minted table then
         says what each transfer waits on.
+    figure_cache : bool or path, default False
+        Keep each rendered figure on disk and use it again when the same figure
+        (function, data, options, plotting code and library versions) is asked
+        for: ``True`` in ``figures/`` of the cache directory (``CCTX_CACHE_DIR``),
+        or in a directory given (:mod:`cctx_research.views.figures`). The command
+        ``cctx-research report`` does so unless ``--no-cache``.
 
     Returns
     -------
@@ -214,6 +223,7 @@ def build(
         raise TypeError(f"title must be a str, got {type(title).__name__}")
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise ValueError(f"top_n must be a positive int, got {top_n!r}")
+    figures = _figures.figure_cache(figure_cache)  # a wrong value: said before any work
     shown = nullcontext(progress) if callable(progress) else progress_bar(bool(progress))
     with shown as on_step:
         inputs = resolve_inputs(
@@ -223,7 +233,7 @@ def build(
         # what fetching warned goes on to the caller (CLI, notebook), as it is in the report
         for w in inputs.warnings:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return draw(inputs, title=title, top_n=top_n, on_step=on_step)
+        return draw(inputs, title=title, top_n=top_n, on_step=on_step, figures=figures)
 
 
 def draw(
@@ -232,6 +242,7 @@ def draw(
     title: str = "CCTP cross-chain USDC transfers",
     top_n: int = 10,
     on_step: ProgressCallback | None = None,
+    figures: _figures.FigureCache | None = None,
 ) -> Report:
     """Analyse the resolved inputs and draw every section.
 
@@ -245,6 +256,8 @@ def draw(
         Rows of the top-address and top-corridor tables.
     on_step : callable, optional
         Told of the ``"analysis"`` and ``"figures"`` steps.
+    figures : FigureCache, optional
+        Where rendered figures are kept and found again (default: every one drawn).
 
     Returns
     -------
@@ -275,7 +288,9 @@ def draw(
         synthetic=synthetic,
     )
     prov["coverage_notes"] = list(inputs.notes)
-    sections = build_sections(REGISTRY, _context(inputs, results, prov, top_n))
+    context = _context(inputs, results, prov, top_n)
+    context.figures = figures
+    sections = build_sections(REGISTRY, context)
     if inputs.notes and not engine_ledger.count(inputs.fetched):
         # nothing of the window is held: the note, not a page of zeros
         sections = [s for s in sections if s.id == "provenance"]

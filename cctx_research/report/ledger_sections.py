@@ -19,7 +19,7 @@ import narwhals.stable.v2 as nw
 import pandas as pd
 
 from .. import chains as chain_registry
-from .. import plots, schema
+from .. import schema
 from ..analysis import latency, pending, v2
 from ..analysis.results import result_info
 from ..views.markup import cards, html_table, note, usd, when
@@ -140,9 +140,10 @@ def _latency(ctx: Context) -> Sequence[Part]:
     what = "per route and finality class (fast, standard)" if split else "per route"
     parts: list[Part] = [
         figure(
+            ctx,
             "latency",
             f"Burn-to-mint latency {what}: median, with the 10th to 90th percentile",
-            plots.plot_latency,
+            "plot_latency",
             shown,
             figsize=(9.0, max(3.5, (0.24 if split else 0.32) * len(shown) + 1.5)),
         ),
@@ -176,7 +177,7 @@ def _pending(ctx: Context) -> Sequence[Part]:
             html_table(_durations(routes.drop(columns=["amount_raw"]), ["max_age_s"])),
         ]
     if len(late):
-        parts += _stuck_parts(late, ctx.top_n)
+        parts += _stuck_parts(ctx, late)
     if ctx.attestations is not None and int(total["count"]):
         parts += _waiting_parts(ctx, ledger)
     clock = (
@@ -210,8 +211,9 @@ def _pending_cards(total: pd.Series, late: pd.DataFrame, factor: float) -> Part:
     )
 
 
-def _stuck_parts(late: pd.DataFrame, top_n: int) -> list[Part]:
-    """The never-minted transfers: their figure and a table of the oldest ``top_n``."""
+def _stuck_parts(ctx: Context, late: pd.DataFrame) -> list[Part]:
+    """The never-minted transfers: their figure and a table of the oldest ``ctx.top_n``."""
+    top_n = ctx.top_n
     shown = late.head(top_n)[
         [
             "burn_tx_hash",
@@ -229,9 +231,10 @@ def _stuck_parts(late: pd.DataFrame, top_n: int) -> list[Part]:
     shown = _durations(shown, ["age_s", "reference_s"]).rename(columns=_STUCK_HEADERS)
     return [
         figure(
+            ctx,
             "stuck",
             "Never minted: age against amount",
-            plots.plot_stuck,
+            "plot_stuck",
             late,
             figsize=(9.0, 4.0),
         ),
@@ -286,11 +289,12 @@ def in_flight(ctx: Context) -> Sequence[Part]:
         every = "hour" if step == "1h" else "day"
         return (
             figure(
+                ctx,
                 "in-flight",
                 f"USDC in flight, every {every}: pending (burned, not yet minted, younger "
                 f"than {factor}x the median latency of transfers like it) apart from never "
                 "minted (older than that), as 'Pending and stuck' splits them",
-                plots.plot_in_flight,
+                "plot_in_flight",
                 series,
             ),
             note(
@@ -302,9 +306,10 @@ def in_flight(ctx: Context) -> Sequence[Part]:
         )
     return (
         figure(
+            ctx,
             "in-flight",
             "USDC in flight: burns minus mints since the start of the window",
-            plots.plot_in_flight,
+            "plot_in_flight",
             ctx.data["in_flight"],
         ),
         note(
@@ -326,9 +331,10 @@ def _v2_section(ctx: Context) -> Sequence[Part]:
     ctx.data.update(fast_share=share, fees=fees, fee_caps=caps, hooks=hooked)
     parts: list[Part] = [
         figure(
+            ctx,
             "fast-share",
             "Share of V2 transfers sent as fast transfers, per route",
-            plots.plot_fast_share,
+            "plot_fast_share",
             share,
             figsize=(9.0, max(3.5, 0.32 * len(share) + 1.5)),
         ),

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..views.figures import FigureCache, resolve_draw
 from ..views.markup import EmbeddedFigure, escape, note, render_png
 from .document import Section
 
@@ -82,7 +83,9 @@ class Context:
     """How the ledger's burns and mints were linked, per route (:func:`~cctx_research.analysis.
     linking.quality`), over the transfers burned in the window and the mints in it whose burn
     is not in the data; None without a ledger."""
-
+    figures: FigureCache | None = None
+    """Where rendered figures are kept and found again (:mod:`cctx_research.views.figures`), or
+    None: every figure is drawn."""
 
     @property
     def now(self) -> pd.Timestamp | None:
@@ -159,10 +162,22 @@ def build_sections(specs: Iterable[SectionSpec], ctx: Context) -> list[Section]:
     return [spec.build(ctx) for spec in kept]
 
 
-def figure(name: str, caption: str, draw: Callable[..., Any], data: Any, **kw: Any) -> Part:
-    """An embedded figure, or an error paragraph in its place when it cannot be drawn."""
+def figure(
+    ctx: Context, name: str, caption: str, draw: str | Callable[..., Any], data: Any, **kw: Any
+) -> Part:
+    """An embedded figure, or an error paragraph in its place when it cannot be drawn.
+
+    ``draw`` is a plot function or the name of one of :mod:`cctx_research.plots`
+    (``"plot_volume"``): named, it is imported only when the figure is drawn, so
+    a report whose figures are all in ``ctx.figures`` never loads matplotlib's
+    drawing machinery.
+    """
     try:
-        return EmbeddedFigure(name, caption, render_png(draw, data, **kw))
+        if ctx.figures is not None:
+            png = ctx.figures.png(draw, data, **kw)
+        else:
+            png = render_png(resolve_draw(draw), data, **kw)
+        return EmbeddedFigure(name, caption, png)
     except Exception as exc:
         # A figure that cannot be drawn must not lose the rest of the report;
         # say so in its place (and in the log, with the traceback).

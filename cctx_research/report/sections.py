@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .. import plots
 from ..views.markup import (
     cards,
     escape,
@@ -100,16 +99,18 @@ def _flows(ctx: Context) -> Sequence[Part]:
     r = ctx.data
     return (
         figure(
+            ctx,
             "flow-graph",
             "Corridor graph: chains as nodes, edge width by volume",
-            plots.plot_flow_graph,
+            "plot_flow_graph",
             r["graph"],
             figsize=(8.0, 6.0),
         ),
         figure(
+            ctx,
             "flow-matrix",
             "Flow matrix: USDC from source chain (rows) to destination chain (columns)",
-            plots.plot_flow_matrix,
+            "plot_flow_matrix",
             r["matrix"],
             figsize=(8.0, 6.5),
         ),
@@ -125,7 +126,7 @@ def _flows(ctx: Context) -> Sequence[Part]:
 def _net_flows(ctx: Context) -> Sequence[Part]:
     net = ctx.data["net"]
     return (
-        figure("net-flows", "Inflow minus outflow per chain (USDC)", plots.plot_net_flows, net),
+        figure(ctx, "net-flows", "Inflow minus outflow per chain (USDC)", "plot_net_flows", net),
         html_table(net),
     )
 
@@ -133,11 +134,12 @@ def _net_flows(ctx: Context) -> Sequence[Part]:
 def _volume(ctx: Context) -> Sequence[Part]:
     return (
         figure(
+            ctx,
             "volume",
             f"Minted volume per source chain, buckets of {ctx.freq} (UTC). A first or last "
             "bucket only partly inside the window (hatched) holds less than a whole bucket: "
             "its lower total is not a drop in activity",
-            plots.plot_volume,
+            "plot_volume",
             ctx.data["timeseries"],
         ),
         *ledger_sections.in_flight(ctx),
@@ -148,9 +150,10 @@ def _sizes(ctx: Context) -> Sequence[Part]:
     sizes = ctx.data["sizes"]
     return (
         figure(
+            ctx,
             "size-distribution",
             "Transfers and volume per ticket-size class",
-            plots.plot_size_distribution,
+            "plot_size_distribution",
             sizes,
         ),
         html_table(sizes.classes),
@@ -189,12 +192,13 @@ def _largest_ticket(ctx: Context) -> str:
 def _seasonality(ctx: Context) -> Sequence[Part]:
     return (
         figure(
+            ctx,
             "seasonality",
             "Transfers by hour of day and day of week (UTC): the mean per day, each "
             "weekday-hour's total divided by how many times the window holds it (in "
             "brackets, how many of each weekday it holds), so a weekday the window holds "
             "five times does not look busier than one it holds four times",
-            plots.plot_seasonality,
+            "plot_seasonality",
             ctx.data["seasonality"],
             figsize=(9.0, 4.0),
         ),
@@ -228,9 +232,10 @@ def _addresses(ctx: Context) -> Sequence[Part]:
             ]
         ),
         figure(
+            ctx,
             "lorenz",
             "Lorenz curve of volume received per address",
-            plots.plot_lorenz,
+            "plot_lorenz",
             conc,
             figsize=(7.5, 5.0),  # the legend beside a square-ish plot
         ),

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from . import explorers, values
 from .columns import displayed, header
@@ -451,6 +450,8 @@ def render_png(
         or not all(isinstance(v, (int, float)) and v > 0 for v in figsize)
     ):
         raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
+    from matplotlib.figure import Figure  # here: a page whose figures are kept never loads it
+
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
     draw(data, ax=ax, **kwargs)
