@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_b
 from ..addressing.codecs import base58_decode_rows
 from ..errors import DataError
 
-__all__ = ["LedgerIndex", "bytes32", "domain_mask", "wire"]
+__all__ = ["LedgerIndex", "TimeSums", "bytes32", "domain_mask", "time_sums", "wire"]
 
 logger = logging.getLogger(__name__)
 
@@ -223,6 +224,36 @@ def _times_and_amounts(ledger: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np
     return burn_ns, mint_ns, amount
 
 
+@dataclass(frozen=True)
+class TimeSums:
+    """Burn and mint times (ns), sorted, with prefix sums of their amounts: the volume operation.
+
+    ``burn_cum[i]`` is the amount of the ``i`` earliest burns (``mint_cum`` of mints);
+    transfers of one time are all in a window or all out, so their order among
+    themselves does not change a sum.
+    """
+
+    burn_ns: np.ndarray
+    burn_cum: np.ndarray
+    mint_ns: np.ndarray
+    mint_cum: np.ndarray
+
+
+def time_sums(ledger: pd.DataFrame) -> TimeSums:
+    """The :class:`TimeSums` of a ledger, without the rest of :class:`LedgerIndex` (its
+    addresses and hashes take most of its time)."""
+    burn_ns, mint_ns, amount = _times_and_amounts(ledger)
+    by_burn = np.argsort(burn_ns, kind="stable")
+    minted = np.flatnonzero(mint_ns != NAT)
+    by_mint = minted[np.argsort(mint_ns[minted], kind="stable")]
+    return TimeSums(
+        burn_ns[by_burn],
+        np.concatenate([[0], np.cumsum(amount[by_burn])]),
+        mint_ns[by_mint],
+        np.concatenate([[0], np.cumsum(amount[by_mint])]),
+    )
+
+
 def _id_ranks(ledger: pd.DataFrame) -> tuple[pa.Array, np.ndarray]:
     """The transfer ids (ledger's row order) and each row's rank among them."""
     ids = arrow_strings(ledger["transfer_id"])
@@ -286,6 +317,10 @@ class LedgerIndex:
         self.amt_lo = (self.amount & ((1 << SPLIT) - 1)).astype(np.float64)
         self._index_hashes(ledger, order)
         logger.debug("store built: %d transfers, %d indexed hashes", n, len(self._hash_slot))
+
+    def time_sums(self) -> TimeSums:
+        """Its burn and mint times with their prefix sums (:func:`time_sums` of its ledger)."""
+        return TimeSums(self.burn_ns, self.burn_cum, self.mint_ns_sorted, self.mint_cum)
 
     def _index_routes(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
         """Domains and blocks in burn order, and how many domain ids a mask needs."""

@@ -49,7 +49,7 @@ from ..addressing import normalize_hash
 from ..errors import NotFoundError
 from ..times import TimeLike, to_timestamp
 from . import records
-from .index import SPLIT, LedgerIndex, domain_mask, wire
+from .index import SPLIT, LedgerIndex, TimeSums, domain_mask, time_sums, wire
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -118,6 +118,7 @@ class Store:
         self._lock = threading.Lock()
         self._ledger: pd.DataFrame | None = ledger
         self._index: LedgerIndex | None = None
+        self._sums: TimeSums | None = None  # the volume's arrays, before the index is needed
         if not trusted:
             self._ix  # noqa: B018 (built and checked now: a bad value is said at once)
 
@@ -197,6 +198,19 @@ class Store:
         lo = max(start * _NS, -_I64_MAX)
         hi = min((end + 1) * _NS - 1, clock, _I64_MAX)
         return lo, hi, clock
+
+    def _time_sums(self) -> TimeSums:
+        """What the volume operation reads: the index's, or made apart when it is not built
+        (a warm client asks the service for its clock, a volume, before anything else)."""
+        if self._index is not None:
+            return self._index.time_sums()
+        with self._lock:
+            if self._index is not None:
+                return self._index.time_sums()
+            if self._sums is None:
+                assert self._ledger is not None
+                self._sums = time_sums(self._ledger)
+            return self._sums
 
     def _burn_range(self, lo: int, hi: int) -> tuple[int, int]:
         a = int(np.searchsorted(self._ix.burn_ns, lo, side="left"))
@@ -376,10 +390,11 @@ class Store:
         """
         start, end = self.window(start, end)
         lo, hi, _ = self._bounds(start, end)
-        ba, bb = self._burn_range(lo, hi)
-        ma, mb = self._mint_range(lo, hi)
-        burn_volume = int(self._ix.burn_cum[bb] - self._ix.burn_cum[ba])
-        mint_volume = int(self._ix.mint_cum[mb] - self._ix.mint_cum[ma])
+        sums = self._time_sums()
+        ba, bb = _between(sums.burn_ns, lo, hi)
+        ma, mb = _between(sums.mint_ns, lo, hi)
+        burn_volume = int(sums.burn_cum[bb] - sums.burn_cum[ba])
+        mint_volume = int(sums.mint_cum[mb] - sums.mint_cum[ma])
         return {
             "startDate": start,
             "endDate": end,
@@ -432,3 +447,10 @@ class Store:
             )
         ]
         return body
+
+
+def _between(times: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+    """The positions ``[a, b)`` of the sorted ``times`` with ``lo <= t <= hi``."""
+    a = int(np.searchsorted(times, lo, side="left"))
+    b = int(np.searchsorted(times, hi, side="right")) if hi >= lo else a
+    return a, max(a, b)

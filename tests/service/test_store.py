@@ -396,10 +396,35 @@ def test_a_trusted_ledger_is_indexed_on_first_use_once_and_answers_the_same(ledg
     assert repr(lazy) == repr(eager)
     window = (CLOCK_S - 86_400, CLOCK_S)
     with ThreadPoolExecutor(4) as pool:
-        answers = list(pool.map(lambda _: lazy.volume(*window), range(8)))
+        answers = list(pool.map(lambda _: lazy.top_senders(*window), range(8)))
     assert built == [len(ledger)] * 2
-    assert answers == [eager.volume(*window)] * 8
-    assert lazy.top_senders(*window) == eager.top_senders(*window)
+    assert answers == [eager.top_senders(*window)] * 8
+    assert lazy.volume(*window) == eager.volume(*window)
+
+
+def test_the_volume_needs_no_index_and_answers_as_the_index_does(ledger, monkeypatch):
+    """A warm client's first request is a volume (the service's clock): it is answered from
+    the times and amounts alone, the same as from the whole index, before and after it."""
+    from cctx_research.service import store as store_module
+
+    built = []
+    index_class = store_module.LedgerIndex
+
+    def counted(frame):
+        built.append(len(frame))
+        return index_class(frame)
+
+    monkeypatch.setattr(store_module, "LedgerIndex", counted)
+    eager = Store(ledger, clock=CLOCK)
+    lazy = Store(ledger, clock=CLOCK, trusted=True)
+    windows = [*WINDOWS, (None, None), (CLOCK_S - 5, None)]
+    before = [lazy.volume(*w) for w in windows]
+    assert len(built) == 1  # the eager store's alone
+    assert before == [eager.volume(*w) for w in windows]
+    assert any(v["mintCount"] and v["burnCount"] for v in before)
+    lazy.top_senders()  # builds the index
+    assert len(built) == 2
+    assert [lazy.volume(*w) for w in windows] == before
 
 
 def test_an_untrusted_ledger_is_checked_when_the_store_is_made(ledger):
