@@ -133,6 +133,7 @@ def _assemble(
     ambiguous: str,
     messages: pd.DataFrame | None = None,
     report: steps.Reporter | None = None,
+    engine: str = "pandas",
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
     report = report or steps.reporter(None)
@@ -176,7 +177,7 @@ def _assemble(
         burns = [b for b, _ in given]
         add({"attested_nonces": sum(n for _, n in given)})
     report("link")
-    ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
+    ledger, tally = _link(burns, arrivals, parts.paired, ambiguous, engine)
     add(tally)
     own_rows = _stack(parts.ledgers)
     if len(own_rows):
@@ -190,6 +191,25 @@ def _assemble(
     # Readers keep the messages' hex (linking compares it); every address is spelled
     # here, once, as its chain spells it, so a ledger joins with the client's frames.
     return as_chain_format(ledger), counts
+
+
+def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[pd.DataFrame],
+          ambiguous: str, engine: str) -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
+    """Link in DuckDB (out of core, :mod:`~.ledger.sqllink`) for ``engine="duckdb"`` when no
+    source paired rows; with the numpy linker (:mod:`~.ledger.linking`) otherwise."""
+    if engine == "duckdb" and not any(len(p) for p in paired):
+        from .ledger import sqllink  # DuckDB is the engines extra: imported when asked for
+
+        return sqllink.link(burns, arrivals, ambiguous=ambiguous,
+                            connection=sqllink.connect(temp_directory=_spill_directory()))
+    return linking.link(burns, arrivals, paired, ambiguous=ambiguous)
+
+
+def _spill_directory() -> str:
+    """Where DuckDB spills what does not fit in memory: the system's temporary directory."""
+    import tempfile
+
+    return str(Path(tempfile.gettempdir()) / "cctx-duckdb-spill")
 
 
 _SIDE_SKIPS = {
@@ -343,7 +363,7 @@ def load(
     files = [f for f, _ in named]
     try:
         parts = reading.read_all(named, format, blocks, report)
-        ledger, counts = _assemble(parts, ambiguous, messages, report)
+        ledger, counts = _assemble(parts, ambiguous, messages, report, engine)
     except BaseException:
         report.close()
         raise
