@@ -54,17 +54,17 @@ _WITH_ARRIVAL = ("exact", "attested", "content", "content_ambiguous", "mint_only
 _ARRIVAL_FIRST = ("nonce", "cctp_version")  # the attested nonce and version are the arrival's
 
 _SIDES = """
-b1 AS (SELECT * FROM burns_in QUALIFY burn_tx_hash IS NULL OR burn_log_index IS NULL
-       OR row_number() OVER (PARTITION BY source_domain, burn_tx_hash, burn_log_index
-                             ORDER BY _p) = 1),
-b AS (SELECT * FROM b1 QUALIFY nonce IS NULL
-      OR row_number() OVER (PARTITION BY source_domain, nonce ORDER BY _p) = 1),
-a1 AS (SELECT * FROM arrivals_in QUALIFY mint_tx_hash IS NULL OR mint_log_index IS NULL
-       OR row_number() OVER (PARTITION BY destination_domain, mint_tx_hash, mint_log_index
-                             ORDER BY _p) = 1),
-a AS (SELECT * FROM a1 QUALIFY nonce IS NULL
-      OR row_number() OVER (PARTITION BY source_domain, nonce ORDER BY _p) = 1),
-nl AS (SELECT b._p AS bp, a._p AS ap,
+b1 AS (SELECT * FROM burns_in WHERE burn_tx_hash IS NULL OR burn_log_index IS NULL
+       OR _p IN (SELECT min(_p) FROM burns_in
+                 GROUP BY source_domain, burn_tx_hash, burn_log_index)),
+b AS MATERIALIZED (SELECT * FROM b1 WHERE nonce IS NULL
+       OR _p IN (SELECT min(_p) FROM b1 GROUP BY source_domain, nonce)),
+a1 AS (SELECT * FROM arrivals_in WHERE mint_tx_hash IS NULL OR mint_log_index IS NULL
+       OR _p IN (SELECT min(_p) FROM arrivals_in
+                 GROUP BY destination_domain, mint_tx_hash, mint_log_index)),
+a AS MATERIALIZED (SELECT * FROM a1 WHERE nonce IS NULL
+       OR _p IN (SELECT min(_p) FROM a1 GROUP BY source_domain, nonce)),
+nl AS MATERIALIZED (SELECT b._p AS bp, a._p AS ap,
               CASE WHEN b.cctp_version = 2 THEN 'attested' ELSE 'exact' END AS pairing,
               NULL::BIGINT AS grp, 0 AS part
        FROM b JOIN a ON b.source_domain = a.source_domain AND b.nonce = a.nonce)"""
@@ -75,11 +75,12 @@ cb AS (SELECT 0 AS side, _p, coalesce(burn_ts, {min}) AS t, {key} FROM b
 ca AS (SELECT 1 AS side, _p, coalesce(mint_ts, {max}) AS t, {key} FROM a
        WHERE cctp_version = 2 AND _p NOT IN (SELECT ap FROM nl)),
 cu AS (SELECT * FROM cb UNION ALL SELECT * FROM ca),
-cg AS (SELECT side, _p, t, sum(1 - side) OVER w AS nb, sum(side) OVER w AS na,
-              min(side * 4611686018427387904 + _p) OVER w AS g
+cn AS (SELECT {key}, sum(1 - side) AS nb, sum(side) AS na,
+              min(side * 4611686018427387904 + _p) AS g
        FROM cu WHERE (SELECT count(*) FROM cb) > 0 AND (SELECT count(*) FROM ca) > 0
-       WINDOW w AS (PARTITION BY {key})),
-cs AS (SELECT side, _p, t, g, greatest(nb, na) AS size,
+       GROUP BY {key}),
+cg AS (SELECT cu.side, cu._p, cu.t, cn.nb, cn.na, cn.g FROM cu JOIN cn ON {same}),
+cs AS MATERIALIZED (SELECT side, _p, t, g, greatest(nb, na) AS size,
               nb = 1 AND na = 1 AS single, nb >= 1 AND na >= 1 AS shared FROM cg),
 one AS (SELECT x._p AS bp, y._p AS ap, 'content' AS pairing, NULL::BIGINT AS grp, 1 AS part
         FROM cs x JOIN cs y ON x.g = y.g AND x.side = 0 AND y.side = 1
@@ -97,7 +98,7 @@ fb AS (SELECT g, _p AS bp, row_number() OVER (PARTITION BY g ORDER BY t, _p) AS 
        FROM fe WHERE side = 0),
 amb AS (SELECT fb.bp, fl.ap, 'content_ambiguous' AS pairing, fl.size AS grp, 1 AS part
         FROM fl JOIN fb ON fl.g = fb.g AND fb.r = fl.m),
-linked AS (SELECT * FROM nl UNION ALL SELECT * FROM one UNION ALL SELECT * FROM amb),
+linked AS MATERIALIZED (SELECT * FROM nl UNION ALL SELECT * FROM one UNION ALL SELECT * FROM amb),
 gb AS (SELECT _p, CASE WHEN size > 1 THEN size END AS grp FROM cs WHERE side = 0),
 ga AS (SELECT _p, CASE WHEN size > 1 THEN size END AS grp FROM cs WHERE side = 1),
 rest AS (
@@ -108,7 +109,7 @@ rest AS (
   UNION ALL
   SELECT NULL, a._p, 'mint_only', ga.grp, 3
   FROM a LEFT JOIN ga USING (_p) WHERE a._p NOT IN (SELECT ap FROM linked)),
-pairs AS (SELECT * FROM linked UNION ALL SELECT * FROM rest)"""
+pairs AS MATERIALIZED (SELECT * FROM linked UNION ALL SELECT * FROM rest)"""
 
 
 def _column(name: str) -> str:
@@ -138,6 +139,7 @@ def ledger_query(*, ambiguous: str = "link") -> str:
         raise ValueError(f"ambiguous must be 'link' or 'keep', got {ambiguous!r}")
     content = _CONTENT.format(
         key=", ".join(CONTENT_KEY), min=_MIN, max=_MAX,
+        same=" AND ".join(f"cu.{k} IS NOT DISTINCT FROM cn.{k}" for k in CONTENT_KEY),
         link_ambiguous="true" if ambiguous == "link" else "false",
         keep="true" if ambiguous == "keep" else "false",
     )  # fmt: skip
