@@ -308,7 +308,9 @@ def load(
         written as a partitioned ``ledger`` dataset (``docs/datasets.md``)
         and the engine's lazy frame over it is returned (a Polars
         ``LazyFrame``, a DuckDB relation, a Dask DataFrame), for the
-        analyses to run in the engine.
+        analyses to run in the engine. ``"duckdb"`` also links in DuckDB
+        SQL (:mod:`~cctx_research.ingest.ledger.sqllink`: the same ledger,
+        its sorts and joins spilled to disk past DuckDB's memory limit).
     out : directory, optional
         Where the ledger dataset is written (any engine; with ``"pandas"``
         the DataFrame is still returned). It is written in a temporary
