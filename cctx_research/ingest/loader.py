@@ -167,6 +167,7 @@ def _assemble(
         made, tally = sides.arrivals(received, mints)
         arrivals.append(made)
         add(tally)
+    made = None  # the sides live in their lists only: a linker may free them
     del received, mints
     times = _stack(parts.tx_times)
     if len(times):
@@ -200,8 +201,11 @@ def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[
     if engine == "duckdb" and not any(len(p) for p in paired):
         from .ledger import sqllink  # DuckDB is the engines extra: imported when asked for
 
-        return sqllink.link(burns, arrivals, ambiguous=ambiguous,
-                            connection=sqllink.connect(temp_directory=_spill_directory()))
+        con = sqllink.connect(temp_directory=_spill_directory())
+        try:
+            return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con, consume=True)
+        finally:
+            con.close()
     return linking.link(burns, arrivals, paired, ambiguous=ambiguous)
 
 

@@ -256,12 +256,14 @@ def link(
     *,
     ambiguous: str = "link",
     connection: Any = None,
+    consume: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The ledger of ``burns`` and ``arrivals``, linked in DuckDB; what was counted.
 
     The same result as :func:`cctx_research.ingest.ledger.linking.link` without source-paired
     rows. ``connection``: a DuckDB connection (:func:`connect`, to set its memory limit and
-    spill directory); a new one by default.
+    spill directory); a new one by default. ``consume``: empty the lists ``burns`` and
+    ``arrivals`` once their rows are in Arrow, so their frames are freed before the query runs.
 
     Examples
     --------
@@ -277,6 +279,9 @@ def link(
     con = connection if connection is not None else connect()
     try:
         register(con, burns, arrivals)
+        if consume:
+            burns.clear()  # type: ignore[attr-defined]
+            arrivals.clear()  # type: ignore[attr-defined]
         kept = con.execute(
             "SELECT (SELECT count(*) FROM burns_in) + (SELECT count(*) FROM arrivals_in)"
         ).fetchall()[0][0]
