@@ -11,6 +11,7 @@ import itertools
 from pathlib import Path
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,6 +23,11 @@ from ..storage import Chunk, Part
 __all__ = ["WHEN", "NewDays", "arrow_table", "run_starts"]
 
 WHEN = "__when"
+
+BATCH_ROWS = 200_000
+"""Rows converted to Arrow at a time (whole days: a batch ends at the first day past it)."""
+
+_DAY_NS = 86_400 * 10**9
 """The column of a keyed frame holding the time each row is filed by."""
 
 
@@ -40,39 +46,58 @@ def arrow_table(frame: pd.DataFrame, kind: str, column: str) -> pa.Table:
 
 
 class NewDays:
-    """The rows of the days a write creates, as one Arrow table ordered by day and chain.
+    """The rows of the days a write creates, ordered by day and chain, a batch at a time.
 
-    Converting the frame once and slicing it is what makes a first write of a long history
-    fast; the rows keep their order within a partition (the sort is stable), as the
-    day-by-day path keeps it.
+    The rows are sorted once (numpy, stable: rows keep their order within a partition, as
+    the day-by-day path keeps them) and converted to Arrow in batches of whole days of about
+    :data:`BATCH_ROWS` rows, each sliced into its parts: few conversions, and memory for one
+    batch, not a second copy of the frame.
     """
 
     def __init__(self, frame: pd.DataFrame, kind: str, column: str, labels: list[str]) -> None:
-        self.kind = kind
-        self.runs: dict[str, list[tuple[str, pa.Table]]] = {}
+        self.frame, self.kind, self.column = frame, kind, column
+        self.labels = set(labels)
+        self.batches: list[tuple[set[str], np.ndarray]] = []
+        self.current: tuple[int, dict[str, list[tuple[str, pa.Table]]]] | None = None
         if not labels:
             return
-        table = arrow_table(frame, kind, column)
-        order = pc.sort_indices(table, sort_keys=[("day", "ascending"),
-                                                  ("source_chain", "ascending")])  # fmt: skip
-        table = table.take(order)
-        keys = pa.table({"day": table.column("day"), "chain": table.column("source_chain")})
-        wanted = set(labels)
-        body = table.drop_columns(["day", "source_chain"])
-        starts = run_starts(keys)
-        for begin, end in itertools.pairwise(starts):
-            day = keys.column("day")[begin].as_py()
-            if day in wanted:
-                chain = keys.column("chain")[begin].as_py()
-                self.runs.setdefault(day, []).append((chain, body.slice(begin, end - begin)))
-        self.labels = wanted
+        day = frame[column].array.asi8 // _DAY_NS
+        chain = pd.factorize(frame["source_chain"])[0]  # the order of parts in a day is free
+        label_of = {d: pd.Timestamp(d * _DAY_NS, tz="UTC").strftime("%Y-%m-%d")
+                    for d in np.unique(day).tolist()}  # fmt: skip
+        rows = np.flatnonzero(np.isin(day, [d for d, lb in label_of.items() if lb in self.labels]))
+        order = rows[np.lexsort((chain[rows], day[rows]))]
+        days = day[order]
+        ends = [*np.flatnonzero(days[1:] != days[:-1]).__add__(1).tolist(), len(order)]
+        begin = 0
+        for end in ends:  # each day's end: a batch closes at the first past BATCH_ROWS
+            if end - begin >= BATCH_ROWS or end == len(order):
+                covered = {label_of[d] for d in np.unique(days[begin:end]).tolist()}
+                self.batches.append((covered, order[begin:end]))
+                begin = end
 
     def __contains__(self, label: str) -> bool:
-        return label in self.runs or label in getattr(self, "labels", ())
+        return label in self.labels
+
+    def _runs(self, label: str) -> list[tuple[str, pa.Table]]:
+        for b, (covered, rows) in enumerate(self.batches):
+            if label not in covered:
+                continue
+            if self.current is None or self.current[0] != b:
+                table = arrow_table(self.frame.iloc[rows], self.kind, self.column)
+                keys = pa.table({"day": table.column("day"), "chain": table.column("source_chain")})
+                body = table.drop_columns(["day", "source_chain"])
+                runs: dict[str, list[tuple[str, pa.Table]]] = {}
+                for begin, end in itertools.pairwise(run_starts(keys)):
+                    runs.setdefault(keys.column("day")[begin].as_py(), []).append(
+                        (keys.column("chain")[begin].as_py(), body.slice(begin, end - begin)))
+                self.current = (b, runs)
+            return self.current[1].get(label, [])
+        return []
 
     def fill(self, tmp: Path, label: str) -> None:
         """Write day ``label``'s parts, one a chain, into ``tmp``."""
-        for chain, rows in self.runs.get(label, []):
+        for chain, rows in self._runs(label):
             folder = tmp / f"source_chain={quote(chain, safe='')}"
             folder.mkdir()
             name = Part(storage.slug(chain), self.kind, Chunk.day(label)).name
