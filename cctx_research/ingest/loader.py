@@ -203,7 +203,7 @@ def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[
 
         con = sqllink.connect(temp_directory=_spill_directory())
         try:
-            return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con, consume=True)
+            return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con)
         finally:
             con.close()
     return linking.link(burns, arrivals, paired, ambiguous=ambiguous)
