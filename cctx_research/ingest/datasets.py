@@ -53,6 +53,7 @@ from .. import chains, schema, storage
 from ..errors import DataError
 from ..provenance import Provenance, attach, provenance
 from ..storage import Chunk, Manifest, Part
+from . import day_parts
 
 __all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "write"]
 
@@ -126,7 +127,7 @@ def _read_day(path: Path) -> pd.DataFrame | None:
     return dataset.to_table().to_pandas()
 
 
-_WHEN = "__when"
+_WHEN = day_parts.WHEN
 
 
 def _keyed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -152,19 +153,6 @@ def _keyed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
         )
     out.attrs = dict(frame.attrs)
     return out
-
-
-def _to_table(frame: pd.DataFrame, kind: str, column: str) -> pa.Table:
-    out = frame.drop(columns=[_WHEN], errors="ignore")
-    out.attrs = {}
-    out["day"] = frame[column].dt.strftime("%Y-%m-%d")
-    out["source_chain"] = out["source_chain"].astype(str)
-    # Microseconds on disk: every engine reads them fully (DuckDB's support of
-    # nanosecond zoned timestamps is partial), and the data has no finer times.
-    for col in out.columns:
-        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
-            out[col] = out[col].astype("datetime64[us, UTC]")
-    return pa.Table.from_pandas(out, preserve_index=False)
 
 
 def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrite:
@@ -202,10 +190,15 @@ def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrit
         last = (win[1] - pd.Timedelta(1, "ns")).floor("D")
         days = list(pd.date_range(win[0].floor("D"), last, freq="D"))
     rows_of_day = frame.groupby(frame[column].dt.floor("D"), sort=False).indices
+    labels = [day.strftime("%Y-%m-%d") for day in days]
+    created = [lb for lb in labels if not (root / f"day={lb}").is_dir()]
+    new_days = day_parts.NewDays(frame, kind, column, created)
     replaced = 0
-    for day in days:
-        label = day.strftime("%Y-%m-%d")
+    for day, label in zip(days, labels, strict=True):
         part = root / f"day={label}"
+        if label in new_days:  # nothing to merge: its rows straight from one Arrow table
+            storage.replace_directory_atomically(part, lambda tmp, lb=label: new_days.fill(tmp, lb))
+            continue
         old = _read_day(part)
         fresh = frame.iloc[rows_of_day.get(day, [])]
         if old is not None and len(old):
@@ -284,7 +277,7 @@ def _swap_day(part: Path, rows: pd.DataFrame, kind: str, column: str, day: str) 
     def fill(tmp: Path) -> None:
         if not len(rows):
             return  # an empty day: the partition goes
-        table = _to_table(rows, kind, column).drop_columns(["day"])
+        table = day_parts.arrow_table(rows, kind, column).drop_columns(["day"])
         chain_column = table.column("source_chain")
         for chain in pc.unique(chain_column).to_pylist():
             rows_of_chain = table.filter(pc.equal(chain_column, chain))

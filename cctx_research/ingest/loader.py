@@ -133,6 +133,7 @@ def _assemble(
     ambiguous: str,
     messages: pd.DataFrame | None = None,
     report: steps.Reporter | None = None,
+    engine: str = "pandas",
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
     report = report or steps.reporter(None)
@@ -166,6 +167,7 @@ def _assemble(
         made, tally = sides.arrivals(received, mints)
         arrivals.append(made)
         add(tally)
+    made = None  # the sides live in their lists only: a linker may free them
     del received, mints
     times = _stack(parts.tx_times)
     if len(times):
@@ -176,7 +178,7 @@ def _assemble(
         burns = [b for b, _ in given]
         add({"attested_nonces": sum(n for _, n in given)})
     report("link")
-    ledger, tally = linking.link(burns, arrivals, parts.paired, ambiguous=ambiguous)
+    ledger, tally = _link(burns, arrivals, parts.paired, ambiguous, engine)
     add(tally)
     own_rows = _stack(parts.ledgers)
     if len(own_rows):
@@ -190,6 +192,28 @@ def _assemble(
     # Readers keep the messages' hex (linking compares it); every address is spelled
     # here, once, as its chain spells it, so a ledger joins with the client's frames.
     return as_chain_format(ledger), counts
+
+
+def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[pd.DataFrame],
+          ambiguous: str, engine: str) -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
+    """Link in DuckDB (out of core, :mod:`~.ledger.sqllink`) for ``engine="duckdb"`` when no
+    source paired rows; with the numpy linker (:mod:`~.ledger.linking`) otherwise."""
+    if engine == "duckdb" and not any(len(p) for p in paired):
+        from .ledger import sqllink  # DuckDB is the engines extra: imported when asked for
+
+        con = sqllink.connect(temp_directory=_spill_directory())
+        try:
+            return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con)
+        finally:
+            con.close()
+    return linking.link(burns, arrivals, paired, ambiguous=ambiguous)
+
+
+def _spill_directory() -> str:
+    """Where DuckDB spills what does not fit in memory: the system's temporary directory."""
+    import tempfile
+
+    return str(Path(tempfile.gettempdir()) / "cctx-duckdb-spill")
 
 
 _SIDE_SKIPS = {
@@ -288,7 +312,9 @@ def load(
         written as a partitioned ``ledger`` dataset (``docs/datasets.md``)
         and the engine's lazy frame over it is returned (a Polars
         ``LazyFrame``, a DuckDB relation, a Dask DataFrame), for the
-        analyses to run in the engine.
+        analyses to run in the engine. ``"duckdb"`` also links in DuckDB
+        SQL (:mod:`~cctx_research.ingest.ledger.sqllink`: the same ledger,
+        its sorts and joins spilled to disk past DuckDB's memory limit).
     out : directory, optional
         Where the ledger dataset is written (any engine; with ``"pandas"``
         the DataFrame is still returned). It is written in a temporary
@@ -343,7 +369,7 @@ def load(
     files = [f for f, _ in named]
     try:
         parts = reading.read_all(named, format, blocks, report)
-        ledger, counts = _assemble(parts, ambiguous, messages, report)
+        ledger, counts = _assemble(parts, ambiguous, messages, report, engine)
     except BaseException:
         report.close()
         raise

@@ -82,6 +82,7 @@ __all__ = [
     "token_symbols",
     "transfer_ids",
     "typed",
+    "unique_sides",
 ]
 
 logger = logging.getLogger(__name__)
@@ -241,7 +242,7 @@ def link(
     """
     if ambiguous not in AMBIGUOUS:
         raise ValueError(f"ambiguous must be 'link' or 'keep', got {ambiguous!r}")
-    b, a, duplicates = _sides(burns, arrivals)
+    b, a, duplicates = unique_sides(burns, arrivals)
     sourced = [_finish(p.assign(pairing="source")) for p in paired if len(p)]
     source_rows = pd.concat(sourced, ignore_index=True) if sourced else None
     if source_rows is not None:
@@ -260,8 +261,9 @@ def link(
     return ledger, counts
 
 
-def _sides(burns: Sequence[pd.DataFrame],
-           arrivals: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame, int]:  # fmt: skip
+def unique_sides(
+    burns: Sequence[pd.DataFrame], arrivals: Sequence[pd.DataFrame]
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Burns and arrivals stacked, each event once and each nonce once; how many repeated."""
     b = _stack(burns, BURN_COLUMNS)
     a = _stack(arrivals, ARRIVAL_COLUMNS)
