@@ -90,7 +90,7 @@ import pyarrow.compute as pc
 
 from .. import labels as labels_
 from .. import schema
-from . import _ledger, actor_inputs, actors, actors_lazy, results, round_trips
+from . import _ledger, actor_inputs, actors, actors_lazy, rebalancing_sql, results, round_trips
 
 __all__ = [
     "ALL_RULES",
@@ -307,7 +307,10 @@ def rebalancing_share(
     table = actor_inputs.labels_of(labels)
     if actors_lazy.reduces(ledger):
         lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
-        frame, facts = round_trips.engine_rows(lazy, table)
+        found = round_trips.engine_rows(lazy, table)
+        if found is None:  # DuckDB, two addresses share a hash: the rules in SQL, exact
+            return _engine_share(lazy.to_native(), window_ns, chosen, table)
+        frame, facts = found
     else:
         frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
         facts = round_trips.rows(frame)
@@ -322,8 +325,40 @@ def rebalancing_share(
     cell = route * r + (rule[burned].astype(np.int64) + 1)
     sums = np.zeros(d * d * r, dtype="int64")
     np.add.at(sums, cell, raw)
-    sums = sums.reshape(d * d, r)
-    counts = np.bincount(cell, minlength=d * d * r).reshape(d * d, r)
+    counts = np.bincount(cell, minlength=d * d * r)
+    stamps = facts.stamps[burned]
+    span = (None, None)
+    if len(stamps):
+        span = tuple(pd.Timestamp(int(f(stamps)), unit="ns", tz="UTC") for f in (np.min, np.max))
+    return _share_frame(domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span)
+
+
+def _engine_share(rel: Any, window: int, chosen: tuple[str, ...], table: Any) -> pd.DataFrame:
+    """:func:`rebalancing_share` of a DuckDB relation, its rules run in SQL
+    (:mod:`.rebalancing_sql`): only the per-(route, rule) sums come back."""
+    cells, span = rebalancing_sql.route_rule_sums(rel, window, chosen, table)
+    src = cells["source_domain"].to_numpy(dtype="int64")
+    dst = cells["destination_domain"].to_numpy(dtype="int64")
+    domains = sorted(set(src.tolist()) | set(dst.tolist()))
+    d, r = len(domains), len(chosen) + 1
+    code = {v: k for k, v in enumerate(domains)}
+    cell = np.array(
+        [code[a] * d + code[b] for a, b in zip(src.tolist(), dst.tolist(), strict=True)], "int64"
+    )
+    cell = cell * r + cells["rule"].to_numpy(dtype="int64") + 1
+    sums = np.zeros(d * d * r, dtype="int64")
+    counts = np.zeros(d * d * r, dtype="int64")
+    np.add.at(sums, cell, cells["raw"].to_numpy(dtype="int64"))
+    np.add.at(counts, cell, cells["n"].to_numpy(dtype="int64"))
+    return _share_frame(domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span)
+
+
+def _share_frame(
+    domains: list[int], sums: np.ndarray, counts: np.ndarray, chosen: tuple[str, ...], span: Any
+) -> pd.DataFrame:
+    """The table of :func:`rebalancing_share` from exact sums and counts per (route, rule or
+    none): ``route = source code * len(domains) + destination code``, column 0 no rule."""
+    d = len(domains)
     count = counts.sum(axis=1)
     present = np.flatnonzero(count)
     names = np.asarray(domains, dtype="int64")
@@ -345,10 +380,6 @@ def rebalancing_share(
     out.insert(
         7, "volume_share", out["rebalancing_volume"] / out["volume"].where(out["volume"] > 0)
     )
-    stamps = facts.stamps[burned]
-    span = (None, None)
-    if len(stamps):
-        span = tuple(pd.Timestamp(int(f(stamps)), unit="ns", tz="UTC") for f in (np.min, np.max))
     return results.describe(
         _ledger.sort_groups(out, list(_ledger.ROUTE)), span=span, by=_ledger.ROUTE
     )
