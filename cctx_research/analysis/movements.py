@@ -83,6 +83,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -90,7 +91,15 @@ import pyarrow.compute as pc
 
 from .. import labels as labels_
 from .. import schema
-from . import _ledger, actor_inputs, actors, actors_lazy, rebalancing_sql, results, round_trips
+from . import (
+    _ledger,
+    actor_inputs,
+    actors_lazy,
+    engines,
+    rebalancing_sql,
+    results,
+    round_trips,
+)
 
 __all__ = [
     "ALL_RULES",
@@ -309,7 +318,7 @@ def rebalancing_share(
         lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
         found = round_trips.engine_rows(lazy, table)
         if found is None:  # DuckDB, two addresses share a hash: the rules in SQL, exact
-            return _engine_share(lazy.to_native(), window_ns, chosen, table)
+            return rebalancing_sql.share(lazy.to_native(), window_ns, chosen, table)
         frame, facts = found
     else:
         frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
@@ -330,58 +339,8 @@ def rebalancing_share(
     span = (None, None)
     if len(stamps):
         span = tuple(pd.Timestamp(int(f(stamps)), unit="ns", tz="UTC") for f in (np.min, np.max))
-    return _share_frame(domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span)
-
-
-def _engine_share(rel: Any, window: int, chosen: tuple[str, ...], table: Any) -> pd.DataFrame:
-    """:func:`rebalancing_share` of a DuckDB relation, its rules run in SQL
-    (:mod:`.rebalancing_sql`): only the per-(route, rule) sums come back."""
-    cells, span = rebalancing_sql.route_rule_sums(rel, window, chosen, table)
-    src = cells["source_domain"].to_numpy(dtype="int64")
-    dst = cells["destination_domain"].to_numpy(dtype="int64")
-    domains = sorted(set(src.tolist()) | set(dst.tolist()))
-    d, r = len(domains), len(chosen) + 1
-    code = {v: k for k, v in enumerate(domains)}
-    cell = np.array(
-        [code[a] * d + code[b] for a, b in zip(src.tolist(), dst.tolist(), strict=True)], "int64"
-    )
-    cell = cell * r + cells["rule"].to_numpy(dtype="int64") + 1
-    sums = np.zeros(d * d * r, dtype="int64")
-    counts = np.zeros(d * d * r, dtype="int64")
-    np.add.at(sums, cell, cells["raw"].to_numpy(dtype="int64"))
-    np.add.at(counts, cell, cells["n"].to_numpy(dtype="int64"))
-    return _share_frame(domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span)
-
-
-def _share_frame(
-    domains: list[int], sums: np.ndarray, counts: np.ndarray, chosen: tuple[str, ...], span: Any
-) -> pd.DataFrame:
-    """The table of :func:`rebalancing_share` from exact sums and counts per (route, rule or
-    none): ``route = source code * len(domains) + destination code``, column 0 no rule."""
-    d = len(domains)
-    count = counts.sum(axis=1)
-    present = np.flatnonzero(count)
-    names = np.asarray(domains, dtype="int64")
-    out = pd.DataFrame(
-        {
-            "source_chain": actors._chain_categorical(names[present // d]),
-            "destination_chain": actors._chain_categorical(names[present % d]),
-            "count": count[present].astype("int64"),
-            "volume": _ledger.amount(sums.sum(axis=1)[present]),
-            "rebalancing_count": counts[:, 1:].sum(axis=1)[present].astype("int64"),
-            "rebalancing_volume": _ledger.amount(sums[:, 1:].sum(axis=1)[present]),
-            **{
-                f"{name}_volume": _ledger.amount(sums[present, k + 1])
-                for k, name in enumerate(chosen)
-            },
-        }
-    )
-    out.insert(6, "count_share", out["rebalancing_count"] / out["count"].where(out["count"] > 0))
-    out.insert(
-        7, "volume_share", out["rebalancing_volume"] / out["volume"].where(out["volume"] > 0)
-    )
-    return results.describe(
-        _ledger.sort_groups(out, list(_ledger.ROUTE)), span=span, by=_ledger.ROUTE
+    return rebalancing_sql.share_frame(
+        domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span
     )
 
 
@@ -458,12 +417,12 @@ def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.
     return results.describe(out, span=_ledger.span(frame))
 
 
-def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> pd.DataFrame:
+def dedupe(ledger: Any, *, window: Any = "1h", labels: Any = True) -> Any:
     """``ledger`` without the transfers that continue an earlier one: each movement once.
 
     Parameters
     ----------
-    ledger : pandas.DataFrame
+    ledger : DataFrame (pandas, Polars, DuckDB, Dask)
         A canonical ledger.
     window : str or Timedelta, default "1h"
         The longest time from a leg's mint to the burn that forwards it.
@@ -472,13 +431,40 @@ def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> p
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame, or the engine's lazy frame
         A subset of ``ledger``'s rows, in order (never more rows, never more volume).
-        When no transfer continues another, a shallow copy of ``ledger``: no
-        column is copied (pandas' copy-on-write keeps ``ledger`` as it is).
+        For pandas: when no transfer continues another, a shallow copy of
+        ``ledger`` (no column is copied; pandas' copy-on-write keeps ``ledger``
+        as it is). For Polars, DuckDB or Dask: a lazy frame of the engine
+        (Polars ``LazyFrame``, DuckDB relation, Dask DataFrame) filtering
+        ``ledger`` by ``transfer_id``; no row is collected but the rule's
+        columns (:func:`continuations`).
+
+    Raises
+    ------
+    TypeError
+        For anything that is not a frame of one of those engines.
+
+    Examples
+    --------
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=1)
+    >>> import duckdb
+    >>> kept = dedupe(duckdb.from_df(ledger))
+    >>> kept.aggregate("count(*)").fetchall()[0][0] == len(dedupe(ledger))
+    True
     """
     if not isinstance(ledger, pd.DataFrame):
-        raise TypeError(f"dedupe() takes a pandas ledger, got {type(ledger).__name__}")
+        if not engines.recognised(ledger):
+            raise TypeError(
+                "dedupe() takes a ledger (pandas, Polars, DuckDB or Dask), "
+                f"got {type(ledger).__name__}"
+            )
+        later = continuations(ledger, window=window, labels=labels)["transfer_id"]
+        lf = engines.lazy(ledger, "ledger", columns=["transfer_id"])
+        if len(later):
+            lf = lf.filter(~nw.col("transfer_id").is_in(later.tolist()))
+        return lf.to_native()
     window_ns = _window_ns(window)
     frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.dedupe")
     later, _ = _continued(frame, window_ns, actor_inputs.labels_of(labels))

@@ -46,8 +46,9 @@ import pandas as pd
 
 from .. import chains, schema
 from .._codes import unique_ints
+from . import _ledger, actors, results
 
-__all__ = ["round_trip_flags", "route_rule_sums"]
+__all__ = ["round_trip_flags", "route_rule_sums", "share", "share_frame"]
 
 _BURNED = (
     "coalesce(burn_timestamp IS NOT NULL AND NOT (burn_tx_hash IS NULL AND burn_block = -1), false)"
@@ -232,3 +233,55 @@ FROM flagged GROUP BY ALL
             for v in (out["first"].min(), out["last"].max())
         )
     return out.drop(columns=["first", "last"]), span
+
+
+def share(rel: Any, window: int, chosen: tuple[str, ...], table: Any) -> pd.DataFrame:
+    """:func:`rebalancing_share` of a DuckDB relation, its rules run in SQL
+    (:mod:`.rebalancing_sql`): only the per-(route, rule) sums come back."""
+    cells, span = route_rule_sums(rel, window, chosen, table)
+    src = cells["source_domain"].to_numpy(dtype="int64")
+    dst = cells["destination_domain"].to_numpy(dtype="int64")
+    domains = sorted(set(src.tolist()) | set(dst.tolist()))
+    d, r = len(domains), len(chosen) + 1
+    code = {v: k for k, v in enumerate(domains)}
+    cell = np.array(
+        [code[a] * d + code[b] for a, b in zip(src.tolist(), dst.tolist(), strict=True)], "int64"
+    )
+    cell = cell * r + cells["rule"].to_numpy(dtype="int64") + 1
+    sums = np.zeros(d * d * r, dtype="int64")
+    counts = np.zeros(d * d * r, dtype="int64")
+    np.add.at(sums, cell, cells["raw"].to_numpy(dtype="int64"))
+    np.add.at(counts, cell, cells["n"].to_numpy(dtype="int64"))
+    return share_frame(domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span)
+
+
+def share_frame(
+    domains: list[int], sums: np.ndarray, counts: np.ndarray, chosen: tuple[str, ...], span: Any
+) -> pd.DataFrame:
+    """The table of :func:`rebalancing_share` from exact sums and counts per (route, rule or
+    none): ``route = source code * len(domains) + destination code``, column 0 no rule."""
+    d = len(domains)
+    count = counts.sum(axis=1)
+    present = np.flatnonzero(count)
+    names = np.asarray(domains, dtype="int64")
+    out = pd.DataFrame(
+        {
+            "source_chain": actors._chain_categorical(names[present // d]),
+            "destination_chain": actors._chain_categorical(names[present % d]),
+            "count": count[present].astype("int64"),
+            "volume": _ledger.amount(sums.sum(axis=1)[present]),
+            "rebalancing_count": counts[:, 1:].sum(axis=1)[present].astype("int64"),
+            "rebalancing_volume": _ledger.amount(sums[:, 1:].sum(axis=1)[present]),
+            **{
+                f"{name}_volume": _ledger.amount(sums[present, k + 1])
+                for k, name in enumerate(chosen)
+            },
+        }
+    )
+    out.insert(6, "count_share", out["rebalancing_count"] / out["count"].where(out["count"] > 0))
+    out.insert(
+        7, "volume_share", out["rebalancing_volume"] / out["volume"].where(out["volume"] > 0)
+    )
+    return results.describe(
+        _ledger.sort_groups(out, list(_ledger.ROUTE)), span=span, by=_ledger.ROUTE
+    )

@@ -30,7 +30,7 @@ def in_sql(ledger: pd.DataFrame, *, window: str = "1D", rules=movements.RULES, l
     lazy = actor_inputs.ledger_lazy(duckdb.from_df(ledger), movements._COLUMNS, what="test")
     table = actor_inputs.labels_of(labels)
     chosen = movements._rules(rules)
-    return movements._engine_share(lazy.to_native(), movements._window_ns(window), chosen, table)
+    return rebalancing_sql.share(lazy.to_native(), movements._window_ns(window), chosen, table)
 
 
 def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
