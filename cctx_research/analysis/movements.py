@@ -95,6 +95,7 @@ from . import (
     _ledger,
     actor_inputs,
     actors_lazy,
+    continuations_sql,
     engines,
     rebalancing_sql,
     results,
@@ -354,6 +355,7 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     recipient = round_trips.arrow(frame, "mint_recipient")
     sender = round_trips.arrow(frame, "message_sender")
     eligible &= ~round_trips.true(pc.equal(sender, recipient))  # its own money: rule 5
+    eligible &= round_trips.true(pc.is_valid(recipient))
     if not eligible.any():
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
     # Arrow all the way: no Python string per row
@@ -373,11 +375,16 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     fee = frame["fee_raw"].to_numpy(dtype="float64", na_value=0.0)
     delivered = frame["amount_raw"].to_numpy(dtype="int64") - fee.astype("int64")
     scale = 1 << 20  # domains are small; one integer key of (address, chain)
-    right = pd.DataFrame({"t": mint_t[first], "key": a_code * scale + dst[first], "i": first})
-    left = pd.DataFrame({"t": burn_t[then], "key": b_code * scale + src[then], "j": then})
+    ids = round_trips.arrow(frame, "transfer_id")
+    # ties by transfer_id, as in SQL (:mod:`.continuations_sql`): of mints at one time the
+    # greater id is the latest (merge_asof takes the last), of burns the smaller is first
+    right = pd.DataFrame({"t": mint_t[first], "id": ids.take(first), "i": first})
+    right["key"] = a_code * scale + dst[first]
+    left = pd.DataFrame({"t": burn_t[then], "id": ids.take(then), "j": then})
+    left["key"] = b_code * scale + src[then]
     hit = pd.merge_asof(
-        left.sort_values("t", kind="stable"),
-        right.sort_values("t", kind="stable"),
+        left.sort_values(["t", "id"], kind="stable").drop(columns="id"),
+        right.sort_values(["t", "id"], kind="stable").drop(columns="id"),
         on="t",
         by="key",
         direction="backward",
@@ -386,9 +393,16 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     hit = hit.dropna(subset=["i"])
     i, j = hit["i"].to_numpy(dtype="int64"), hit["j"].to_numpy(dtype="int64")
     keep = (i != j) & (frame["amount_raw"].to_numpy(dtype="int64")[j] <= delivered[i])
-    pairs = pd.DataFrame({"i": i[keep], "j": j[keep], "t": burn_t[j[keep]]})
-    pairs = pairs.sort_values("t", kind="stable").drop_duplicates(subset="i", keep="first")
+    # in (burn time, id) order already: the first burn per mint
+    pairs = pd.DataFrame({"i": i[keep], "j": j[keep]}).drop_duplicates(subset="i", keep="first")
     return pairs["j"].to_numpy(dtype="int64"), pairs["i"].to_numpy(dtype="int64")
+
+
+def _is_duckdb(ledger: Any) -> bool:
+    """Whether ``ledger`` is a DuckDB relation (whose rules can run in SQL)."""
+    if not actors_lazy.reduces(ledger):
+        return False
+    return nw.from_native(ledger).implementation is nw.Implementation.DUCKDB
 
 
 def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.DataFrame:
@@ -401,7 +415,13 @@ def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.
         (the forwarding address), ``amount_raw``.
     """
     window_ns = _window_ns(window)
-    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.continuations")
+    what = "movements.continuations"
+    if _is_duckdb(ledger):
+        lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
+        table = actor_inputs.labels_of(labels)
+        out = continuations_sql.continuation_pairs(lazy.to_native(), window_ns, table)
+        return results.describe(out, span=engines.span(lazy, "burn_timestamp"))
+    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
     later, earlier = _continued(frame, window_ns, actor_inputs.labels_of(labels))
     ids = frame["transfer_id"].astype(schema.STRING).to_numpy(dtype=object)
     out = pd.DataFrame(
@@ -460,8 +480,13 @@ def dedupe(ledger: Any, *, window: Any = "1h", labels: Any = True) -> Any:
                 "dedupe() takes a ledger (pandas, Polars, DuckDB or Dask), "
                 f"got {type(ledger).__name__}"
             )
-        later = continuations(ledger, window=window, labels=labels)["transfer_id"]
         lf = engines.lazy(ledger, "ledger", columns=["transfer_id"])
+        if _is_duckdb(ledger):  # the rule and the filter in SQL: a relation, nothing run
+            rule = actor_inputs.ledger_lazy(ledger, _COLUMNS, what="movements.dedupe")
+            table = actor_inputs.labels_of(labels)
+            native = lf.to_native()
+            return continuations_sql.kept(native, rule.to_native(), _window_ns(window), table)
+        later = continuations(ledger, window=window, labels=labels)["transfer_id"]
         if len(later):
             lf = lf.filter(~nw.col("transfer_id").is_in(later.tolist()))
         return lf.to_native()

@@ -48,12 +48,22 @@ from .. import chains, schema
 from .._codes import unique_ints
 from . import _ledger, actors, results
 
-__all__ = ["round_trip_flags", "route_rule_sums", "share", "share_frame"]
+__all__ = [
+    "BURNED",
+    "WRAPPED",
+    "quoted",
+    "resolved",
+    "round_trip_flags",
+    "route_rule_sums",
+    "share",
+    "share_frame",
+    "values",
+]
 
-_BURNED = (
+BURNED = (  # the burn is known (as :func:`._ledger.burn_known`)
     "coalesce(burn_timestamp IS NOT NULL AND NOT (burn_tx_hash IS NULL AND burn_block = -1), false)"
 )
-_WRAPPED = (
+WRAPPED = (  # the receiver acts on the mint (as :func:`.round_trips.wrapped_of`)
     "(coalesce(length(hook_data) > 2, false)"
     " OR coalesce(destination_caller = mint_recipient, false))"
 )
@@ -61,11 +71,12 @@ _OPERATORS = ("integrator", "relayer", "exchange")
 _NAME = "__rebalancing_ledger"  # not a name a connection is likely to hold already
 
 
-def _quoted(value: Any) -> str:
+def quoted(value: Any) -> str:
+    """``value`` as an SQL string literal."""
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def _values(rows: Sequence[tuple], names: str, types: Sequence[str]) -> str:
+def values(rows: Sequence[tuple], names: str, types: Sequence[str]) -> str:
     """A small table as SQL ``VALUES`` (the relation's connection is not ours to register on)."""
     if not rows:
         nulls = ", ".join(f"CAST(NULL AS {t})" for t in types)
@@ -73,7 +84,7 @@ def _values(rows: Sequence[tuple], names: str, types: Sequence[str]) -> str:
     body = ", ".join(
         "("
         + ", ".join(
-            _quoted(v) if t == "VARCHAR" else str(int(v)) for v, t in zip(row, types, strict=True)
+            quoted(v) if t == "VARCHAR" else str(int(v)) for v, t in zip(row, types, strict=True)
         )
         + ")"
         for row in rows
@@ -81,7 +92,7 @@ def _values(rows: Sequence[tuple], names: str, types: Sequence[str]) -> str:
     return f"(VALUES {body}) AS {names}"
 
 
-def _resolved(table: Any, found: Any) -> list[tuple]:
+def resolved(table: Any, found: Any) -> list[tuple]:
     """(address, domain, label, kind) of the labelled pairs among ``found`` (address, domain)."""
     if not found.num_rows:
         return []
@@ -112,18 +123,18 @@ def _labelled(rel: Any, table: Any, rules: Sequence[str]) -> tuple[list[tuple], 
         f"SELECT message_sender, source_domain FROM {_NAME}"
         " WHERE message_sender IS NOT NULL GROUP BY ALL",
     ).to_arrow_table()
-    senders = _resolved(table, pairs)
+    senders = resolved(table, pairs)
     operators = [row for row in senders if row[3] in _OPERATORS]
     if not operators or "same_entity" not in rules:
         return senders, []
-    ops = _values([row[:2] for row in operators], "ops(a, d)", ("VARCHAR", "BIGINT"))
+    ops = values([row[:2] for row in operators], "ops(a, d)", ("VARCHAR", "BIGINT"))
     found = rel.query(
         _NAME,
         f"SELECT mint_recipient, destination_domain FROM {_NAME} JOIN {ops}"
         " ON message_sender = ops.a AND source_domain = ops.d"
         " WHERE mint_recipient IS NOT NULL GROUP BY ALL",
     ).to_arrow_table()
-    return senders, [row for row in _resolved(table, found) if row[3] in _OPERATORS]
+    return senders, [row for row in resolved(table, found) if row[3] in _OPERATORS]
 
 
 def round_trip_flags(legs: str, window: int) -> str:
@@ -191,9 +202,9 @@ def route_rule_sums(
     """
     senders, recipients = _labelled(rel, table, rules) if table is not None else ([], [])
     types = ("VARCHAR", "BIGINT", "VARCHAR", "VARCHAR")
-    s_labels = _values(senders, "sl(a, d, label, kind)", types)
-    r_labels = _values(recipients, "rl(a, d, label, kind)", types)
-    operators = ", ".join(_quoted(k) for k in _OPERATORS)
+    s_labels = values(senders, "sl(a, d, label, kind)", types)
+    r_labels = values(recipients, "rl(a, d, label, kind)", types)
+    operators = ", ".join(quoted(k) for k in _OPERATORS)
     user = "coalesce(burn_tx_from, message_sender)"
     trips = f"trips AS ({round_trip_flags('legs', window)})," if "round_trip" in rules else ""
     sql = f"""
@@ -204,7 +215,7 @@ WITH base AS (
     greatest(source_domain, destination_domain) AS hi,
     source_domain < destination_domain AS fwd,
     coalesce(message_sender = mint_recipient, false) AS same,
-    {_WRAPPED} AS wrapped,
+    {WRAPPED} AS wrapped,
     coalesce(sl.kind IN ({operators}), false) AS operator,
     coalesce(sl.kind = 'integrator', false) AS integrator,
     coalesce(sl.kind IN ({operators}) AND rl.label = sl.label, false) AS entity,
@@ -212,7 +223,7 @@ WITH base AS (
   FROM {_NAME}
   LEFT JOIN {s_labels} ON message_sender = sl.a AND source_domain = sl.d
   LEFT JOIN {r_labels} ON mint_recipient = rl.a AND destination_domain = rl.d
-  WHERE {_BURNED}
+  WHERE {BURNED}
 ),
 legs AS (
   SELECT k, u, lo, hi, fwd, t, id FROM base

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cctx_research as cctx
 from cctx_research import schema
 from cctx_research.analysis import engines, movements
 
-from .test_actors import ENGINES, as_engine
+from .test_actors import DOMAINS, ENGINES, POOL, RELAYERS, SETTINGS, as_engine, build
 
 
 def kept_ids(frame) -> list[str]:
@@ -59,3 +61,33 @@ def test_dedupe_of_nothing_and_of_no_ledger():
     assert kept_ids(movements.dedupe(as_engine(empty, "duckdb"))) == []
     with pytest.raises(TypeError, match=r"dedupe\(\) takes a ledger \(pandas, Polars"):
         movements.dedupe([1, 2, 3])
+
+
+forwarded = st.fixed_dictionaries(
+    {
+        "src": st.sampled_from(DOMAINS),
+        "dst": st.sampled_from(DOMAINS),
+        "amount": st.integers(1, 1_000),
+        "burn": st.integers(0, 6),  # a few minutes: mints and burns at one time
+        "delay": st.sampled_from([0, 1, 2, None]),
+        "sender": st.sampled_from(POOL),
+        "recipient": st.sampled_from(POOL),
+        "self_relay": st.booleans(),
+        "version": st.just(2),
+        "hook": st.sampled_from(["0x", "0x0102"]),
+        "relayer": st.sampled_from(RELAYERS),
+    }
+).filter(lambda r: r["src"] != r["dst"])
+
+
+@SETTINGS
+@given(st.lists(forwarded, min_size=1, max_size=25).map(build), st.sampled_from(["1min", "1h"]))
+def test_continuations_in_sql_equal_pandas_with_ties(ledger, window):
+    # mints and burns at one minute: the tie order (transfer_id) decides in both forms
+    duckdb = pytest.importorskip("duckdb")
+    want = movements.continuations(ledger, window=window).astype(str).values.tolist()
+    shuffled = ledger.sample(frac=1.0, random_state=len(ledger)).reset_index(drop=True)
+    assert movements.continuations(shuffled, window=window).astype(str).values.tolist() == want
+    for rows in (ledger, shuffled):
+        got = movements.continuations(duckdb.from_df(rows), window=window)
+        assert got.astype(str).values.tolist() == want
