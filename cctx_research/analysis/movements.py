@@ -59,7 +59,8 @@ toward a third chain. A transfer ``t2`` *continues* ``t1`` when
    is another (rebalancing is real volume, see :mod:`.once`).
 
 Each ``t1`` is continued by at most one ``t2`` (the first), each ``t2``
-continues at most one ``t1`` (the latest mint before it). :func:`dedupe`
+continues at most one ``t1`` (the latest mint before it; ties by
+``transfer_id``, as :mod:`.continuations_sql` runs it on DuckDB). :func:`dedupe`
 drops the continuing legs, so a movement is counted at its first burn, and
 never adds a row: volume after it is never more than before.
 
@@ -454,11 +455,9 @@ def dedupe(ledger: Any, *, window: Any = "1h", labels: Any = True) -> Any:
     pandas.DataFrame, or the engine's lazy frame
         A subset of ``ledger``'s rows, in order (never more rows, never more volume).
         For pandas: when no transfer continues another, a shallow copy of
-        ``ledger`` (no column is copied; pandas' copy-on-write keeps ``ledger``
-        as it is). For Polars, DuckDB or Dask: a lazy frame of the engine
-        (Polars ``LazyFrame``, DuckDB relation, Dask DataFrame) filtering
-        ``ledger`` by ``transfer_id``; no row is collected but the rule's
-        columns (:func:`continuations`).
+        ``ledger`` (no column copied; copy-on-write keeps ``ledger`` as it is).
+        For Polars, DuckDB or Dask: the engine's lazy frame (``LazyFrame``,
+        relation, Dask DataFrame); on DuckDB the rule runs in SQL too.
 
     Raises
     ------
