@@ -16,7 +16,7 @@ a copy of it; ``tests/analysis/test_dedupe_engines.py`` holds them equal.
 
 Examples
 --------
->>> "ASOF JOIN" in pairs_sql("ledger", 60, "(SELECT NULL AS a, NULL AS d WHERE false) AS ig")
+>>> "ASOF JOIN" in pairs_sql("ledger", 60, "false")
 True
 """
 
@@ -58,27 +58,26 @@ def _integrators(rel: Any, table: Any) -> list[tuple]:
 def pairs_sql(name: str, window: int, integrators: str) -> str:
     """SQL of the continuations of the relation ``name``: ``transfer_id`` (the later leg),
     ``continues``, ``via``, ``amount_raw``, in the order of the later legs' burns.
-    ``integrators``: a relation ``ig(a, d)`` of the labelled integrators' addresses."""
+    ``integrators``: an SQL condition on a row's ``mint_recipient`` and
+    ``destination_domain``, true where the recipient is a labelled integrator."""
+    wrapped, burned = rebalancing_sql.WRAPPED, rebalancing_sql.BURNED
     return f"""
-WITH base AS (
-  SELECT transfer_id AS id, message_sender, mint_recipient, source_domain, destination_domain,
-    epoch_ns(mint_timestamp) AS mt, epoch_ns(burn_timestamp) AS bt, amount_raw,
-    amount_raw - coalesce(fee_raw, 0) AS delivered,
-    {rebalancing_sql.WRAPPED} AS wrapped, {rebalancing_sql.BURNED} AS burned
+WITH mints AS (
+  SELECT transfer_id AS id, mint_recipient AS a, destination_domain AS c,
+    epoch_ns(mint_timestamp) AS t, amount_raw - coalesce(fee_raw, 0) AS delivered
   FROM {name}
-),
-mints AS (
-  SELECT id, mint_recipient AS a, destination_domain AS c, mt AS t, delivered
-  FROM base LEFT JOIN {integrators} ON mint_recipient = ig.a AND destination_domain = ig.d
-  WHERE mt IS NOT NULL AND mint_recipient IS NOT NULL AND (wrapped OR ig.a IS NOT NULL)
+  WHERE mint_timestamp IS NOT NULL AND mint_recipient IS NOT NULL
+    AND ({wrapped} OR {integrators})
     AND NOT coalesce(message_sender = mint_recipient, false)
 ),
 latest AS (  -- of mints at one time to one address, the greatest id is the latest
   SELECT a, c, t, max(id) AS id, arg_max(delivered, id) AS delivered FROM mints GROUP BY a, c, t
 ),
 burns AS (
-  SELECT id, message_sender AS a, source_domain AS c, bt AS t, amount_raw FROM base
-  WHERE burned AND message_sender IN (SELECT a FROM mints)
+  SELECT transfer_id AS id, message_sender AS a, source_domain AS c,
+    epoch_ns(burn_timestamp) AS t, amount_raw
+  FROM {name}
+  WHERE {burned} AND message_sender IN (SELECT a FROM latest)
 ),
 hit AS (
   SELECT burns.id AS j, latest.id AS i, burns.a AS via, burns.amount_raw, burns.t,
@@ -93,10 +92,22 @@ ORDER BY t, j
 """
 
 
+def _condition(rows: list[tuple]) -> str:
+    """SQL true where (``mint_recipient``, ``destination_domain``) is one of ``rows``."""
+    if not rows:
+        return "false"
+    addresses = ", ".join(sorted({rebalancing_sql.quoted(a) for a, _ in rows}))
+    pairs = ", ".join(sorted({rebalancing_sql.quoted(f"{a}:{int(d)}") for a, d in rows}))
+    # the address test first: the pair's string is made only for the few rows that pass it
+    return (
+        f"(mint_recipient IN ({addresses})"
+        f" AND mint_recipient || ':' || destination_domain::VARCHAR IN ({pairs}))"
+    )
+
+
 def _pairs(rel: Any, window: int, table: Any) -> Any:
     """The relation of :func:`pairs_sql` over ``rel`` (only the labels are asked now)."""
-    ig = rebalancing_sql.values(_integrators(rel, table), "ig(a, d)", ("VARCHAR", "BIGINT"))
-    return rel.query(_NAME, pairs_sql(_NAME, window, ig))
+    return rel.query(_NAME, pairs_sql(_NAME, window, _condition(_integrators(rel, table))))
 
 
 def kept(ledger: Any, rel: Any, window: int, table: Any) -> Any:
