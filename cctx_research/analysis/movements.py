@@ -59,7 +59,8 @@ toward a third chain. A transfer ``t2`` *continues* ``t1`` when
    is another (rebalancing is real volume, see :mod:`.once`).
 
 Each ``t1`` is continued by at most one ``t2`` (the first), each ``t2``
-continues at most one ``t1`` (the latest mint before it). :func:`dedupe`
+continues at most one ``t1`` (the latest mint before it; ties by
+``transfer_id``, as :mod:`.continuations_sql` runs it on DuckDB). :func:`dedupe`
 drops the continuing legs, so a movement is counted at its first burn, and
 never adds a row: volume after it is never more than before.
 
@@ -83,6 +84,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -90,7 +92,16 @@ import pyarrow.compute as pc
 
 from .. import labels as labels_
 from .. import schema
-from . import _ledger, actor_inputs, actors, actors_lazy, results, round_trips
+from . import (
+    _ledger,
+    actor_inputs,
+    actors_lazy,
+    continuations_sql,
+    engines,
+    rebalancing_sql,
+    results,
+    round_trips,
+)
 
 __all__ = [
     "ALL_RULES",
@@ -307,7 +318,10 @@ def rebalancing_share(
     table = actor_inputs.labels_of(labels)
     if actors_lazy.reduces(ledger):
         lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
-        frame, facts = round_trips.engine_rows(lazy, table)
+        found = round_trips.engine_rows(lazy, table)
+        if found is None:  # DuckDB, two addresses share a hash: the rules in SQL, exact
+            return rebalancing_sql.share(lazy.to_native(), window_ns, chosen, table)
+        frame, facts = found
     else:
         frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
         facts = round_trips.rows(frame)
@@ -322,35 +336,13 @@ def rebalancing_share(
     cell = route * r + (rule[burned].astype(np.int64) + 1)
     sums = np.zeros(d * d * r, dtype="int64")
     np.add.at(sums, cell, raw)
-    sums = sums.reshape(d * d, r)
-    counts = np.bincount(cell, minlength=d * d * r).reshape(d * d, r)
-    count = counts.sum(axis=1)
-    present = np.flatnonzero(count)
-    names = np.asarray(domains, dtype="int64")
-    out = pd.DataFrame(
-        {
-            "source_chain": actors._chain_categorical(names[present // d]),
-            "destination_chain": actors._chain_categorical(names[present % d]),
-            "count": count[present].astype("int64"),
-            "volume": _ledger.amount(sums.sum(axis=1)[present]),
-            "rebalancing_count": counts[:, 1:].sum(axis=1)[present].astype("int64"),
-            "rebalancing_volume": _ledger.amount(sums[:, 1:].sum(axis=1)[present]),
-            **{
-                f"{name}_volume": _ledger.amount(sums[present, k + 1])
-                for k, name in enumerate(chosen)
-            },
-        }
-    )
-    out.insert(6, "count_share", out["rebalancing_count"] / out["count"].where(out["count"] > 0))
-    out.insert(
-        7, "volume_share", out["rebalancing_volume"] / out["volume"].where(out["volume"] > 0)
-    )
+    counts = np.bincount(cell, minlength=d * d * r)
     stamps = facts.stamps[burned]
     span = (None, None)
     if len(stamps):
         span = tuple(pd.Timestamp(int(f(stamps)), unit="ns", tz="UTC") for f in (np.min, np.max))
-    return results.describe(
-        _ledger.sort_groups(out, list(_ledger.ROUTE)), span=span, by=_ledger.ROUTE
+    return rebalancing_sql.share_frame(
+        domains, sums.reshape(d * d, r), counts.reshape(d * d, r), chosen, span
     )
 
 
@@ -364,6 +356,7 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     recipient = round_trips.arrow(frame, "mint_recipient")
     sender = round_trips.arrow(frame, "message_sender")
     eligible &= ~round_trips.true(pc.equal(sender, recipient))  # its own money: rule 5
+    eligible &= round_trips.true(pc.is_valid(recipient))
     if not eligible.any():
         return np.zeros(0, dtype="int64"), np.zeros(0, dtype="int64")
     # Arrow all the way: no Python string per row
@@ -383,11 +376,16 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     fee = frame["fee_raw"].to_numpy(dtype="float64", na_value=0.0)
     delivered = frame["amount_raw"].to_numpy(dtype="int64") - fee.astype("int64")
     scale = 1 << 20  # domains are small; one integer key of (address, chain)
-    right = pd.DataFrame({"t": mint_t[first], "key": a_code * scale + dst[first], "i": first})
-    left = pd.DataFrame({"t": burn_t[then], "key": b_code * scale + src[then], "j": then})
+    ids = round_trips.arrow(frame, "transfer_id")
+    # ties by transfer_id, as in SQL (:mod:`.continuations_sql`): of mints at one time the
+    # greater id is the latest (merge_asof takes the last), of burns the smaller is first
+    right = pd.DataFrame({"t": mint_t[first], "id": ids.take(first), "i": first})
+    right["key"] = a_code * scale + dst[first]
+    left = pd.DataFrame({"t": burn_t[then], "id": ids.take(then), "j": then})
+    left["key"] = b_code * scale + src[then]
     hit = pd.merge_asof(
-        left.sort_values("t", kind="stable"),
-        right.sort_values("t", kind="stable"),
+        left.sort_values(["t", "id"], kind="stable").drop(columns="id"),
+        right.sort_values(["t", "id"], kind="stable").drop(columns="id"),
         on="t",
         by="key",
         direction="backward",
@@ -396,9 +394,16 @@ def _continued(frame: pd.DataFrame, window: int, table: Any) -> tuple[np.ndarray
     hit = hit.dropna(subset=["i"])
     i, j = hit["i"].to_numpy(dtype="int64"), hit["j"].to_numpy(dtype="int64")
     keep = (i != j) & (frame["amount_raw"].to_numpy(dtype="int64")[j] <= delivered[i])
-    pairs = pd.DataFrame({"i": i[keep], "j": j[keep], "t": burn_t[j[keep]]})
-    pairs = pairs.sort_values("t", kind="stable").drop_duplicates(subset="i", keep="first")
+    # in (burn time, id) order already: the first burn per mint
+    pairs = pd.DataFrame({"i": i[keep], "j": j[keep]}).drop_duplicates(subset="i", keep="first")
     return pairs["j"].to_numpy(dtype="int64"), pairs["i"].to_numpy(dtype="int64")
+
+
+def _is_duckdb(ledger: Any) -> bool:
+    """Whether ``ledger`` is a DuckDB relation (whose rules can run in SQL)."""
+    if not actors_lazy.reduces(ledger):
+        return False
+    return nw.from_native(ledger).implementation is nw.Implementation.DUCKDB
 
 
 def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.DataFrame:
@@ -411,7 +416,13 @@ def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.
         (the forwarding address), ``amount_raw``.
     """
     window_ns = _window_ns(window)
-    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.continuations")
+    what = "movements.continuations"
+    if _is_duckdb(ledger):
+        lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
+        table = actor_inputs.labels_of(labels)
+        out = continuations_sql.continuation_pairs(lazy.to_native(), window_ns, table)
+        return results.describe(out, span=engines.span(lazy, "burn_timestamp"))
+    frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
     later, earlier = _continued(frame, window_ns, actor_inputs.labels_of(labels))
     ids = frame["transfer_id"].astype(schema.STRING).to_numpy(dtype=object)
     out = pd.DataFrame(
@@ -427,12 +438,12 @@ def continuations(ledger: Any, *, window: Any = "1h", labels: Any = True) -> pd.
     return results.describe(out, span=_ledger.span(frame))
 
 
-def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> pd.DataFrame:
+def dedupe(ledger: Any, *, window: Any = "1h", labels: Any = True) -> Any:
     """``ledger`` without the transfers that continue an earlier one: each movement once.
 
     Parameters
     ----------
-    ledger : pandas.DataFrame
+    ledger : DataFrame (pandas, Polars, DuckDB, Dask)
         A canonical ledger.
     window : str or Timedelta, default "1h"
         The longest time from a leg's mint to the burn that forwards it.
@@ -441,13 +452,43 @@ def dedupe(ledger: pd.DataFrame, *, window: Any = "1h", labels: Any = True) -> p
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame, or the engine's lazy frame
         A subset of ``ledger``'s rows, in order (never more rows, never more volume).
-        When no transfer continues another, a shallow copy of ``ledger``: no
-        column is copied (pandas' copy-on-write keeps ``ledger`` as it is).
+        For pandas: when no transfer continues another, a shallow copy of
+        ``ledger`` (no column copied; copy-on-write keeps ``ledger`` as it is).
+        For Polars, DuckDB or Dask: the engine's lazy frame (``LazyFrame``,
+        relation, Dask DataFrame); on DuckDB the rule runs in SQL too.
+
+    Raises
+    ------
+    TypeError
+        For anything that is not a frame of one of those engines.
+
+    Examples
+    --------
+    >>> import cctx_research as cctx
+    >>> ledger = cctx.load_sample(as_of="2024-07-01", days=1)
+    >>> import duckdb
+    >>> kept = dedupe(duckdb.from_df(ledger))
+    >>> kept.aggregate("count(*)").fetchall()[0][0] == len(dedupe(ledger))
+    True
     """
     if not isinstance(ledger, pd.DataFrame):
-        raise TypeError(f"dedupe() takes a pandas ledger, got {type(ledger).__name__}")
+        if not engines.recognised(ledger):
+            raise TypeError(
+                "dedupe() takes a ledger (pandas, Polars, DuckDB or Dask), "
+                f"got {type(ledger).__name__}"
+            )
+        lf = engines.lazy(ledger, "ledger", columns=["transfer_id"])
+        if _is_duckdb(ledger):  # the rule and the filter in SQL: a relation, nothing run
+            rule = actor_inputs.ledger_lazy(ledger, _COLUMNS, what="movements.dedupe")
+            table = actor_inputs.labels_of(labels)
+            native = lf.to_native()
+            return continuations_sql.kept(native, rule.to_native(), _window_ns(window), table)
+        later = continuations(ledger, window=window, labels=labels)["transfer_id"]
+        if len(later):
+            lf = lf.filter(~nw.col("transfer_id").is_in(later.tolist()))
+        return lf.to_native()
     window_ns = _window_ns(window)
     frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what="movements.dedupe")
     later, _ = _continued(frame, window_ns, actor_inputs.labels_of(labels))

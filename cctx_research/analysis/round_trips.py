@@ -297,16 +297,18 @@ def _duckdb_ids(lf: Any) -> pa.ChunkedArray:
     return lf.to_native().project("transfer_id").to_arrow_table()["transfer_id"]
 
 
-def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows]:
+def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
     """The frame and :class:`Rows` that :func:`.movements.rebalancing_share` reads of a
     Polars or DuckDB ledger, with ``burned`` and ``wrapped`` worked out in the engine:
     three string columns cross, not six (none on DuckDB: see
     :func:`.actors_lazy.round_trip_rows`). ``table``: the labels (None: none), whose
-    depositors' recipients DuckDB returns."""
+    depositors' recipients DuckDB returns.
+
+    None for a DuckDB ledger whose addresses cannot cross as exact hashes (two
+    share one): the caller runs the rules in SQL (:mod:`.rebalancing_sql`)
+    rather than collect every row's strings."""
     if lf.implementation is nw.Implementation.DUCKDB:
-        found = _duckdb_rows(lf, table)
-        if found is not None:
-            return found
+        return _duckdb_rows(lf, table)
     hook = nw.col("hook_data").str.len_chars() > 2
     self_relay = nw.col("destination_caller") == nw.col("mint_recipient")
     burned = ~nw.col("burn_timestamp").is_null() & ~(

@@ -585,8 +585,8 @@ def test_addresses_encoded_in_parts_give_the_numbers_of_one_pass(sample, monkeyp
     assert len(sample) > 4 * 1_000  # four parts
 
 
-def test_duckdb_without_exact_codes_collects_the_addresses(sample, monkeypatch):
-    # two addresses sharing a hash: the codes would not be exact, so the strings cross
+def test_duckdb_without_exact_codes_runs_the_rules_in_sql(sample, monkeypatch):
+    # two addresses sharing a hash: the codes would not be exact, so the rules run in SQL
     duckdb = pytest.importorskip("duckdb")
     want = movements.rebalancing_share(sample)
     monkeypatch.setattr(actors_lazy, "hashed_values", lambda lf, expr: None)

@@ -1,0 +1,124 @@
+"""The rebalancing rules in DuckDB SQL, held equal to the numpy rule row for row.
+
+:mod:`cctx_research.analysis.rebalancing_sql` runs when a DuckDB ledger's
+addresses cannot cross as exact hashes; these tests run it directly, on the
+sample, on tied legs (identical burn times), on self-sends and on nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import cctx_research as cctx
+from cctx_research import schema
+from cctx_research.analysis import actor_inputs, movements, rebalancing_sql
+
+from .test_actors import POOL, SETTINGS, build, tied
+
+duckdb = pytest.importorskip("duckdb")
+
+
+def in_sql(ledger: pd.DataFrame, *, window: str = "1D", rules=movements.RULES, labels=True):
+    """:func:`movements.rebalancing_share` of ``ledger`` with its rules run in SQL."""
+    lazy = actor_inputs.ledger_lazy(duckdb.from_df(ledger), movements._COLUMNS, what="test")
+    table = actor_inputs.labels_of(labels)
+    chosen = movements._rules(rules)
+    return rebalancing_sql.share(lazy.to_native(), movements._window_ns(window), chosen, table)
+
+
+def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    assert list(got.columns) == list(want.columns)
+    assert len(got) == len(want)
+    for col in want.columns:
+        assert got[col].astype(str).tolist() == want[col].astype(str).tolist(), col
+
+
+@pytest.fixture(scope="module")
+def sample() -> pd.DataFrame:
+    return cctx.load_sample(as_of="2024-07-01", days=2)
+
+
+@pytest.mark.parametrize("window", ["1h", "1D"])
+@pytest.mark.parametrize("signers", [True, False])
+def test_sql_rules_equal_numpy_on_the_sample(sample, window, signers):
+    # without the burns' signers, the depositors are the end users: the rebalancer's trips
+    ledger = sample if signers else sample.assign(burn_tx_from=pd.NA)
+    want = movements.rebalancing_share(ledger, window=window, rules=movements.ALL_RULES)
+    assert want["same_address_volume"].sum() > 0
+    assert (want["round_trip_volume"].sum() > 0) is not signers
+    assert_same(in_sql(ledger, window=window, rules=movements.ALL_RULES), want)
+
+
+def test_sql_rules_equal_numpy_with_signers_and_no_labels(sample):
+    rng = np.random.default_rng(4)
+    who = np.array([f"0x{k:040x}" for k in range(100, 110)], dtype=object)
+    signer = who[rng.integers(0, len(who), len(sample))]
+    signer[rng.random(len(sample)) < 0.3] = None
+    ledger = sample.assign(burn_tx_from=pd.array(signer, dtype=schema.STRING))
+    for labels in (True, False):
+        want = movements.rebalancing_share(ledger, window="6h", labels=labels)
+        assert want["round_trip_volume"].sum() > 0
+        assert_same(in_sql(ledger, window="6h", labels=labels), want)
+
+
+@SETTINGS
+@given(st.lists(tied, min_size=1, max_size=30).map(build), st.sampled_from(["1min", "5min"]))
+def test_sql_round_trips_with_ties_equal_numpy(ledger, window):
+    # legs at one minute: the tie order (transfer_id, byte order) decides in both
+    want = movements.rebalancing_share(ledger, window=window, labels=False)
+    assert_same(in_sql(ledger, window=window, labels=False), want)
+    shuffled = ledger.sample(frac=1.0, random_state=len(ledger)).reset_index(drop=True)
+    assert_same(in_sql(shuffled, window=window, labels=False), want)
+
+
+def test_sql_tied_legs_pair_by_transfer_id():
+    # two outbound legs at one minute, one return: the greater id is the nearer
+    leg = dict(amount=10, delay=1, sender=POOL[1], recipient=POOL[2], self_relay=False)
+    leg.update(version=1, hook="0x", relayer=None)
+    ledger = build([dict(leg, src=0, dst=3, burn=0), dict(leg, src=0, dst=3, burn=0, amount=990),
+                    dict(leg, src=3, dst=0, burn=5)])  # fmt: skip
+    ledger["transfer_id"] = pd.array(["b", "a", "c"], dtype=schema.STRING)
+    for order in ([0, 1, 2], [1, 0, 2], [2, 1, 0]):
+        got = in_sql(ledger.iloc[order].reset_index(drop=True), labels=False)
+        assert got["round_trip_volume"].sum() == pytest.approx(20 / 1e6), order
+
+
+def test_sql_self_sends_and_nothing():
+    leg = dict(amount=7, delay=1, src=0, dst=3, burn=0, self_relay=False)
+    leg.update(version=1, hook="0x", relayer=None)
+    own = build(
+        [
+            dict(leg, sender=POOL[1], recipient=POOL[1]),
+            dict(leg, sender=POOL[0], recipient=POOL[0], burn=1),
+            dict(leg, sender=POOL[2], recipient=POOL[3]),
+        ]
+    )
+    want = movements.rebalancing_share(own, rules=movements.ALL_RULES)
+    assert want["rebalancing_count"].sum() == 2  # the operator's same_address, the user's self
+    assert_same(in_sql(own, rules=movements.ALL_RULES), want)
+    empty = schema.empty("ledger")
+    assert_same(in_sql(empty), movements.rebalancing_share(empty))
+    assert in_sql(empty).empty
+
+
+def test_sql_rules_equal_numpy_on_the_benchmark_ledger():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from actors import generate
+
+    ledger = generate(20_000)
+    want = movements.rebalancing_share(ledger)
+    assert want["round_trip_volume"].sum() > 0
+    assert_same(in_sql(ledger), want)
+
+
+def test_round_trip_sql_names_its_frames():
+    text = rebalancing_sql.round_trip_flags("legs", 60)
+    assert "FROM legs" in text
+    assert "<= 60" in text
