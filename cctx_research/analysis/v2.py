@@ -157,7 +157,7 @@ def fees(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.DataF
     """
     keys = [*_ledger.ROUTE, *_ledger.by_keys(by, BY)]
     if ledger_lazy.handles(ledger):
-        return ledger_lazy.fees(ledger, keys[len(_ledger.ROUTE):])
+        return ledger_lazy.fees(ledger, _ledger.by_keys(by, BY))
     table, win = _v2(ledger, what="v2.fees", columns=["fee_raw"])
     table = table.loc[table["fee_raw"].notna().to_numpy()]
     table = table.assign(
@@ -222,7 +222,7 @@ def fee_caps(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
     """
     keys = [*_ledger.ROUTE, *_ledger.by_keys(by, BY)]
     if ledger_lazy.handles(ledger):
-        return ledger_lazy.fee_caps(ledger, keys[len(_ledger.ROUTE):])
+        return ledger_lazy.fee_caps(ledger, _ledger.by_keys(by, BY))
     table, win = _v2(ledger, what="v2.fee_caps", columns=["fee_raw", "max_fee_raw"])
     keep = table["fee_raw"].notna() & (table["max_fee_raw"] > 0).fillna(False)
     table = table.loc[keep.to_numpy(dtype=bool)]
