@@ -71,9 +71,9 @@ _UNUSED = ("burn_token", "destination_caller", "destination_token_messenger", "n
 def _collect(data: Any, what: str) -> pd.DataFrame:
     """The ledger columns the analyses read, from a Polars, DuckDB or Dask frame.
 
-    Latency quantiles and the stuck list need per-transfer rows, so these
-    analyses collect rather than aggregate in the engine; they take only
-    the columns they use.
+    DuckDB and Polars ledgers are analysed in their engine (:mod:`.ledger_lazy`,
+    :mod:`.pending_lazy`); a Dask frame, whose group-by takes no quantile, is
+    collected here, only the columns the analyses use.
     """
     names = engines.lazy(data, "ledger", columns=()).collect_schema().names()
     if "burn_timestamp" not in names and "timestamp" in names:
