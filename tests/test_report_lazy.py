@@ -274,3 +274,20 @@ def test_report_sections_over_duckdb_bring_back_no_rows_of_the_ledger(ledger, pa
     assert "Never minted (the" in ids["pending"]
     assert "Fees collected on fast transfers" in ids["v2"]
     assert "median" in ids["latency"]
+
+
+def test_other_tokens_are_left_out_in_the_engine_as_in_pandas(ledger, tmp_path):
+    from cctx_research.analysis import latency, pending
+    from cctx_research.errors import OtherTokenWarning
+
+    tokens = np.where(np.arange(len(ledger)) % 50 == 0, "EURC", "USDC")
+    mixed = ledger.assign(token=pd.array(tokens, dtype="string"))
+    mixed.attrs.clear()
+    path = tmp_path / "mixed.parquet"
+    mixed.to_parquet(path)
+    for call in (latency.by_route, lambda d: pending.in_flight(d, as_of=SAMPLE_AS_OF)):
+        with pytest.warns(OtherTokenWarning, match=r"left out 103 transfers of other tokens"):
+            theirs = call(mixed)
+        with pytest.warns(OtherTokenWarning, match=r"left out 103 transfers of other tokens"):
+            mine = call(duckdb.read_parquet(str(path)))
+        _same(mine, theirs, "USDC alone")

@@ -40,7 +40,8 @@ from ..tokens import DEFAULT_TOKEN
 from . import _ledger, engines, results
 from .inputs import no_burn_times
 
-__all__ = ["Ledger", "by_route", "fast_share", "fee_caps", "fees", "handles", "hooks", "ledger"]
+__all__ = ["Ledger", "by_route", "fast_share", "fee_caps", "fees", "handles", "hooks", "ledger",
+           "usdc_only"]
 
 _ENGINES = (nw.Implementation.DUCKDB, nw.Implementation.POLARS)
 _DOMAINS = ["source_domain", "destination_domain"]
@@ -84,12 +85,15 @@ def ledger(data: Any, *, what: str) -> Ledger:
     seen = engines.collect(lf.select(n=nw.len(), known=burn_known().any()))
     if int(seen["n"].iloc[0]) and not bool(seen["known"].fillna(False).iloc[0]):
         raise no_burn_times(what)
-    lf = _usdc_only(lf, what)
+    lf = usdc_only(lf, what)
     return Ledger(lf, engines.span(lf, "burn_timestamp"))
 
 
-def _usdc_only(lf: nw.LazyFrame, what: str) -> nw.LazyFrame:
-    """:func:`cctx_research.tokens.default_token_rows`, asked of the engine."""
+def usdc_only(lf: nw.LazyFrame, what: str, *, stacklevel: int = 4) -> nw.LazyFrame:
+    """:func:`cctx_research.tokens.default_token_rows`, asked of the engine (a ``token``
+    column it lacks keeps every row); the warning names ``what``."""
+    if "token" not in lf.collect_schema().names():
+        return lf
     token = nw.col("token")
     counts = engines.collect(lf.filter(~token.is_null()).group_by("token").agg(n=nw.len()))
     usdc = counts["token"] == DEFAULT_TOKEN
@@ -102,7 +106,7 @@ def _usdc_only(lf: nw.LazyFrame, what: str) -> nw.LazyFrame:
         f"other tokens ({listed}); to study them, select their rows by the 'token' column "
         "and pass those alone",
         OtherTokenWarning,
-        stacklevel=4,
+        stacklevel=stacklevel,
     )
     return lf.filter(token.is_null() | (token == DEFAULT_TOKEN))
 
