@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/report_data.py --quick        # 20k transfers
     .venv/bin/python benchmarks/report_data.py --sizes 1M     # chosen sizes
+    .venv/bin/python benchmarks/report_data.py --redraw LEDGER  # one redraw of the app's ledger tab
 
 For each size, each step in a fresh subprocess, one after the other:
 
@@ -101,6 +102,34 @@ def _replicate(source: Path, out: Path, copies: int) -> int:
     return 0
 
 
+def _redraw(ledger: Path, days: int) -> int:
+    """The worker: what ``dashboard --data`` does with a ledger, once: its page's kernel opens
+    it in DuckDB (no pandas copy) and the "Who moves the money" tab draws the last ``days``
+    days (the dashboard's window), then redraws for another role."""
+    import os
+    import time
+
+    import pandas as pd
+
+    os.environ["CCTX_LEDGER"] = str(ledger)
+    from cctx_research.report.engine_ledger import events
+    from cctx_research.webapp.panels import ledger_behind
+    from cctx_research.widgets.actors import actors_panel
+
+    started = time.perf_counter()
+    opened = ledger_behind()
+    last = events(opened.frame)[1]
+    end = last.floor("D") + pd.Timedelta(days=1)
+    panel = actors_panel(opened, start=end - pd.Timedelta(days=days), end=end)
+    first = time.perf_counter() - started
+    panel.role.value = "depositors"  # one redraw
+    redraw = time.perf_counter() - started - first
+    if panel.error is not None:
+        raise SystemExit(f"the panel failed: {panel.error}")
+    print(json.dumps({"seconds": redraw, "first": first, "status": panel.status.value[:80]}))
+    return 0
+
+
 def _report(data: Path, out: Path, *, cap: int, engine: str | None) -> Child:
     cmd = [sys.executable, "-m", "cctx_research.cli", "report", "--data", str(data),
            "--out", str(out), "--no-progress"]  # fmt: skip
@@ -175,7 +204,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="link at most N transfers; a larger size copies that ledger")
     parser.add_argument("--dataset", nargs=2, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--replicate", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--redraw", type=Path, metavar="LEDGER",
+                        help="only time one redraw of the app's ledger tab over LEDGER")
+    parser.add_argument("--days", type=int, default=7, help="with --redraw: the app's days")
     args = parser.parse_args(argv)
+    if args.redraw:
+        return _redraw(args.redraw, args.days)
     if args.dataset:
         return _write_dataset(*args.dataset)
     if args.replicate:
