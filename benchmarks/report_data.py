@@ -24,7 +24,7 @@ Time is the command's wall time, imports included; peak RSS the child's
 The pages are checked to hold the same sections.
 
 ``--built-from N``: a size above N is linked at N transfers and the ledger then
-written again in copies, each moved later by the ledger's span (new transfer
+written again in copies, each moved earlier by the ledger's span (new transfer
 ids, the same routes, amounts and latencies), a row group at a time: a 4M
 ledger without linking 4M transfers in pandas, which needs about 26 GiB
 (``load`` at 6.5 KiB a transfer, benchmarks/README.md).
@@ -68,7 +68,8 @@ def _write_dataset(ledger: Path, out: Path) -> int:
 
 def _replicate(source: Path, out: Path, copies: int) -> int:
     """The worker: ``source``'s ledger written ``copies`` times into ``out``, each copy moved
-    later by the span of its burns and mints (and a day) and its ids suffixed."""
+    earlier by the span of its burns and mints (and a day; later would be in the future,
+    which ``load`` refuses) and its ids suffixed."""
     from datetime import timedelta
 
     import pyarrow as pa
@@ -88,7 +89,7 @@ def _replicate(source: Path, out: Path, copies: int) -> int:
                 table = file.read_row_group(group)
                 for column in ("burn_timestamp", "mint_timestamp"):
                     at = table.schema.get_field_index(column)
-                    moved = pc.add(table[column], pa.scalar(shift * k, pa.duration("ns")))
+                    moved = pc.subtract(table[column], pa.scalar(shift * k, pa.duration("ns")))
                     table = table.set_column(at, column, moved.cast(table.schema.field(at).type))
                 at = table.schema.get_field_index("transfer_id")
                 if k:
