@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/report_data.py --quick        # 20k transfers
     .venv/bin/python benchmarks/report_data.py --sizes 1M     # chosen sizes
+    .venv/bin/python benchmarks/report_data.py --redraw LEDGER  # one redraw of the app's ledger tab
 
 For each size, each step in a fresh subprocess, one after the other:
 
@@ -21,6 +22,12 @@ For each size, each step in a fresh subprocess, one after the other:
 Time is the command's wall time, imports included; peak RSS the child's
 ``ru_maxrss``. Ratios are against the baseline measured in the same run.
 The pages are checked to hold the same sections.
+
+``--built-from N``: a size above N is linked at N transfers and the ledger then
+written again in copies, copy k moved k hours earlier (new transfer
+ids, the same routes, amounts and latencies), a row group at a time: a 4M
+ledger without linking 4M transfers in pandas, which needs about 26 GiB
+(``load`` at 6.5 KiB a transfer, benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -59,6 +66,67 @@ def _write_dataset(ledger: Path, out: Path) -> int:
     return 0
 
 
+def _replicate(source: Path, out: Path, copies: int) -> int:
+    """The worker: ``source``'s ledger written ``copies`` times into ``out``, copy ``k`` moved
+    ``k`` hours earlier (not into the future, nor before CCTP's launch: ``load`` refuses
+    both) and its ids suffixed."""
+    from datetime import timedelta
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(source)
+    shift = timedelta(hours=1)  # copies interleave: a year back leaves CCTP's era
+    rows = 0
+    with pq.ParquetWriter(out, file.schema_arrow) as writer:
+        for k in range(copies):
+            for group in range(file.num_row_groups):
+                table = file.read_row_group(group)
+                for column in ("burn_timestamp", "mint_timestamp"):
+                    at = table.schema.get_field_index(column)
+                    moved = pc.subtract(table[column], pa.scalar(shift * k, pa.duration("ns")))
+                    table = table.set_column(at, column, moved.cast(table.schema.field(at).type))
+                at = table.schema.get_field_index("transfer_id")
+                if k:
+                    kind = table.schema.field(at).type
+                    ids = pc.binary_join_element_wise(table["transfer_id"], pa.scalar(str(k), kind),
+                                                      pa.scalar("#", kind))  # fmt: skip
+                    table = table.set_column(at, "transfer_id", ids)
+                writer.write_table(table)
+                rows += table.num_rows
+    print(json.dumps({"rows": rows}))
+    return 0
+
+
+def _redraw(ledger: Path, days: int) -> int:
+    """The worker: what ``dashboard --data`` does with a ledger, once: its page's kernel opens
+    it in DuckDB (no pandas copy) and the "Who moves the money" tab draws the last ``days``
+    days (the dashboard's window), then redraws for another role."""
+    import os
+    import time
+
+    import pandas as pd
+
+    os.environ["CCTX_LEDGER"] = str(ledger)
+    from cctx_research.report.engine_ledger import events
+    from cctx_research.webapp.panels import ledger_behind
+    from cctx_research.widgets.actors import actors_panel
+
+    started = time.perf_counter()
+    opened = ledger_behind()
+    last = events(opened.frame)[1]
+    end = last.floor("D") + pd.Timedelta(days=1)
+    panel = actors_panel(opened, start=end - pd.Timedelta(days=days), end=end)
+    first = time.perf_counter() - started
+    panel.role.value = "depositors"  # one redraw
+    redraw = time.perf_counter() - started - first
+    if panel.error is not None:
+        raise SystemExit(f"the panel failed: {panel.error}")
+    print(json.dumps({"seconds": redraw, "first": first, "status": panel.status.value[:80]}))
+    return 0
+
+
 def _report(data: Path, out: Path, *, cap: int, engine: str | None) -> Child:
     cmd = [sys.executable, "-m", "cctx_research.cli", "report", "--data", str(data),
            "--out", str(out), "--no-progress"]  # fmt: skip
@@ -71,16 +139,22 @@ def _sections(page: Path) -> list[str]:
     return re.findall(r'<section id="([^"]+)"', page.read_text()) if page.is_file() else []
 
 
-def measure(n: int, work: Path, cap: int, *, dataset_form: bool = True) -> list[Row]:
+def measure(n: int, work: Path, cap: int, *, dataset_form: bool = True,
+            built_from: int | None = None) -> list[Row]:
     """The rows of one size: the baseline's time and memory, then each lazy form's."""
-    tag, root = label(n), work / f"cctp-{label(n)}"
+    linked = min(n, built_from) if built_from else n
+    copies = -(-n // linked)
+    tag, root = label(n), work / f"cctp-{label(linked)}"
     ledger, dataset = work / f"ledger-{tag}.parquet", work / f"ledger-{tag}"
+    built = work / f"ledger-{label(linked)}-linked.parquet" if copies > 1 else ledger
     scale = [sys.executable, str(HERE / "scale.py")]
+    this = [sys.executable, str(Path(__file__).resolve())]
     steps = [
-        [*scale, "--worker", "generate", "--root", str(root), "-n", str(n)],
-        [*scale, "--worker", "load", "--root", str(root), "--out", str(ledger),
+        [*scale, "--worker", "generate", "--root", str(root), "-n", str(linked)],
+        [*scale, "--worker", "load", "--root", str(root), "--out", str(built),
          "--engine", "pandas", "--check", "0"],
-        [sys.executable, str(Path(__file__).resolve()), "--dataset", str(ledger), str(dataset)],
+        *([[*this, "--replicate", str(built), str(ledger), str(copies)]] if copies > 1 else []),
+        [*this, "--dataset", str(ledger), str(dataset)],
     ]  # fmt: skip
     forms = {"pandas (before)": (ledger, "pandas"), "duckdb over ledger.parquet": (ledger, None),
              "duckdb over the dataset": (dataset, None)}  # fmt: skip
@@ -123,15 +197,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="where the data goes (temporary)")
     parser.add_argument("--no-dataset", action="store_true",
                         help="leave out the report over a ledger dataset (its write takes long)")
+    parser.add_argument("--built-from", type=size, default=None, metavar="N",
+                        help="link at most N transfers; a larger size copies that ledger")
     parser.add_argument("--dataset", nargs=2, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--replicate", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--redraw", type=Path, metavar="LEDGER",
+                        help="only time one redraw of the app's ledger tab over LEDGER")
+    parser.add_argument("--days", type=int, default=7, help="with --redraw: the app's days")
     args = parser.parse_args(argv)
+    if args.redraw:
+        return _redraw(args.redraw, args.days)
     if args.dataset:
         return _write_dataset(*args.dataset)
+    if args.replicate:
+        source, out, copies = args.replicate
+        return _replicate(Path(source), Path(out), int(copies))
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     work = (args.work or Path(tempfile.mkdtemp(prefix="cctx-report-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     cap = memory_cap(args.memory_cap)
-    rows = [row for n in sizes for row in measure(n, work, cap, dataset_form=not args.no_dataset)]
+    rows = [row for n in sizes for row in measure(n, work, cap, dataset_form=not args.no_dataset,
+                                                  built_from=args.built_from)]
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
     print(table(rows))

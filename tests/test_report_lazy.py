@@ -165,3 +165,129 @@ def test_a_sync_directory_opens_as_its_ledger_and_other_files_are_left_to_load(
     assert open_ledger(transfers) is None  # not a ledger: `load` reads it
     with pytest.raises(ValueError, match="engine must be one of"):
         open_ledger(parquet, engine="spark")
+
+
+def _calls(as_of: str) -> dict[str, object]:
+    """The analyses the latency, pending and V2 sections ask of a ledger, by name."""
+    from cctx_research.analysis import latency, pending, v2
+
+    return {
+        "latency.by_route": lambda d: latency.by_route(d),
+        "latency.by_route finality": lambda d: latency.by_route(d, by="finality"),
+        "latency.by_route both": lambda d: latency.by_route(d, by=["cctp_version", "finality"]),
+        "v2.fast_share": v2.fast_share,
+        "v2.fees": lambda d: v2.fees(d, by="finality"),
+        "v2.fee_caps": lambda d: v2.fee_caps(d, by="finality"),
+        "v2.hooks": v2.hooks,
+        "pending.in_flight": lambda d: pending.in_flight(d, as_of=as_of),
+        "pending.in_flight total": lambda d: pending.in_flight(d, as_of=as_of, by=None),
+        "pending.stuck": lambda d: pending.stuck(d, as_of=as_of),
+        "pending.stuck 1.5x": lambda d: pending.stuck(d, as_of=as_of, factor=1.5),
+        "pending.timeseries 1h": lambda d: pending.timeseries(d, freq="1h", as_of=as_of),
+        "pending.timeseries 7h": lambda d: pending.timeseries(d, freq="7h", as_of=as_of),
+    }
+
+
+def _same(mine: pd.DataFrame, theirs: pd.DataFrame, what: str) -> None:
+    # an engine may round a quantile's interpolation in the last bit (analysis.ledger_lazy)
+    pd.testing.assert_frame_equal(mine, theirs, check_exact=False, rtol=1e-12, obj=what)
+    assert mine.attrs == theirs.attrs, what
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_the_ledger_analyses_in_the_engine_equal_pandas(ledger, parquet, engine, monkeypatch):
+    from cctx_research.analysis import _ledger
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the analysis brought the ledger's rows into pandas")
+
+    plain = ledger.copy()
+    plain.attrs.clear()  # the lazy frame has no provenance: as_of is given
+    sizes = {}
+    for as_of in (SAMPLE_AS_OF, "2024-06-30T09:30:00Z", "2024-06-29T00:00:00Z"):
+        for what, call in _calls(as_of).items():
+            theirs = call(plain)
+            with monkeypatch.context() as patched:
+                patched.setattr(_ledger, "_collect", refused)
+                mine = call(_lazy(engine, parquet))
+            _same(mine, theirs, f"{what} at {as_of}")
+            sizes[what, as_of] = len(mine)
+    assert sizes["pending.stuck", SAMPLE_AS_OF] > 10  # compared on rows, not on empty tables
+    assert sizes["pending.timeseries 1h", SAMPLE_AS_OF] > 24
+    assert sizes["pending.stuck", "2024-06-29T00:00:00Z"] == 0  # before the first burn
+
+
+def _ties(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The sample with every burn on one of three moments and every latency one of three:
+    quantiles fall between equal values, stuck transfers are equally old."""
+    out = ledger.copy()
+    k = np.arange(len(out))
+    burns = pd.to_datetime(["2024-06-29 10:00", "2024-06-30 10:00", "2024-06-30 11:00"], utc=True)
+    out["burn_timestamp"] = burns[k % 3].astype(out["burn_timestamp"].dtype)
+    minted = out["mint_timestamp"].notna()
+    lag = pd.to_timedelta(np.array([8, 600, 1200])[(k // 3) % 3], unit="s")
+    out.loc[minted, "mint_timestamp"] = (out["burn_timestamp"] + lag)[minted]
+    return out
+
+
+@pytest.mark.parametrize("case", ["no rows", "one V2 transfer", "ties", "nothing minted"])
+def test_the_ledger_sections_in_duckdb_equal_pandas_on_edge_windows(ledger, tmp_path, case):
+    v2_rows = ledger.loc[(ledger["cctp_version"] == 2) & ledger["mint_timestamp"].notna()]
+    frames = {
+        "no rows": ledger,  # in the window below: burned the day before it
+        "one V2 transfer": v2_rows.iloc[:1],
+        "ties": _ties(ledger),
+        "nothing minted": ledger.loc[ledger["mint_timestamp"].isna()],
+    }
+    frame = frames[case].reset_index(drop=True)
+    frame.attrs = dict(ledger.attrs)
+    path = tmp_path / "edge.parquet"
+    frame.to_parquet(path)
+    window = {"start": "2024-06-29", "end": "2024-07-01T12:00:00Z"}
+    if case == "no rows":
+        first = ledger["burn_timestamp"].min().floor("D")
+        window = {"start": first - pd.Timedelta(days=1), "end": first}
+    on_pandas = report.build(ledger=frame, **window)
+    lazy = EngineLedger(duckdb.read_parquet(str(path)), provenance.provenance(ledger))
+    on_duckdb = report.build(ledger=lazy, **window)
+    shown = {s.id: s.to_html() for s in on_pandas.sections}
+    for section in on_duckdb.sections:
+        if section.id in ("latency", "pending", "v2"):
+            assert section.to_html() == shown[section.id], f"{case}: section {section.id!r}"
+    if case == "ties":
+        assert "Never minted (the" in shown["pending"]  # the stuck table is drawn
+        assert "<svg" in shown["latency"] or "<img" in shown["latency"]
+
+
+def test_report_sections_over_duckdb_bring_back_no_rows_of_the_ledger(ledger, parquet,
+                                                                      monkeypatch):
+    # the latency, pending and V2 sections: no analysis collects the ledger's rows
+    from cctx_research.analysis import _ledger
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a section brought the ledger's rows into pandas")
+
+    monkeypatch.setattr(_ledger, "_collect", refused)
+    lazy = EngineLedger(duckdb.read_parquet(str(parquet)), provenance.provenance(ledger))
+    built = report.build(ledger=lazy)
+    ids = {s.id: s.to_html() for s in built.sections}
+    assert "Never minted (the" in ids["pending"]
+    assert "Fees collected on fast transfers" in ids["v2"]
+    assert "median" in ids["latency"]
+
+
+def test_other_tokens_are_left_out_in_the_engine_as_in_pandas(ledger, tmp_path):
+    from cctx_research.analysis import latency, pending
+    from cctx_research.errors import OtherTokenWarning
+
+    tokens = np.where(np.arange(len(ledger)) % 50 == 0, "EURC", "USDC")
+    mixed = ledger.assign(token=pd.array(tokens, dtype="string"))
+    mixed.attrs.clear()
+    path = tmp_path / "mixed.parquet"
+    mixed.to_parquet(path)
+    for call in (latency.by_route, lambda d: pending.in_flight(d, as_of=SAMPLE_AS_OF)):
+        with pytest.warns(OtherTokenWarning, match=r"left out 103 transfers of other tokens"):
+            theirs = call(mixed)
+        with pytest.warns(OtherTokenWarning, match=r"left out 103 transfers of other tokens"):
+            mine = call(duckdb.read_parquet(str(path)))
+        _same(mine, theirs, "USDC alone")

@@ -31,6 +31,13 @@ USDC_UNIT = 1_000_000
 
 ROUTE = ("source_chain", "destination_chain")
 
+STUCK_COLUMNS: tuple[str, ...] = (
+    "transfer_id", "burn_tx_hash", "source_chain", "destination_chain", "cctp_version",
+    "finality", "amount", "amount_raw", "burn_timestamp", "age_s", "reference_s", "reference",
+    "message_sender", "mint_recipient",
+)  # fmt: skip
+"""The columns of :func:`.pending.stuck`, in order."""
+
 
 def ledger_frame(frame: Any, *, what: str, name: str = "ledger") -> pd.DataFrame:
     """Check a ledger frame with burn times; the V2 columns it lacks are added as nulls.
@@ -64,9 +71,9 @@ _UNUSED = ("burn_token", "destination_caller", "destination_token_messenger", "n
 def _collect(data: Any, what: str) -> pd.DataFrame:
     """The ledger columns the analyses read, from a Polars, DuckDB or Dask frame.
 
-    Latency quantiles and the stuck list need per-transfer rows, so these
-    analyses collect rather than aggregate in the engine; they take only
-    the columns they use.
+    DuckDB and Polars ledgers are analysed in their engine (:mod:`.ledger_lazy`,
+    :mod:`.pending_lazy`); a Dask frame, whose group-by takes no quantile, is
+    collected here, only the columns the analyses use.
     """
     names = engines.lazy(data, "ledger", columns=()).collect_schema().names()
     if "burn_timestamp" not in names and "timestamp" in names:
@@ -137,11 +144,16 @@ def finality_class(ledger: pd.DataFrame) -> pd.Categorical:
     )
 
 
-def routes(ledger: pd.DataFrame) -> dict[str, pd.Categorical]:
-    """``source_chain`` and ``destination_chain`` categoricals of a ledger's rows."""
+def routes(ledger: pd.DataFrame, domains: Sequence[int] = ()) -> dict[str, pd.Categorical]:
+    """``source_chain`` and ``destination_chain`` categoricals of a ledger's rows.
+
+    Their categories are the chains of the rows' domains, and of ``domains``
+    (an engine's rows, of which ``ledger`` holds a part).
+    """
     src = ledger["source_domain"].to_numpy(dtype="int64")
     dst = ledger["destination_domain"].to_numpy(dtype="int64")
-    names = {int(d): chains.chain_name(int(d)) for d in pd.unique(np.concatenate([src, dst]))}
+    seen = np.concatenate([src, dst, np.asarray(domains, dtype="int64")])
+    names = {int(d): chains.chain_name(int(d)) for d in pd.unique(seen)}
     # the categories of _common.chain_column, filled by code: no per-row string work
     dtype = _common.chain_column([], chains.in_order(names.values())).dtype
     position = {name: k for k, name in enumerate(dtype.categories)}

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from . import _common, _ledger, results
+from . import _common, _ledger, ledger_lazy, results
 
 __all__ = ["BY", "by_relayer", "by_route", "timeseries"]
 
@@ -116,6 +116,8 @@ def by_route(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
     True
     """
     keys = _ledger.by_keys(by, BY)
+    if ledger_lazy.handles(ledger):  # grouped in the engine: only the table comes back
+        return ledger_lazy.by_route(ledger, keys, what="latency.by_route")
     rows = _completed(ledger, keys, what="latency.by_route")
     out = _stats(rows, [*_ledger.ROUTE, *keys])
     out = _ledger.sort_groups(out, [*_ledger.ROUTE, *keys])

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments, chains, schema, times
-from . import _common, _ledger, attestation_state, results
+from . import _common, _ledger, attestation_state, pending_lazy, results
 
 __all__ = ["REFERENCES", "in_flight", "stuck", "timeseries", "waiting"]
 
@@ -41,22 +41,6 @@ logger = logging.getLogger(__name__)
 REFERENCES: tuple[str, ...] = ("route", "source", "class", "all")
 """The levels a stuck transfer's reference latency is taken from, most specific first."""
 
-_STUCK_COLUMNS = [
-    "transfer_id",
-    "burn_tx_hash",
-    "source_chain",
-    "destination_chain",
-    "cctp_version",
-    "finality",
-    "amount",
-    "amount_raw",
-    "burn_timestamp",
-    "age_s",
-    "reference_s",
-    "reference",
-    "message_sender",
-    "mint_recipient",
-]
 
 
 def _pending(ledger: Any, as_of: Any, *, what: str) -> tuple[pd.DataFrame, pd.Series, Any]:
@@ -163,6 +147,8 @@ def stuck(
     True
     """
     factor = arguments.positive_number("factor", factor)
+    if pending_lazy.handles(ledger):  # judged in the engine: the stuck rows alone come back
+        return pending_lazy.stuck(ledger, as_of, factor, attestations)
     frame, pending, when = _pending(ledger, as_of, what="pending.stuck")
     rows = frame.loc[pending.to_numpy()]
     table = _ledger.table(
@@ -196,7 +182,7 @@ def stuck(
         )
     late = table.loc[(table["age_s"] > factor * table["reference_s"]).to_numpy()]
     late = late.sort_values(["age_s", "transfer_id"], ascending=[False, True], kind="stable")
-    out = late[_STUCK_COLUMNS].reset_index(drop=True)
+    out = late[list(_ledger.STUCK_COLUMNS)].reset_index(drop=True)
     out["burn_timestamp"] = out["burn_timestamp"].astype(schema.TIMESTAMP)
     out.attrs.clear()
     if attestations is not None:
@@ -243,6 +229,8 @@ def waiting(
         ``amount_raw``, ``age_s``, and ``waiting_on``, ``delay_reason``,
         ``expiration_block`` (see :func:`stuck`).
     """
+    if pending_lazy.handles(ledger):
+        return pending_lazy.waiting(ledger, attestations, as_of)
     frame, pending, when = _pending(ledger, as_of, what="pending.waiting")
     rows = frame.loc[pending.to_numpy()]
     table = _ledger.table(rows, ["transfer_id", "burn_tx_hash", "amount_raw", "burn_timestamp"])
@@ -300,6 +288,8 @@ def in_flight(
     True
     """
     arguments.choice("by", by, ["route", None])
+    if pending_lazy.handles(ledger):  # summed in the engine
+        return pending_lazy.in_flight(ledger, as_of, by)
     frame, pending, when = _pending(ledger, as_of, what="pending.in_flight")
     rows = frame.loc[pending.to_numpy()]
     table = _ledger.table(rows, ["amount_raw", "burn_timestamp"])
@@ -396,6 +386,8 @@ def timeseries(
     """
     step = _step(freq)
     factor = arguments.positive_number("factor", factor)
+    if pending_lazy.handles(ledger):  # counted per moment in the engine
+        return pending_lazy.timeseries(ledger, step, factor, as_of, freq)
     frame = _ledger.ledger_frame(ledger, what="pending.timeseries")
     when = _ledger.resolve_as_of(frame, as_of)
     known = _ledger.burn_known(frame)

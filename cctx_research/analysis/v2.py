@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import _ledger, results
+from . import _ledger, ledger_lazy, results
 
 __all__ = ["BY", "fast_share", "fee_caps", "fees", "hooks"]
 
@@ -110,6 +110,8 @@ def fast_share(ledger: pd.DataFrame) -> pd.DataFrame:
     >>> bool(share["fast_count_share"].between(0, 1).all())
     True
     """
+    if ledger_lazy.handles(ledger):  # grouped in the engine: only the table comes back
+        return ledger_lazy.fast_share(ledger)
     table, win = _v2(ledger, what="v2.fast_share", columns=[])
     table = table.loc[(table["finality"] != "unknown").to_numpy()]
     fast = (table["finality"] == "fast").to_numpy()
@@ -154,6 +156,8 @@ def fees(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.DataF
     ['source_chain', 'destination_chain', 'finality']
     """
     keys = [*_ledger.ROUTE, *_ledger.by_keys(by, BY)]
+    if ledger_lazy.handles(ledger):
+        return ledger_lazy.fees(ledger, _ledger.by_keys(by, BY))
     table, win = _v2(ledger, what="v2.fees", columns=["fee_raw"])
     table = table.loc[table["fee_raw"].notna().to_numpy()]
     table = table.assign(
@@ -217,6 +221,8 @@ def fee_caps(ledger: pd.DataFrame, *, by: str | list[str] | None = None) -> pd.D
     0
     """
     keys = [*_ledger.ROUTE, *_ledger.by_keys(by, BY)]
+    if ledger_lazy.handles(ledger):
+        return ledger_lazy.fee_caps(ledger, _ledger.by_keys(by, BY))
     table, win = _v2(ledger, what="v2.fee_caps", columns=["fee_raw", "max_fee_raw"])
     keep = table["fee_raw"].notna() & (table["max_fee_raw"] > 0).fillna(False)
     table = table.loc[keep.to_numpy(dtype=bool)]
@@ -276,6 +282,8 @@ def hooks(ledger: pd.DataFrame) -> pd.DataFrame:
     >>> hooks(schema.empty("ledger"))["hook_share"].dtype
     dtype('float64')
     """
+    if ledger_lazy.handles(ledger):
+        return ledger_lazy.hooks(ledger)
     table, win = _v2(ledger, what="v2.hooks", columns=["hook_data"])
     table = table.loc[table["hook_data"].notna().to_numpy()]
     data = table["hook_data"].astype(str).str.strip().str.lower()

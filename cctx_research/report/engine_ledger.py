@@ -18,7 +18,6 @@ narwhals expression, so the two paths ask the same question.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,9 +26,8 @@ import pandas as pd
 
 from .. import chains as chain_registry
 from .. import schema
-from ..errors import OtherTokenWarning
+from ..analysis import ledger_lazy
 from ..provenance import Provenance, provenance
-from ..tokens import DEFAULT_TOKEN
 from ..views.ledger_files import EngineLedger
 
 __all__ = [
@@ -185,23 +183,7 @@ def _chain(column: str) -> nw.Expr:
 
 def _usdc_only(lf: nw.LazyFrame, what: str) -> nw.LazyFrame:
     """:func:`cctx_research.tokens.default_token_rows`, asked of the engine."""
-    if "token" not in lf.collect_schema().names():
-        return lf
-    token = nw.col("token")
-    counts = lf.filter(~token.is_null()).group_by("token").agg(n=nw.len()).collect().to_pandas()
-    usdc = counts["token"] == DEFAULT_TOKEN
-    if not usdc.any() or usdc.all():
-        return lf
-    other = counts.loc[~usdc].sort_values("token")
-    listed = ", ".join(f"{t} {int(n):,}" for t, n in zip(other["token"], other["n"], strict=True))
-    warnings.warn(
-        f"{what} counts {DEFAULT_TOKEN} and left out {int(other['n'].sum()):,} transfers of "
-        f"other tokens ({listed}); to study them, select their rows by the 'token' column "
-        "and pass those alone",
-        OtherTokenWarning,
-        stacklevel=3,
-    )
-    return lf.filter(token.is_null() | (token == DEFAULT_TOKEN))
+    return ledger_lazy.usdc_only(lf, what, stacklevel=4)
 
 
 _STRINGS = ("mint_recipient", "message_sender", "burn_token", "destination_caller",

@@ -126,7 +126,7 @@ def waiting(tmp_path):
     return ledger
 
 
-def test_stuck_says_what_each_transfer_waits_on(waiting, make_iris):
+def test_stuck_says_what_each_transfer_waits_on(waiting, make_iris, tmp_path):
     pending_reply = {"messages": [{  # the real pending reply's shape; the reason filled in
         "attestation": "PENDING", "message": "0x", "eventNonce": None, "cctpVersion": 2,
         "status": "pending_confirmations", "delayReason": "insufficient_fee",
@@ -158,6 +158,8 @@ def test_stuck_says_what_each_transfer_waits_on(waiting, make_iris):
     assert said.loc[tx("waiting burn 3"), "waiting_on"] == "expired"  # Ethereum is past 50
     assert said.loc[tx("waiting burn 3"), "expiration_block"] == 50
     # a burn Iris was not asked about
+    _same_in_duckdb(lambda d: cctx.analysis.pending.stuck(d, as_of=as_of, attestations=messages),
+                    waiting, tmp_path)  # fmt: skip
     partial = cctx.analysis.pending.stuck(waiting, as_of=as_of, attestations=messages.iloc[:2])
     assert partial.set_index("burn_tx_hash").loc[tx("waiting burn 2"), "waiting_on"] == "not_asked"
     with pytest.raises(TypeError, match="attestations must be a DataFrame"):
@@ -166,7 +168,7 @@ def test_stuck_says_what_each_transfer_waits_on(waiting, make_iris):
         cctx.analysis.pending.stuck(waiting, as_of=as_of, attestations=messages[["status"]])
 
 
-def test_every_pending_transfer_says_what_it_waits_on(waiting, make_iris):
+def test_every_pending_transfer_says_what_it_waits_on(waiting, make_iris, tmp_path):
     pending_reply = {"messages": [{"attestation": "PENDING", "message": "0x", "eventNonce": None,
                                    "cctpVersion": 2, "status": "pending_confirmations",
                                    "delayReason": "amount_above_max"}]}  # fmt: skip
@@ -179,5 +181,20 @@ def test_every_pending_transfer_says_what_it_waits_on(waiting, make_iris):
     said = table.set_index("burn_tx_hash")
     assert said.loc[tx("waiting burn 3"), "delay_reason"] == "amount_above_max"
     assert said.loc[tx("waiting burn 1"), "waiting_on"] == "not_asked"
+    _same_in_duckdb(lambda d: cctx.analysis.pending.waiting(d, messages, as_of=as_of),
+                    waiting, tmp_path)  # fmt: skip
     with pytest.raises(TypeError, match="attestations must be a DataFrame"):
         cctx.analysis.pending.waiting(waiting, None)
+
+
+def _same_in_duckdb(call, ledger: pd.DataFrame, tmp_path) -> None:
+    """``call`` on the ledger left in DuckDB (judged in the engine) equals it on pandas."""
+    duckdb = pytest.importorskip("duckdb", reason="the engines extra is not installed")
+    path = tmp_path / "waiting.parquet"
+    ledger.to_parquet(path)
+    plain = ledger.copy()
+    plain.attrs.clear()
+    theirs, mine = call(plain), call(duckdb.read_parquet(str(path)))
+    assert len(theirs)
+    pd.testing.assert_frame_equal(mine, theirs)
+    assert mine.attrs == theirs.attrs
