@@ -56,7 +56,7 @@ tools: $(TOOLS_STAMP)
 # a slow test start first (tests/conftest.py).
 PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadscope --no-loadscope-reorder
 
-# The suite starts some hundreds of Python processes (workers, kernels, the CLI, the benchmarks'
+# The suite starts over a hundred Python processes (workers, kernels, the CLI, the benchmarks'
 # smoke runs); each compiled the toolkit's sources again where PYTHONDONTWRITEBYTECODE is set,
 # and each worker rewrote every test module's asserts again. Their bytecode is kept under
 # .venv/pycache (never beside the sources), so it is compiled once.
