@@ -56,9 +56,15 @@ tools: $(TOOLS_STAMP)
 # a slow test start first (tests/conftest.py).
 PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadscope --no-loadscope-reorder
 
+# The suite starts over a hundred Python processes (workers, kernels, the CLI, the benchmarks'
+# smoke runs); each compiled the toolkit's sources again where PYTHONDONTWRITEBYTECODE is set,
+# and each worker rewrote every test module's asserts again. Their bytecode is kept under
+# .venv/pycache (never beside the sources), so it is compiled once.
+PYTEST_BYTECODE := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache
+
 test: install-test browser tools
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL)
+	$(PYTEST_BYTECODE) $(BIN)/python -m pytest $(PYTEST_PARALLEL)
 
 bench: install-test
 	$(BIN)/python benchmarks/run.py

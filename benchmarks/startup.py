@@ -72,8 +72,12 @@ def _printed(code: str, env: dict[str, str]) -> float:
 
 
 def paired(a: list[str], b: list[str], env: dict[str, str], runs: int) -> tuple[float, float]:
-    """Medians of A and B, run in turn (A B A B ...) after one warm-up each."""
-    _wall(a, env), _wall(b, env)
+    """Medians of A and B, run in turn (A B A B ...) after one warm-up each.
+
+    A single run (``--quick``) has no warm-up: it proves the row, it does not measure.
+    """
+    if runs > 1:
+        _wall(a, env), _wall(b, env)
     times_a, times_b = [], []
     for _ in range(runs):
         times_a.append(_wall(a, env))
