@@ -417,15 +417,7 @@ def timeseries(
     total = _level(t, burn[ever], mint[ever], raw[ever], starts="right")
     overdue = late < mint
     never = _level(t, late[overdue], mint[overdue], raw[overdue], starts="left")
-    out = pd.DataFrame({"timestamp": moments.astype(schema.TIMESTAMP)})
-    out["pending_count"] = total[0] - never[0]
-    out["pending"] = _ledger.amount(total[1] - never[1])
-    out["pending_raw"] = total[1] - never[1]
-    out["never_minted_count"] = never[0]
-    out["never_minted"] = _ledger.amount(never[1])
-    out["never_minted_raw"] = never[1]
-    out["in_flight"] = _ledger.amount(total[1])
-    out["in_flight_raw"] = total[1]
+    out = pending_lazy.levels_frame(moments, total, never)
     return results.describe(out, span=_ledger.span(frame), freq=freq, as_of=when, factor=factor)
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from .. import chains, schema, times
 from . import _ledger, engines, ledger_lazy, results
 
-__all__ = ["handles", "in_flight", "last_blocks", "stuck", "timeseries", "waiting"]
+__all__ = ["handles", "in_flight", "last_blocks", "levels_frame", "stuck", "timeseries", "waiting"]
 
 logger = logging.getLogger(__name__)
 
@@ -280,6 +280,14 @@ def timeseries(data: Any, step: pd.Timedelta, factor: float, as_of: Any, freq: s
         if not len(moments) or moments[-1] != when:
             moments = moments.append(pd.DatetimeIndex([when]))
     total, never = _levels(lf, moments, int(step.value))
+    out = levels_frame(moments, total, never)
+    return results.describe(out, span=checked.span, freq=freq, as_of=when, factor=factor)
+
+
+def levels_frame(moments: pd.DatetimeIndex, total: tuple, never: tuple) -> pd.DataFrame:
+    """``timeseries``' frame from the (count, raw amount) levels at each moment: of
+    every transfer in flight (``total``) and of those past their deadline (``never``);
+    the one assembly of the pandas path and the engines'."""
     out = pd.DataFrame({"timestamp": moments.astype(schema.TIMESTAMP)})
     out["pending_count"] = total[0] - never[0]
     out["pending"] = _ledger.amount(total[1] - never[1])
@@ -289,7 +297,7 @@ def timeseries(data: Any, step: pd.Timedelta, factor: float, as_of: Any, freq: s
     out["never_minted_raw"] = never[1]
     out["in_flight"] = _ledger.amount(total[1])
     out["in_flight_raw"] = total[1]
-    return results.describe(out, span=checked.span, freq=freq, as_of=when, factor=factor)
+    return out
 
 
 def _levels(lf: nw.LazyFrame, moments: pd.DatetimeIndex, step: int) -> tuple[tuple, tuple]:
