@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -201,19 +202,14 @@ def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[
     if engine == "duckdb" and not any(len(p) for p in paired):
         from .ledger import sqllink  # DuckDB is the engines extra: imported when asked for
 
-        con = sqllink.connect(temp_directory=_spill_directory())
-        try:
-            return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con)
-        finally:
-            con.close()
+        # a directory of this link's own: two loads at once must not spill into one place
+        with tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-") as spill:
+            con = sqllink.connect(temp_directory=spill)
+            try:
+                return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con)
+            finally:
+                con.close()
     return linking.link(burns, arrivals, paired, ambiguous=ambiguous)
-
-
-def _spill_directory() -> str:
-    """Where DuckDB spills what does not fit in memory: the system's temporary directory."""
-    import tempfile
-
-    return str(Path(tempfile.gettempdir()) / "cctx-duckdb-spill")
 
 
 _SIDE_SKIPS = {
