@@ -51,10 +51,14 @@ $(TOOLS_STAMP):
 
 tools: $(TOOLS_STAMP)
 
-# The suite in parallel, a worker per core (at most 4). A scope (a test module, a doc page,
+# The suite in parallel (WORKERS below). A scope (a test module, a doc page,
 # or one test of a module of independent long tests) runs on one worker; the scopes with
 # a slow test start first (tests/conftest.py).
-PYTEST_PARALLEL := -n auto --maxprocesses=4 --dist loadscope --no-loadscope-reorder
+# One worker more than cores below four (at most 4): much of the suite waits on browsers,
+# kernels and the node, and a third worker fills that time (2 cores: 15 min 08 s with three
+# workers against 17 min 10 s with two, benchmarks/README.md "The test suite").
+WORKERS := $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$((n < 4 ? n + 1 : 4)))
+PYTEST_PARALLEL := -n $(WORKERS) --dist loadscope --no-loadscope-reorder
 
 # The suite starts over a hundred Python processes (workers, kernels, the CLI, the benchmarks'
 # smoke runs); each compiled the toolkit's sources again where PYTHONDONTWRITEBYTECODE is set,
