@@ -375,14 +375,20 @@ def test_round_trips_with_ties_match_a_plain_loop(ledger, window):
     assert dict(zip(again["transfer_id"], again["counterpart"], strict=True)) == pairs
 
 
-def test_tied_legs_pair_by_transfer_id_not_by_row_order():
-    # two outbound legs at one minute, one return leg: the nearest is the greater id,
-    # wherever the rows sit; the other outbound leg ("a", 990 base units) stays unpaired
+def tied_legs() -> pd.DataFrame:
+    """Two outbound legs at one minute ("b" 10, "a" 990 base units) and one return leg ("c")."""
     leg = dict(amount=10, delay=1, sender=POOL[1], recipient=POOL[2], self_relay=False)
     leg.update(version=1, hook="0x", relayer=None)
     ledger = build([dict(leg, src=0, dst=3, burn=0), dict(leg, src=0, dst=3, burn=0, amount=990),
                     dict(leg, src=3, dst=0, burn=5)])  # fmt: skip
     ledger["transfer_id"] = pd.array(["b", "a", "c"], dtype=schema.STRING)
+    return ledger
+
+
+def test_tied_legs_pair_by_transfer_id_not_by_row_order():
+    # the nearest outbound leg is the greater id, wherever the rows sit; the other
+    # outbound leg ("a", 990 base units) stays unpaired
+    ledger = tied_legs()
     for order in ([0, 1, 2], [1, 0, 2], [2, 1, 0]):
         rows = ledger.iloc[order].reset_index(drop=True)
         got = movements.rebalancing(rows, rules=["round_trip"], labels=False)

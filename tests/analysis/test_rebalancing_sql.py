@@ -20,7 +20,7 @@ import cctx_research as cctx
 from cctx_research import schema
 from cctx_research.analysis import actor_inputs, movements, rebalancing_sql
 
-from .test_actors import POOL, SETTINGS, build, tied
+from .test_actors import POOL, SETTINGS, build, tied, tied_legs
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -80,11 +80,7 @@ def test_sql_round_trips_with_ties_equal_numpy(ledger, window):
 
 def test_sql_tied_legs_pair_by_transfer_id():
     # two outbound legs at one minute, one return: the greater id is the nearer
-    leg = dict(amount=10, delay=1, sender=POOL[1], recipient=POOL[2], self_relay=False)
-    leg.update(version=1, hook="0x", relayer=None)
-    ledger = build([dict(leg, src=0, dst=3, burn=0), dict(leg, src=0, dst=3, burn=0, amount=990),
-                    dict(leg, src=3, dst=0, burn=5)])  # fmt: skip
-    ledger["transfer_id"] = pd.array(["b", "a", "c"], dtype=schema.STRING)
+    ledger = tied_legs()
     for order in ([0, 1, 2], [1, 0, 2], [2, 1, 0]):
         got = in_sql(ledger.iloc[order].reset_index(drop=True), labels=False)
         assert got["round_trip_volume"].sum() == pytest.approx(20 / 1e6), order
