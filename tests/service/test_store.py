@@ -373,14 +373,11 @@ def test_a_ledger_with_a_malformed_hash_is_refused(mixed_store):
         Store(bad)
 
 
-def test_a_trusted_ledger_is_indexed_on_first_use_once_and_answers_the_same(ledger, monkeypatch):
-    """The sample's store is ready at once: its index is built by the first operation, once,
-    even when several threads ask at the same time."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _count_index_builds(monkeypatch) -> list[int]:
+    """The rows of every ledger index built from now on (``LedgerIndex`` counted)."""
     from cctx_research.service import store as store_module
 
-    built = []
+    built: list[int] = []
     index_class = store_module.LedgerIndex
 
     def counted(frame):
@@ -388,6 +385,15 @@ def test_a_trusted_ledger_is_indexed_on_first_use_once_and_answers_the_same(ledg
         return index_class(frame)
 
     monkeypatch.setattr(store_module, "LedgerIndex", counted)
+    return built
+
+
+def test_a_trusted_ledger_is_indexed_on_first_use_once_and_answers_the_same(ledger, monkeypatch):
+    """The sample's store is ready at once: its index is built by the first operation, once,
+    even when several threads ask at the same time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    built = _count_index_builds(monkeypatch)
     eager = Store(ledger, clock=CLOCK)
     assert built == [len(ledger)]
     lazy = Store(ledger, clock=CLOCK, trusted=True)
@@ -405,16 +411,7 @@ def test_a_trusted_ledger_is_indexed_on_first_use_once_and_answers_the_same(ledg
 def test_the_volume_needs_no_index_and_answers_as_the_index_does(ledger, monkeypatch):
     """A warm client's first request is a volume (the service's clock): it is answered from
     the times and amounts alone, the same as from the whole index, before and after it."""
-    from cctx_research.service import store as store_module
-
-    built = []
-    index_class = store_module.LedgerIndex
-
-    def counted(frame):
-        built.append(len(frame))
-        return index_class(frame)
-
-    monkeypatch.setattr(store_module, "LedgerIndex", counted)
+    built = _count_index_builds(monkeypatch)
     eager = Store(ledger, clock=CLOCK)
     lazy = Store(ledger, clock=CLOCK, trusted=True)
     windows = [*WINDOWS, (None, None), (CLOCK_S - 5, None)]
