@@ -7,9 +7,13 @@ the first burn per mint. The tie order is the one the pandas rule
 (``movements._continued``) uses, so the two agree row for row: of mints
 at one time the greater ``transfer_id`` is the latest; of burns at one time
 the smaller comes first. Labelled integrators are found by a membership
-test of the labels' addresses in the engine (any case, bytes32-padded), then
-resolved exactly, on their chain, on the few distinct (address, chain)
-pairs that pass it.
+test of the labels' addresses in the engine (the ledger's addresses are
+canonical, as the labels' are: compared as they are), then resolved
+exactly, on their chain, on the few distinct (address, chain) pairs that
+pass it. :func:`.movements.dedupe` is one query of the ledger anti-joined
+to the continuing legs, each read of the ledger a scan of its own
+(:func:`source`): about the time of the group-by a researcher writes
+(``benchmarks/README.md``, figure 12).
 
 Two forms stay because a pandas ledger has no engine to run SQL in without
 a copy of it; ``tests/analysis/test_dedupe_engines.py`` holds them equal.
@@ -30,29 +34,52 @@ import pandas as pd
 from .. import schema
 from . import rebalancing_sql
 
-__all__ = ["continuation_pairs", "kept", "pairs_sql"]
+__all__ = ["continuation_pairs", "kept", "pairs_sql", "source"]
 
 _NAME = "__continuations_ledger"  # not a name a connection is likely to hold already
+_KEPT = "__kept"
 
 
 def _integrators(rel: Any, table: Any) -> list[tuple]:
-    """(address, domain) of the recipients that are labelled integrators on their chain."""
+    """(address, domain) of the recipients that are labelled integrators on their chain.
+
+    The ledger's addresses are canonical (:mod:`cctx_research.schema`: lowercase
+    ``0x`` + 40 hex on EVM chains, each chain's own spelling elsewhere), as the
+    labels' are: an exact membership test of the column, no ``lower()`` of every row.
+    """
     if table is None:
         return []
-    known = sorted({a.lower() for a in table.addresses()})
+    known = sorted(set(table.addresses()))
     if not known:
         return []
     full = ", ".join(rebalancing_sql.quoted(a) for a in known)
-    tails = ", ".join(rebalancing_sql.quoted(a[2:]) for a in known if len(a) == 42) or "NULL"
     found = rel.query(
         _NAME,
-        f"SELECT mint_recipient, destination_domain FROM {_NAME}"
-        " WHERE mint_timestamp IS NOT NULL AND mint_recipient IS NOT NULL"
-        f" AND (lower(mint_recipient) IN ({full})"
-        f" OR (length(mint_recipient) = 66 AND substr(lower(mint_recipient), 27) IN ({tails})))"
+        f"SELECT mint_recipient, destination_domain FROM {source(rel, _NAME)}"
+        f" WHERE mint_timestamp IS NOT NULL AND mint_recipient IN ({full})"
         " GROUP BY ALL",
     ).to_arrow_table()
     return [row[:2] for row in rebalancing_sql.resolved(table, found) if row[3] == "integrator"]
+
+
+def source(rel: Any, name: str) -> str:
+    """What SQL run by ``rel.query(name, ...)`` reads ``rel`` as: its own query as a subquery,
+    so that each reference is a scan of its own, with only the columns it reads; else
+    ``name``.
+
+    A query naming ``name`` twice (the mints and the burns) makes DuckDB share one
+    scan of every column between the two (a CTE), several times slower than two
+    scans of the few columns each reads. The subquery is checked once (bound, no row
+    read) and ``name`` stands in where the relation has no SQL of its own.
+    """
+    import duckdb  # the relation is DuckDB's: the module is there
+
+    try:
+        inline = f"({rel.sql_query()})"
+        rel.query(name, f"SELECT * FROM {inline} LIMIT 0").fetchall()
+    except duckdb.Error:
+        return name
+    return inline
 
 
 def pairs_sql(name: str, window: int, integrators: str) -> str:
@@ -107,14 +134,29 @@ def _condition(rows: list[tuple]) -> str:
 
 def _pairs(rel: Any, window: int, table: Any) -> Any:
     """The relation of :func:`pairs_sql` over ``rel`` (only the labels are asked now)."""
-    return rel.query(_NAME, pairs_sql(_NAME, window, _condition(_integrators(rel, table))))
+    condition = _condition(_integrators(rel, table))
+    return rel.query(_NAME, pairs_sql(source(rel, _NAME), window, condition))
 
 
 def kept(ledger: Any, rel: Any, window: int, table: Any) -> Any:
     """The relation of ``ledger``'s rows that continue no earlier one (nothing run yet but
-    the labels' query): ``rel`` is ``ledger`` with the columns the rule reads."""
-    later = _pairs(rel, window, table).project("transfer_id AS __later").set_alias("__later")
-    return ledger.set_alias("__kept").join(later, "transfer_id = __later", how="anti")
+    the labels' query): ``rel`` is ``ledger`` with the columns the rule reads.
+
+    One query: the ledger anti-joined to the continuing legs' ids (a small table), each
+    of its three reads a scan of its own (see :func:`source`)."""
+    outer, inner = source(ledger, _KEPT), source(rel, _NAME)
+    if outer == _KEPT or inner == _NAME:  # no SQL of their own: two relations joined
+        later = _pairs(rel, window, table).project("transfer_id AS __later")
+        return ledger.set_alias(_KEPT).join(
+            later.set_alias("__later"), "transfer_id = __later", how="anti"
+        )
+    pairs = pairs_sql(inner, window, _condition(_integrators(rel, table)))
+    return ledger.query(
+        _KEPT,
+        f"SELECT {_KEPT}.* FROM {outer} AS {_KEPT}"
+        f" ANTI JOIN (SELECT transfer_id AS __later FROM ({pairs})) AS __p"
+        f" ON {_KEPT}.transfer_id = __p.__later",
+    )
 
 
 def continuation_pairs(rel: Any, window: int, table: Any) -> pd.DataFrame:

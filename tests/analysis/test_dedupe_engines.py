@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -11,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cctx_research as cctx
-from cctx_research import schema
-from cctx_research.analysis import engines, movements
+from cctx_research import chains, schema
+from cctx_research.analysis import actor_inputs, continuations_sql, engines, movements
 
 from .test_actors import DOMAINS, ENGINES, POOL, RELAYERS, SETTINGS, as_engine, build
 
@@ -91,3 +92,31 @@ def test_continuations_in_sql_equal_pandas_with_ties(ledger, window):
     for rows in (ledger, shuffled):
         got = movements.continuations(duckdb.from_df(rows), window=window)
         assert got.astype(str).values.tolist() == want
+
+
+def test_dedupe_on_duckdb_scans_the_ledger_in_reads_of_its_own(sample):
+    # the ledger named twice in one query (the mints, the burns, the rows kept) made DuckDB
+    # share one scan of every column through a CTE, several times slower than a scan each
+    duckdb = pytest.importorskip("duckdb")
+    plan = movements.dedupe(duckdb.from_df(sample)).explain()
+    assert set(re.findall(r"CTE Name: (\w+)", plan)) == {"latest"}  # the few mints' own
+    assert plan.count("PANDAS_SCAN") == 3
+    assert continuations_sql.source(duckdb.from_df(sample), "x").startswith("(SELECT")
+
+
+def test_dedupe_on_duckdb_reads_canonical_addresses_as_they_are(sample):
+    # the labelled integrators are found by an exact test of the canonical column: an
+    # address spelled otherwise is no ledger's (schema.py), and no longer lowercased here
+    duckdb = pytest.importorskip("duckdb")
+    table = actor_inputs.labels_of(True)
+    rows = table.table
+    row = rows[(rows["kind"] == "integrator") & rows["address"].str.startswith("0x")].iloc[0]
+    domain = chains.domain(row["chain"]) if isinstance(row["chain"], str) else 0
+    ledger = sample.head(2).assign(
+        mint_recipient=pd.array([row["address"], row["address"].upper()], dtype=schema.STRING),
+        mint_timestamp=sample["burn_timestamp"].head(2),
+        destination_domain=domain,
+    )
+    rel = actor_inputs.ledger_lazy(duckdb.from_df(ledger), movements._COLUMNS, what="test")
+    found = continuations_sql._integrators(rel.to_native(), table)
+    assert [(a, int(d)) for a, d in found] == [(row["address"], domain)]
