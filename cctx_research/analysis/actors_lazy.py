@@ -268,20 +268,21 @@ def signers(lf: nw.LazyFrame) -> int:
     return int(lf.to_native().aggregate("count(burn_tx_from) AS n").fetchall()[0][0])
 
 
-def round_trip_rows(lf: nw.LazyFrame, recipients_of: Sequence[int], *, users: bool) -> pa.Table:
+def round_trip_rows(lf: nw.LazyFrame, labelled: Sequence[str], *, users: bool) -> pa.Table:
     """Per row of a DuckDB ledger, in its order, what the rebalancing rules read: the route,
     ``amount_raw``, the burn's time (``stamp``, ns), ``burned``, ``wrapped``, ``same``
     (depositor is recipient), ``signed`` (a signer is known), the depositor's hash
-    (``sender``), the end user's (``user``, only with ``users``) and ``mint_recipient``
-    where the depositor's hash is one of ``recipients_of`` (null elsewhere)."""
+    (``sender``), the end user's (``user``, only with ``users``), and where the depositor
+    is one of the ``labelled`` addresses (null elsewhere): the depositor
+    (``labelled_sender``) and ``mint_recipient``.
+
+    The ledger's addresses are canonical, as the labels' are (:mod:`cctx_research.schema`):
+    a labelled depositor is found by an exact test of the column, on the few labelled
+    addresses, and only its rows carry strings."""
     rel = lf.to_native()
     sender = "CASE WHEN message_sender IS NULL THEN NULL ELSE hash(message_sender) END"
-    wanted = ", ".join(f"{int(h)}::UBIGINT" for h in recipients_of)
-    recipient = (
-        f"CASE WHEN hash(message_sender) IN ({wanted}) THEN mint_recipient END"
-        if wanted
-        else "CAST(NULL AS VARCHAR)"
-    )
+    wanted = ", ".join("'" + str(a).replace("'", "''") + "'" for a in labelled)
+    known = f"message_sender IN ({wanted})" if wanted else "false"
     columns = [
         "source_domain",
         "destination_domain",
@@ -292,7 +293,8 @@ def round_trip_rows(lf: nw.LazyFrame, recipients_of: Sequence[int], *, users: bo
         "coalesce(message_sender = mint_recipient, false) AS same",
         "burn_tx_from IS NOT NULL AS signed",
         f"{sender} AS sender",
-        f"{recipient} AS mint_recipient",
+        f"CASE WHEN {known} THEN message_sender END AS labelled_sender",
+        f"CASE WHEN {known} THEN mint_recipient END AS mint_recipient",
     ]
     if users:
         columns.append(f"CASE WHEN {END_USER} IS NULL THEN NULL ELSE hash({END_USER}) END AS user")

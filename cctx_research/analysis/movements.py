@@ -1,7 +1,11 @@
 """Rebalancing, and volume counted once per end-user movement.
 
 Functions take a canonical ``"ledger"`` (pandas, or Polars, DuckDB, Dask:
-the columns used are collected; see :func:`.actors.ledger_columns`).
+the columns used are collected; see :func:`.actors.ledger_columns`). On
+DuckDB :func:`rebalancing_share` and :func:`dedupe` find the labelled
+addresses in the engine, by an exact test of the canonical columns
+(:mod:`cctx_research.schema` says how a ledger spells addresses), and bring
+back no row's strings but theirs.
 
 Rebalancing
 -----------
@@ -163,25 +167,6 @@ def _operators(kinds: np.ndarray) -> np.ndarray:
     return np.isin(kinds, list(OPERATOR_KINDS))
 
 
-def _sender_labels(table: Any, frame: pd.DataFrame, facts: round_trips.Rows) -> tuple:
-    """The rows whose depositor is labelled, with its ``label`` and ``kind`` there.
-
-    Only the rows whose depositor is a labelled address on some chain are
-    resolved, on their own chain: the distinct depositors are looked at, not
-    every row's.
-    """
-    distinct = pd.Series(pd.array(facts.senders, dtype=schema.STRING))
-    known = np.not_equal(table.resolve(distinct, None)[1], None)
-    rows = np.flatnonzero(np.append(known, False)[facts.sender])
-    if not len(rows):
-        return rows, np.zeros(0, dtype=object), np.zeros(0, dtype=object)
-    chains_ = labels_.chains_of(frame, "message_sender", rows)
-    addresses = pd.Series(pd.array(facts.senders.take(facts.sender[rows]), dtype=schema.STRING))
-    label, kind = table.resolve(addresses, chains_)
-    found = np.not_equal(kind, None)
-    return rows[found], label[found], kind[found]
-
-
 def _flags(
     frame: pd.DataFrame, facts: round_trips.Rows, window: int, rules: tuple[str, ...], table: Any
 ) -> tuple:
@@ -197,7 +182,7 @@ def _flags(
     burned, same, plain = facts.burned, facts.same, ~facts.wrapped
     operator, integrator, entity = (np.zeros(n, dtype=bool) for _ in range(3))
     if table is not None and ({"same_address", "same_entity", "round_trip"} & set(rules)):
-        rows, s_label, s_kind = _sender_labels(table, frame, facts)
+        rows, s_label, s_kind = round_trips.sender_labels(table, frame, facts)
         is_operator = _operators(s_kind)
         operator[rows[is_operator]] = True
         integrator[rows[s_kind == "integrator"]] = True
@@ -318,16 +303,18 @@ def rebalancing_share(
     table = actor_inputs.labels_of(labels)
     if actors_lazy.reduces(ledger):
         lazy = actor_inputs.ledger_lazy(ledger, _COLUMNS, what=what)
-        found = round_trips.engine_rows(lazy, table)
-        if found is None:  # DuckDB, two addresses share a hash: the rules in SQL, exact
-            return rebalancing_sql.share(lazy.to_native(), window_ns, chosen, table)
-        frame, facts = found
+        frame, facts, exact = round_trips.engine_rows(lazy, table)
     else:
         frame = actor_inputs.ledger_columns(ledger, _COLUMNS, what=what)
-        facts = round_trips.rows(frame)
+        facts, exact = round_trips.rows(frame), None
     # flags on every row (the rules only ever pair burned rows); burned rows counted below:
     # filtering the frame first would copy every string column
-    rule, _ = _flags(frame, facts, window_ns, chosen, table)
+    try:
+        rule, _ = _flags(frame, facts, window_ns, chosen, table)
+    finally:  # DuckDB: whether the codes are exact, asked on a thread; it ends before we do
+        exact = exact is None or exact()
+    if not exact:  # DuckDB, two addresses share a hash: the rules in SQL, exact
+        return rebalancing_sql.share(lazy.to_native(), window_ns, chosen, table)
     burned, domains = facts.burned, facts.domains
     d, r = len(domains), len(chosen) + 1
     route = (facts.src.astype(np.int64) * d + facts.dst)[burned]

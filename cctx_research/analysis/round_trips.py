@@ -2,9 +2,10 @@
 
 :func:`rows` gives the per-row facts of a pandas ledger; :func:`engine_rows`
 those of a Polars or DuckDB ledger, worked out in the engine where it can
-(on DuckDB no string per row crosses: the addresses come as exact integer
-codes, see :func:`.actors_lazy.round_trip_rows`; the transfer ids only when
-legs tie on time). :func:`round_trips`
+(on DuckDB no string per row crosses: the addresses come as integer hashes,
+checked exact on a thread while the rules run, see
+:func:`.actors_lazy.round_trip_rows`; the transfer ids only when legs tie
+on time). :func:`round_trips`
 pairs the legs (the rule is in :mod:`.movements`' notes).
 
 Examples
@@ -27,6 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import labels as labels_
 from .. import schema
 from . import _common, _ledger, actor_inputs, actors_lazy, engines
 
@@ -36,6 +38,7 @@ __all__ = [
     "engine_rows",
     "round_trips",
     "rows",
+    "sender_labels",
     "stable_order",
     "true",
     "wrapped_of",
@@ -68,7 +71,7 @@ class Rows(NamedTuple):
     wrapped: np.ndarray  # the receiver acts on the mint (:func:`wrapped_of`)
     same: np.ndarray  # the depositor is the recipient
     sender: np.ndarray  # the depositor's code into ``senders`` (-1: none)
-    senders: pa.Array  # the distinct depositors
+    senders: pa.Array | None  # the distinct depositors
     user: np.ndarray  # the end user's code (-1: none); ``sender`` where no signer is known
     signed: np.ndarray  # the burn's signer is known (the depositor does not stand in)
     src: np.ndarray  # source and destination codes into ``domains``
@@ -76,6 +79,8 @@ class Rows(NamedTuple):
     domains: list[int]
     stamps: np.ndarray  # the burn's time, ns since the epoch (meaningless where not burned)
     ids: Callable[[np.ndarray], pa.Array]  # the ``transfer_id`` of rows at these positions
+    # DuckDB: the depositor where it is a labelled address, null elsewhere (``senders`` None)
+    labelled: pa.ChunkedArray | None = None
 
 
 _PART = 1 << 21  # rows below which one thread encodes
@@ -143,6 +148,31 @@ def rows(
         stamps=frame["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64"),
         ids=lambda at: arrow(frame, "transfer_id").take(pa.array(at, pa.int64())),
     )
+
+
+def sender_labels(table: Any, frame: pd.DataFrame, facts: Rows) -> tuple:
+    """The rows whose depositor is labelled, with its ``label`` and ``kind`` there (the
+    labels ``table`` of :func:`.movements.rebalancing`'s address rules).
+
+    Only the rows whose depositor is a labelled address on some chain are
+    resolved, on their own chain: the distinct depositors are looked at, not
+    every row's (on DuckDB, the engine marked those rows: ``facts.labelled``).
+    """
+    if facts.labelled is not None:  # the engine marked the labelled depositors' rows
+        rows = np.flatnonzero(true(pc.is_valid(facts.labelled)))
+        addresses = pd.Series(pd.array(facts.labelled.take(rows), dtype=schema.STRING))
+    else:
+        distinct = pd.Series(pd.array(facts.senders, dtype=schema.STRING))
+        known = np.not_equal(table.resolve(distinct, None)[1], None)
+        rows = np.flatnonzero(np.append(known, False)[facts.sender])
+        at = facts.sender[rows]
+        addresses = pd.Series(pd.array(facts.senders.take(at), dtype=schema.STRING))
+    if not len(rows):
+        return rows, np.zeros(0, dtype=object), np.zeros(0, dtype=object)
+    chains_ = labels_.chains_of(frame, "message_sender", rows)
+    label, kind = table.resolve(addresses, chains_)
+    found = np.not_equal(kind, None)
+    return rows[found], label[found], kind[found]
 
 
 def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,43 +281,55 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     return low[high]
 
 
-def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
+def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], bool]]:
     """:func:`engine_rows` of a DuckDB ledger with no string per row crossing: the addresses
-    come as their hashes (exact: None if two share one), the depositors' strings once
-    each, and the recipients only where the depositor may be labelled."""
-    senders = actors_lazy.hashed_values(lf, "message_sender")
-    if senders is None:
-        return None
+    come as their hashes, the labelled depositors' strings on their rows alone.
+
+    Whether the hashes are exact (no two addresses share one) is asked on a thread while
+    the rules run on the rows (one core for the sort in numpy, the other for DuckDB's
+    group-by of the addresses): the third value waits for the answer. The connection
+    runs one query at a time: the transfer ids, asked only when legs tie, wait for it.
+    """
     users = actors_lazy.signers(lf) > 0
-    if users and actors_lazy.hashed_values(lf, actors_lazy.END_USER) is None:
-        return None
-    recipients_of: list[int] = []
-    if table is not None:
-        values = pd.Series(pd.array(senders["value"].combine_chunks(), dtype=schema.STRING))
-        known = np.not_equal(table.resolve(values, None)[1], None)
-        recipients_of = senders["h"].to_numpy()[known].tolist()
-    got = actors_lazy.round_trip_rows(lf, recipients_of, users=users)
-    sender, hashes = _encoded(got["sender"])
-    distinct = senders["value"].combine_chunks().take(pc.index_in(hashes, value_set=senders["h"]))
+    labelled = [] if table is None else sorted(set(table.addresses()))
+    got = actors_lazy.round_trip_rows(lf, labelled, users=users)
+    pool = ThreadPoolExecutor(1)
+    checked = pool.submit(_exact, lf, users)
+    pool.shutdown(wait=False)  # returns at once: the check runs on
+
+    def ids(at: np.ndarray) -> pa.Array:
+        checked.result()  # one query at a time on the relation's connection
+        return _duckdb_ids(lf).take(pa.array(at, pa.int64()))
+
+    sender, _ = _encoded(got["sender"])
     frame = pd.DataFrame(index=pd.RangeIndex(got.num_rows))
     for col in ("source_domain", "destination_domain", "amount_raw"):
         frame[col] = got[col].to_numpy().astype(np.int64, copy=False)  # a block each, no copy
     frame["mint_recipient"] = pd.array(got["mint_recipient"].combine_chunks(), dtype=schema.STRING)
     src, dst, domains = _route_codes(frame)
-    return frame, Rows(
+    facts = Rows(
         burned=true(got["burned"]),
         wrapped=true(got["wrapped"]),
         same=true(got["same"]),
         sender=sender,
-        senders=distinct,
+        senders=None,
         user=_encoded(got["user"])[0] if users else sender,
         signed=true(got["signed"]),
         src=src,
         dst=dst,
         domains=domains,
         stamps=np.asarray(pc.fill_null(got["stamp"], 0), dtype=np.int64),
-        ids=lambda at: _duckdb_ids(lf).take(pa.array(at, pa.int64())),
+        ids=ids,
+        labelled=got["labelled_sender"],
     )
+    return frame, facts, checked.result
+
+
+def _exact(lf: Any, users: bool) -> bool:
+    """Whether no two depositors (nor, with ``users``, end users) share a hash."""
+    if actors_lazy.hashed_values(lf, "message_sender") is None:
+        return False
+    return not users or actors_lazy.hashed_values(lf, actors_lazy.END_USER) is not None
 
 
 def _duckdb_ids(lf: Any) -> pa.ChunkedArray:
@@ -297,16 +339,17 @@ def _duckdb_ids(lf: Any) -> pa.ChunkedArray:
     return lf.to_native().project("transfer_id").to_arrow_table()["transfer_id"]
 
 
-def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
+def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], bool]]:
     """The frame and :class:`Rows` that :func:`.movements.rebalancing_share` reads of a
     Polars or DuckDB ledger, with ``burned`` and ``wrapped`` worked out in the engine:
     three string columns cross, not six (none on DuckDB: see
     :func:`.actors_lazy.round_trip_rows`). ``table``: the labels (None: none), whose
     depositors' recipients DuckDB returns.
 
-    None for a DuckDB ledger whose addresses cannot cross as exact hashes (two
-    share one): the caller runs the rules in SQL (:mod:`.rebalancing_sql`)
-    rather than collect every row's strings."""
+    The third value answers whether the rows' codes are exact: False for a DuckDB
+    ledger whose addresses cannot cross as exact hashes (two share one), where the
+    caller runs the rules in SQL (:mod:`.rebalancing_sql`) rather than collect every
+    row's strings."""
     if lf.implementation is nw.Implementation.DUCKDB:
         return _duckdb_rows(lf, table)
     hook = nw.col("hook_data").str.len_chars() > 2
@@ -330,4 +373,4 @@ def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows] | None:
     )
     frame = _common.typed(frame, "ledger")
     burned_, wrapped = (frame.pop(c).to_numpy(dtype=bool) for c in ("__burned", "__wrapped"))
-    return frame, rows(frame, burned=burned_, wrapped=wrapped)
+    return frame, rows(frame, burned=burned_, wrapped=wrapped), lambda: True

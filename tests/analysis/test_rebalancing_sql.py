@@ -118,3 +118,28 @@ def test_round_trip_sql_names_its_frames():
     text = rebalancing_sql.round_trip_flags("legs", 60)
     assert "FROM legs" in text
     assert "<= 60" in text
+
+
+def test_duckdb_rows_carry_strings_only_where_the_depositor_is_labelled(sample, monkeypatch):
+    # the labelled depositors are found in the engine (an exact test of the canonical column):
+    # no depositor's string crosses but theirs, and the answer is the pandas one
+    from cctx_research.analysis import actors_lazy
+
+    crossed = []
+    rows_of = actors_lazy.round_trip_rows
+
+    def spy(lf, labelled, *, users):
+        got = rows_of(lf, labelled, users=users)
+        crossed.append(got)
+        return got
+
+    monkeypatch.setattr(actors_lazy, "round_trip_rows", spy)
+    want = movements.rebalancing_share(sample, rules=movements.ALL_RULES)
+    got = movements.rebalancing_share(duckdb.from_df(sample), rules=movements.ALL_RULES)
+    assert_same(got, want)
+    (rows,) = crossed
+    labelled = rows["labelled_sender"].to_pandas()
+    known = set(actor_inputs.labels_of(True).addresses())
+    assert labelled.notna().sum() == sample["message_sender"].isin(known).sum() > 0
+    assert set(labelled.dropna()) <= known
+    assert rows["mint_recipient"].null_count == labelled.isna().sum()
