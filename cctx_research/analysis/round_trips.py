@@ -207,6 +207,10 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     group *= d * d
     group += np.minimum(a, b).astype(wide) * d + np.maximum(a, b).astype(wide)
     del a, b
+    # a group with legs one way only has no round trip: its legs are dropped before the sort
+    both = _both_ways(group, forward)
+    if both is not None:
+        pos, group, forward = pos[both], group[both], forward[both]
     # by (sender, pair of chains), then time, then position: a stable sort of time order
     order = stable_order(group)
     rows, group, forward = pos[order], group[order], forward[order]
@@ -242,6 +246,24 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     _, first = np.unique(i, return_index=True)
     first.sort()
     return i[first], j[first]
+
+
+def _both_ways(group: np.ndarray, forward: np.ndarray) -> np.ndarray | None:
+    """Which legs are in a group with legs both ways (None: all are).
+
+    Counted in an array of at most about twice as many cells as legs: where the
+    groups' codes are more, groups sharing a cell (codes equal modulo its size) count
+    together, which can keep a leg in vain but never drops one that pairs.
+    """
+    size = int(group.max(initial=-1)) + 1
+    if not size:
+        return None
+    cells = min(size, 2 * len(group) + (1 << 16))
+    key = group if cells == size else group % cells
+    ways = np.bincount(key[forward], minlength=cells).astype(bool)
+    ways &= np.bincount(key[~forward], minlength=cells).astype(bool)
+    keep = ways[key]
+    return None if keep.all() else keep
 
 
 def _ties_by_id(

@@ -143,3 +143,23 @@ def test_duckdb_rows_carry_strings_only_where_the_depositor_is_labelled(sample, 
     assert labelled.notna().sum() == sample["message_sender"].isin(known).sum() > 0
     assert set(labelled.dropna()) <= known
     assert rows["mint_recipient"].null_count == labelled.isna().sum()
+
+
+def test_groups_one_way_only_are_dropped_before_the_sort_and_change_no_pair(monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from actors import generate
+
+    from cctx_research.analysis import round_trips
+
+    ledger = generate(20_000).assign(burn_tx_from=pd.NA)
+    facts = round_trips.rows(ledger)
+    d, src, dst = len(facts.domains), facts.src.astype(np.int64), facts.dst.astype(np.int64)
+    group = facts.user.astype(np.int64) * d * d + np.minimum(src, dst) * d + np.maximum(src, dst)
+    keep = round_trips._both_ways(group, facts.src < facts.dst)
+    assert keep is not None
+    assert 0 < keep.sum() < len(keep)  # some groups go one way only
+    want = round_trips.round_trips(facts, 86_400 * 10**9, facts.burned)
+    assert len(want[0]) > 0
+    monkeypatch.setattr(round_trips, "_both_ways", lambda group, forward: None)
+    got = round_trips.round_trips(facts, 86_400 * 10**9, facts.burned)
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
