@@ -21,10 +21,11 @@ running minima and maxima over time frames: no self-join.
 
 Two implementations of the rule stay (this and the numpy one of
 :mod:`.round_trips`), and the numpy one is the default on DuckDB too: with the
-addresses crossing as exact integer hashes, a sort in numpy is faster than
-DuckDB's windows over millions of small groups (at 4M transfers, 0.9-1.3x
-the group-by a researcher writes against 3.2-4.0x here;
-``benchmarks/README.md``, figure 12). This one runs when the hashes are not
+addresses crossing as integer hashes (checked exact on a second thread while
+the legs are sorted), a sort in numpy is faster than DuckDB's windows over
+millions of small groups (at 4M transfers, 0.9-1.3x the group-by a
+researcher writes against 3.2-4.0x here; ``benchmarks/README.md``, figure
+12). This one runs when the hashes are not
 exact (two addresses share one), where the numpy path would collect every
 row's strings, and it is the form an out-of-core ledger can use: no row
 leaves the engine. ``tests/analysis/test_rebalancing_sql.py`` holds the two

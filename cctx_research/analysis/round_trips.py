@@ -117,9 +117,20 @@ def _encoded(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
 def _route_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """:func:`.actor_inputs.route_codes`, as the smallest integers that hold them: the
     round trips gather them per row, twice."""
-    src, dst, domains = actor_inputs.route_codes(frame)
+    src = frame["source_domain"].to_numpy(dtype="int64")
+    dst = frame["destination_domain"].to_numpy(dtype="int64")
+    if not len(src) or min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= 1 << 16:
+        src, dst, domains = actor_inputs.route_codes(frame)
+        small = np.min_scalar_type(max(len(domains) - 1, 0))
+        return src.astype(small), dst.astype(small), domains
+    # domains are small: a table of codes, gathered straight into the small type
+    present = np.bincount(src, minlength=1).astype(bool)
+    present = np.pad(present, (0, max(0, int(dst.max()) + 1 - len(present))))
+    present[np.flatnonzero(np.bincount(dst))] = True
+    domains = np.flatnonzero(present)
     small = np.min_scalar_type(max(len(domains) - 1, 0))
-    return src.astype(small), dst.astype(small), domains
+    table = (np.cumsum(present) - 1).astype(small)
+    return table[src], table[dst], domains.tolist()
 
 
 def rows(
