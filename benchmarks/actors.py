@@ -37,7 +37,9 @@ interleaved):
   count and sum of them, against the group-by alone.
 
 The detail column also gives the ratio against a bare count-and-sum over the
-same keys where the question's group-by does more. The analyses do more than
+same keys where the question's group-by does more, and the CPU seconds of
+the analysis and of the group-by (the process's, every thread: other work on a
+shared machine moves them less than wall times). The analyses do more than
 either (shares, labels, halves and versions, round-trip and continuation
 matching); the target is a ratio of 1.5.
 """
@@ -241,17 +243,28 @@ def in_engine(con: Any, ledger: pd.DataFrame, pandas_fn: Any, sql: Any) -> Calla
     return lambda: con.sql(sql).df()
 
 
-def best_pair(fn: Callable[[], Any], base: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """Best time of each, run in turn so a change in the machine's load moves both."""
-    times, bases = [], []
+def best_pairs(
+    fn: Callable[[], Any], base: Callable[[], Any], repeat: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Best wall time of each, run in turn so a change in the machine's load moves both; and
+    the best CPU seconds of each (the process's, every thread of DuckDB and numpy), which
+    other work on a shared machine moves less."""
+    times, bases, cpus, base_cpus = [], [], [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         base()
         bases.append(time.perf_counter() - t)
-        t = time.perf_counter()
+        base_cpus.append(time.process_time() - c)
+        c, t = time.process_time(), time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    return min(times), min(bases)
+        cpus.append(time.process_time() - c)
+    return (min(times), min(bases)), (min(cpus), min(base_cpus))
+
+
+def best_pair(fn: Callable[[], Any], base: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """Best wall time of each, run in turn (see :func:`best_pairs`)."""
+    return best_pairs(fn, base, repeat)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -286,8 +299,11 @@ def main(argv: list[str] | None = None) -> int:
                 # on DuckDB dedupe returns a relation of the kept rows: counted and summed
                 fn = _dedupe_counted
             base = in_engine(con, ledger, pandas_base, sql_base)
-            value, baseline = best_pair(lambda fn=fn, data=data: fn(data), base, args.repeat)
+            (value, baseline), (cpu, base_cpu) = best_pairs(
+                lambda fn=fn, data=data: fn(data), base, args.repeat
+            )
             detail = f"{n:,} transfers; best of {args.repeat}, interleaved"
+            detail += f"; CPU {cpu:.2f} s vs {base_cpu:.2f} s ({cpu / max(base_cpu, 1e-9):.2f}x)"
             if name == "movements.dedupe" and engine == "pandas":
                 # the baseline also filters the ledger to the rows dedupe keeps, timed apart:
                 # a copy run right after a group-by pays for the group-by's memory too

@@ -50,7 +50,8 @@ def test_actors_benchmark_prints_every_analysis_on_both_engines(tmp_path):
         f"12 {name} vs group-by ({engine})" for engine in ("pandas", "duckdb") for name in NAMES
     ]
     assert sorted(rows) == sorted(want)
-    for figure, (value, baseline, ratio, _target, result, _detail) in rows.items():
+    for figure, (value, baseline, ratio, _target, result, detail) in rows.items():
         for cell in (value, baseline, ratio):
             assert NUMBER.match(cell), (figure, cell)
         assert result in ("pass", "MISS"), figure
+        assert re.search(r"CPU [\d.]+ s vs [\d.]+ s \([\d.]+x\)", detail), figure
