@@ -8,6 +8,7 @@ once for all such days, ordered by day and chain, and sliced into the parts.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -20,7 +21,7 @@ import pyarrow.parquet as pq
 from .. import storage
 from ..storage import Chunk, Part
 
-__all__ = ["WHEN", "NewDays", "arrow_table", "run_starts"]
+__all__ = ["WHEN", "NewDays", "arrow_table", "run_starts", "write_days"]
 
 WHEN = "__when"
 
@@ -116,3 +117,48 @@ def run_starts(keys: pa.Table) -> list[int]:
         changed = diff if changed is None else pc.or_(changed, diff)
     where = pc.indices_nonzero(changed).to_numpy() + 1
     return [0, *where.tolist(), n]
+
+
+def write_days(frames: Iterable[pd.DataFrame], root: Path, kind: str) -> tuple[int, list[str]]:
+    """Write keyed ``frames`` (a :data:`WHEN` column, in time order) as new days under ``root``.
+
+    The rows of a day are held until the first row of a later day arrives, then written as
+    :class:`NewDays` writes them (one part a chain, rows in the order they came): memory
+    for a day, not the dataset. Returns the rows written and the days' labels.
+
+    Raises
+    ------
+    ValueError
+        If a row comes before the day already written (the frames are not in time order).
+    """
+    held: list[pd.DataFrame] = []
+    day_of_held: int | None = None
+    labels: list[str] = []
+    rows = 0
+
+    def flush() -> None:
+        frame = held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+        label = pd.Timestamp(day_of_held * _DAY_NS, tz="UTC").strftime("%Y-%m-%d")
+        folder = root / f"day={label}"
+        folder.mkdir()
+        NewDays(frame, kind, WHEN, [label]).fill(folder, label)
+        labels.append(label)
+        held.clear()
+
+    for frame in frames:
+        if not len(frame):
+            continue
+        day = frame[WHEN].array.asi8 // _DAY_NS
+        starts = [0, *(np.flatnonzero(day[1:] != day[:-1]) + 1).tolist()]
+        if (day[1:] < day[:-1]).any() or (day_of_held is not None and day[0] < day_of_held):
+            raise ValueError("write_days needs its rows in time order; sort them by "
+                             f"{WHEN!r} first")  # fmt: skip
+        for begin, end in itertools.pairwise([*starts, len(frame)]):
+            if held and day[begin] != day_of_held:
+                flush()
+            held.append(frame.iloc[begin:end])
+            day_of_held = int(day[begin])
+        rows += len(frame)
+    if held:
+        flush()
+    return rows, labels
