@@ -122,9 +122,10 @@ def run_starts(keys: pa.Table) -> list[int]:
 def write_days(frames: Iterable[pd.DataFrame], root: Path, kind: str) -> tuple[int, list[str]]:
     """Write keyed ``frames`` (a :data:`WHEN` column, in time order) as new days under ``root``.
 
-    The rows of a day are held until the first row of a later day arrives, then written as
-    :class:`NewDays` writes them (one part a chain, rows in the order they came): memory
-    for a day, not the dataset. Returns the rows written and the days' labels.
+    Rows are held until whole days of about :data:`BATCH_ROWS` rows have come (a day
+    ends when a row of a later day arrives), then written as :class:`NewDays` writes them
+    (one part a chain, rows in the order they came): memory for a batch, not the
+    dataset. Returns the rows written and the days' labels.
 
     Raises
     ------
@@ -132,32 +133,36 @@ def write_days(frames: Iterable[pd.DataFrame], root: Path, kind: str) -> tuple[i
         If a row comes before the day already written (the frames are not in time order).
     """
     held: list[pd.DataFrame] = []
-    day_of_held: int | None = None
+    held_rows, last_day = 0, None
     labels: list[str] = []
-    rows = 0
 
     def flush() -> None:
         frame = held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
-        label = pd.Timestamp(day_of_held * _DAY_NS, tz="UTC").strftime("%Y-%m-%d")
-        folder = root / f"day={label}"
-        folder.mkdir()
-        NewDays(frame, kind, WHEN, [label]).fill(folder, label)
-        labels.append(label)
+        days = np.unique(frame[WHEN].array.asi8 // _DAY_NS).tolist()
+        names = [pd.Timestamp(d * _DAY_NS, tz="UTC").strftime("%Y-%m-%d") for d in days]
+        parts = NewDays(frame, kind, WHEN, names)
+        for label in names:
+            (root / f"day={label}").mkdir()
+            parts.fill(root / f"day={label}", label)
+        labels.extend(names)
         held.clear()
 
+    rows = 0
     for frame in frames:
         if not len(frame):
             continue
         day = frame[WHEN].array.asi8 // _DAY_NS
-        starts = [0, *(np.flatnonzero(day[1:] != day[:-1]) + 1).tolist()]
-        if (day[1:] < day[:-1]).any() or (day_of_held is not None and day[0] < day_of_held):
+        if (day[1:] < day[:-1]).any() or (last_day is not None and day[0] < last_day):
             raise ValueError("write_days needs its rows in time order; sort them by "
                              f"{WHEN!r} first")  # fmt: skip
-        for begin, end in itertools.pairwise([*starts, len(frame)]):
-            if held and day[begin] != day_of_held:
+        starts = [0, *(np.flatnonzero(day[1:] != day[:-1]) + 1).tolist(), len(frame)]
+        for begin, end in itertools.pairwise(starts):
+            if held_rows >= BATCH_ROWS and day[begin] != last_day:  # a batch of whole days
                 flush()
+                held_rows = 0
             held.append(frame.iloc[begin:end])
-            day_of_held = int(day[begin])
+            held_rows += end - begin
+            last_day = int(day[begin])
         rows += len(frame)
     if held:
         flush()

@@ -98,8 +98,9 @@ def test_empty_and_one_sided_input() -> None:
         pd.testing.assert_frame_equal(got, want, check_exact=True, check_index_type=False)
 
 
-def test_streamed_dataset_equals_the_written_frame(tmp_path: Path) -> None:
+def test_streamed_dataset_equals_the_written_frame(tmp_path: Path, monkeypatch) -> None:
     """Small batches: days that span batches and batches that span days."""
+    monkeypatch.setattr(day_parts, "BATCH_ROWS", 40)  # the writer's batches of whole days
     burns, arrivals = _sides(400, seed=4)
     burns = burns[burns["burn_timestamp"].notna()]
     arrivals = arrivals[arrivals["mint_timestamp"].notna()]
