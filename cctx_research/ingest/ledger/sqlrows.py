@@ -45,11 +45,14 @@ from ...addressing import as_chain_format
 from . import sqllink
 from .linking import pairing_counts, unique_sides
 
-__all__ = ["PAIRINGS", "SqlLedger", "Summary", "from_sides"]
+__all__ = ["MEMORY_LIMIT", "PAIRINGS", "SqlLedger", "Summary", "from_sides"]
 
 PAIRINGS: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", "pending",
                              "unpaired", "mint_only")  # fmt: skip
 """The pairings, by the code :func:`.sqllink.links_query` gives each."""
+
+MEMORY_LIMIT = "2GB"
+"""DuckDB's buffers for a load's ledger: past it, tables, joins and sorts spill to disk."""
 
 _PART = ("CASE WHEN l.pairing <= 1 THEN 0 WHEN l.pairing <= 3 THEN 1 "
          "WHEN l.pairing <= 5 THEN 2 ELSE 3 END")
@@ -245,20 +248,24 @@ def from_sides(
     *,
     ambiguous: str = "link",
     connection: Any = None,
+    memory_limit: str | None = None,
 ) -> SqlLedger:
     """The side tables and the links of pandas sides, on ``connection``, as a :class:`SqlLedger`.
 
     Each event and each nonce is taken once (the repeats counted as ``duplicates``); the
     links are :func:`.sqllink.links_query`'s. ``connection``: a DuckDB connection
     (:func:`.sqllink.connect`); by default a new one spilling to a temporary directory of its
-    own, closed with the ledger.
+    own, closed with the ledger, whose DuckDB buffers (the side tables, the links, the
+    sort of the rows) stay under ``memory_limit`` (DuckDB's spelling, ``"2GB"``; default
+    :data:`MEMORY_LIMIT`) and spill past it.
     """
     query = sqllink.links_query(ambiguous=ambiguous)
     b, a, duplicates = unique_sides(burns, arrivals)
     spill = None
     if connection is None:
         spill = tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-")
-        connection = sqllink.connect(temp_directory=spill.name)
+        connection = sqllink.connect(temp_directory=spill.name,
+                                     memory_limit=memory_limit or MEMORY_LIMIT)
     ledger = SqlLedger(connection, {"duplicates": duplicates}, spill)
     try:
         _register(connection, "burns_in", b, "burn_timestamp")
