@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -140,9 +141,10 @@ def _keyed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     out = frame.copy(deep=False)
     if kind == "ledger":
         out[_WHEN] = out["burn_timestamp"].fillna(out["mint_timestamp"])
-        domains = out["source_domain"]  # a name per domain, not per row
-        names = {d: chains.chain_name(int(d)) for d in domains.unique()}
-        out["source_chain"] = schema.chain_categorical(domains.map(names).astype(object))
+        codes, domains = pd.factorize(out["source_domain"])  # a name per domain, not per row
+        named = schema.chain_categorical([chains.chain_name(int(d)) for d in domains])
+        at = np.asarray(named.codes, dtype=np.int64)  # each domain's place among the chains
+        out["source_chain"] = pd.Categorical.from_codes(at[codes], dtype=named.dtype)
     else:
         out[_WHEN] = out["timestamp"]
     missing = out[_WHEN].isna()
