@@ -66,14 +66,13 @@ _BUILT = ("transfer_id", "pairing", "link_group_size", "token")
 
 @dataclass(frozen=True)
 class Summary:
-    """SQL aggregates of a ledger: its provenance counts and the span of its partition times."""
+    """SQL aggregates of a ledger: its provenance counts, and its rows without any time (a
+    dataset, partitioned by day, refuses them)."""
 
     counts: dict[str, int]
     transfers: int
     missing_times: int
     untimed: int
-    first_ns: int | None
-    last_ns: int | None
 
 
 def _side_expr(column: str, burns: set[str], arrivals: set[str], *, fill: bool = False) -> str:
@@ -166,8 +165,7 @@ LEFT JOIN _tokens t ON t.domain = r.source_domain AND t.token = r.burn_token""")
 
     def summary(self) -> Summary:
         """The provenance counts (one per pairing, ``paired``, ``duplicates``), the transfers,
-        the sides without a time, the rows with neither time, and the span of their times
-        (counted once)."""
+        the sides without a time, and the rows with neither time (counted once)."""
         if self._summary is not None:
             return self._summary
         self._create_view()
@@ -178,13 +176,13 @@ LEFT JOIN _tokens t ON t.domain = r.source_domain AND t.token = r.burn_token""")
             counts[PAIRINGS[int(code)]] += int(n)
         counts["paired"] = sum(counts[k] for k in schema.LINKED)
         counts.update(self.counted)
-        total, missing, untimed, first, last = con.execute(
+        total, missing, untimed = con.execute(
             "SELECT count(*), "
             "count(*) FILTER (WHERE burn_tx_hash IS NOT NULL AND burn_timestamp IS NULL) + "
             "count(*) FILTER (WHERE mint_tx_hash IS NOT NULL AND mint_timestamp IS NULL), "
-            "count(*) FILTER (WHERE _when IS NULL), min(_when), max(_when) FROM ledger_rows"
+            "count(*) FILTER (WHERE _when IS NULL) FROM ledger_rows"
         ).fetchall()[0]
-        self._summary = Summary(counts, int(total), int(missing), int(untimed), first, last)
+        self._summary = Summary(counts, int(total), int(missing), int(untimed))
         return self._summary
 
     def batches(self, batch_rows: int = 65_536) -> Iterator[pd.DataFrame]:
