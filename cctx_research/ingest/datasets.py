@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,7 +56,8 @@ from ..provenance import Provenance, attach, provenance
 from ..storage import Chunk, Manifest, Part
 from . import day_parts
 
-__all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "write"]
+__all__ = ["ENGINES", "TIME_COLUMNS", "DatasetWrite", "kind_of", "read", "scan", "untimed_error",
+           "write", "write_stream"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,20 +141,26 @@ def _keyed(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     out = frame.copy(deep=False)
     if kind == "ledger":
         out[_WHEN] = out["burn_timestamp"].fillna(out["mint_timestamp"])
-        domains = out["source_domain"]  # a name per domain, not per row
-        names = {d: chains.chain_name(int(d)) for d in domains.unique()}
-        out["source_chain"] = schema.chain_categorical(domains.map(names).astype(object))
+        codes, domains = pd.factorize(out["source_domain"])  # a name per domain, not per row
+        named = schema.chain_categorical([chains.chain_name(int(d)) for d in domains])
+        at = np.asarray(named.codes, dtype=np.int64)  # each domain's place among the chains
+        out["source_chain"] = pd.Categorical.from_codes(at[codes], dtype=named.dtype)
     else:
         out[_WHEN] = out["timestamp"]
     missing = out[_WHEN].isna()
     if missing.any():
-        raise DataError(
-            f"{int(missing.sum())} transfer(s) have no time; a dataset is partitioned by day",
-            hint="load event logs with their block times (blocks=), or write such rows to a "
-            "Parquet file instead of a dataset directory",
-        )
+        raise untimed_error(int(missing.sum()))
     out.attrs = dict(frame.attrs)
     return out
+
+
+def untimed_error(count: int) -> DataError:
+    """The error of ``count`` rows without a time: a dataset files each row by its day."""
+    return DataError(
+        f"{count} transfer(s) have no time; a dataset is partitioned by day",
+        hint="load event logs with their block times (blocks=), or write such rows to a "
+        "Parquet file instead of a dataset directory",
+    )
 
 
 def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrite:
@@ -222,6 +230,41 @@ def write(frame: pd.DataFrame, directory: str | os.PathLike[str]) -> DatasetWrit
         "dataset %s: wrote %d rows over %d days, replaced %d", root, len(frame), len(days), replaced
     )
     return summary
+
+
+def write_stream(
+    frames: Iterable[pd.DataFrame], directory: str | os.PathLike[str], *, record: Provenance
+) -> DatasetWrite:
+    """Write ``ledger`` frames that come in time order into a new dataset at ``directory``.
+
+    The same files, parts and manifest as :func:`write` gives the frames stacked (its
+    provenance ``record``), a day at a time (:func:`~.day_parts.write_days`): the ledger
+    never has to fit in memory. ``directory`` must be new or empty (a dataset is
+    replaced whole by writing it in a temporary directory, as ``load`` does).
+
+    Raises
+    ------
+    DataError
+        If a row has no time, or a frame does not follow the ledger schema.
+    ValueError
+        If ``directory`` holds files, or the rows are not in time order.
+    """
+    root = _directory(directory, create=True)
+    if any(root.iterdir()):
+        raise ValueError(f"write_stream writes a new dataset; {str(root)!r} holds files")
+    kind = "ledger"
+
+    def keyed() -> Iterator[pd.DataFrame]:
+        for frame in frames:
+            yield _keyed(schema.validate(frame, kind), kind)
+
+    rows, labels = day_parts.write_days(keyed(), root, kind)
+    writes = [record.to_dict()]
+    storage.write_manifest(root, Manifest(kind, {"writes": writes}, synthetic=record.synthetic))
+    days = () if not labels else tuple(d.strftime("%Y-%m-%d") for d in pd.date_range(
+        labels[0], labels[-1], freq="D"))  # fmt: skip
+    logger.info("dataset %s: wrote %d rows over %d days", root, rows, len(days))
+    return DatasetWrite(str(root), kind, rows, days, 0)
 
 
 _INSTEAD = "write into a new directory"

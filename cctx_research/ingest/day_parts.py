@@ -8,6 +8,7 @@ once for all such days, ordered by day and chain, and sliced into the parts.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -20,7 +21,7 @@ import pyarrow.parquet as pq
 from .. import storage
 from ..storage import Chunk, Part
 
-__all__ = ["WHEN", "NewDays", "arrow_table", "run_starts"]
+__all__ = ["WHEN", "NewDays", "arrow_table", "run_starts", "write_days"]
 
 WHEN = "__when"
 
@@ -116,3 +117,53 @@ def run_starts(keys: pa.Table) -> list[int]:
         changed = diff if changed is None else pc.or_(changed, diff)
     where = pc.indices_nonzero(changed).to_numpy() + 1
     return [0, *where.tolist(), n]
+
+
+def write_days(frames: Iterable[pd.DataFrame], root: Path, kind: str) -> tuple[int, list[str]]:
+    """Write keyed ``frames`` (a :data:`WHEN` column, in time order) as new days under ``root``.
+
+    Rows are held until whole days of about :data:`BATCH_ROWS` rows have come (a day
+    ends when a row of a later day arrives), then written as :class:`NewDays` writes them
+    (one part a chain, rows in the order they came): memory for a batch, not the
+    dataset. Returns the rows written and the days' labels.
+
+    Raises
+    ------
+    ValueError
+        If a row comes before the day already written (the frames are not in time order).
+    """
+    held: list[pd.DataFrame] = []
+    held_rows, last_day = 0, None
+    labels: list[str] = []
+
+    def flush() -> None:
+        frame = held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+        days = np.unique(frame[WHEN].array.asi8 // _DAY_NS).tolist()
+        names = [pd.Timestamp(d * _DAY_NS, tz="UTC").strftime("%Y-%m-%d") for d in days]
+        parts = NewDays(frame, kind, WHEN, names)
+        for label in names:
+            (root / f"day={label}").mkdir()
+            parts.fill(root / f"day={label}", label)
+        labels.extend(names)
+        held.clear()
+
+    rows = 0
+    for frame in frames:
+        if not len(frame):
+            continue
+        day = frame[WHEN].array.asi8 // _DAY_NS
+        if (day[1:] < day[:-1]).any() or (last_day is not None and day[0] < last_day):
+            raise ValueError("write_days needs its rows in time order; sort them by "
+                             f"{WHEN!r} first")  # fmt: skip
+        starts = [0, *(np.flatnonzero(day[1:] != day[:-1]) + 1).tolist(), len(frame)]
+        for begin, end in itertools.pairwise(starts):
+            if held_rows >= BATCH_ROWS and day[begin] != last_day:  # a batch of whole days
+                flush()
+                held_rows = 0
+            held.append(frame.iloc[begin:end])
+            held_rows += end - begin
+            last_day = int(day[begin])
+        rows += len(frame)
+    if held:
+        flush()
+    return rows, labels

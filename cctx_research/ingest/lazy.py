@@ -28,7 +28,7 @@ import pandas as pd
 from .. import storage
 from ..errors import DataError
 
-__all__ = ["LOAD_ENGINES", "check", "write_and_scan"]
+__all__ = ["LOAD_ENGINES", "check", "stream_and_scan", "write_and_scan"]
 
 LOAD_ENGINES: tuple[str, ...] = ("pandas", "polars", "duckdb", "dask")
 """What ``load(engine=...)`` returns: a DataFrame (``"pandas"``) or an engine's lazy frame."""
@@ -83,13 +83,31 @@ def write_and_scan(
     ``report`` (:class:`~cctx_research.ingest.steps.Reporter`) hears the write start and end."""
     from . import datasets  # on first use: ``import cctx_research`` loads no dataset code
 
+    scanned = stream_and_scan(lambda tmp: datasets.write(ledger, tmp), out, engine, report)
+    return ledger if engine == "pandas" else scanned
+
+
+def stream_and_scan(
+    write: Callable[[Path], object],
+    out: Path | None,
+    engine: str,
+    report: Callable[..., None] | None = None,
+) -> Any:
+    """``write(directory)`` fills the dataset at ``out`` (atomically, as :func:`write_and_scan`
+    does), and ``engine``'s lazy frame over it is returned (``None`` for pandas).
+
+    ``write`` streams the ledger into the dataset
+    (:func:`cctx_research.ingest.datasets.write_stream`): the ledger is never a whole frame.
+    """
+    from . import datasets
+
     if out is None:
         out = Path(tempfile.mkdtemp(prefix="cctx-ledger-"))
     if report is not None:
         report("write")
-    storage.replace_directory_atomically(out, lambda tmp: datasets.write(ledger, tmp))
+    storage.replace_directory_atomically(out, write)
     if report is not None:
         report("write", done=1)
     if engine == "pandas":
-        return ledger
+        return None
     return datasets.scan(out, engine=engine)

@@ -135,8 +135,12 @@ def _assemble(
     messages: pd.DataFrame | None = None,
     report: steps.Reporter | None = None,
     engine: str = "pandas",
-) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The ledger of everything read, and counts of what each step merged, skipped or dropped."""
+) -> tuple[Any, dict[str, int]]:
+    """The ledger of everything read, and counts of what each step merged, skipped or dropped.
+
+    The ledger is a DataFrame, or for ``engine="duckdb"`` (without the toolkit's own ledger
+    files among the inputs) a :class:`~.ledger.sqlrows.SqlLedger`: its rows are written
+    from SQL into the dataset, never gathered into a frame."""
     report = report or steps.reporter(None)
     report("sides")
     counts: dict[str, int] = {}
@@ -179,8 +183,13 @@ def _assemble(
         burns = [b for b, _ in given]
         add({"attested_nonces": sum(n for _, n in given)})
     report("link")
-    ledger, tally = _link(burns, arrivals, parts.paired, ambiguous, engine)
+    if engine == "duckdb" and not any(len(x) for x in (*parts.paired, *parts.ledgers)):
+        ledger, tally = _link_in_sql(burns, arrivals, ambiguous)
+    else:
+        ledger, tally = _link(burns, arrivals, parts.paired, ambiguous, engine)
     add(tally)
+    if not isinstance(ledger, pd.DataFrame):  # DuckDB's tables: the rows stay in SQL
+        return ledger, counts
     own_rows = _stack(parts.ledgers)
     if len(own_rows):
         before = len(ledger) + len(own_rows)
@@ -210,6 +219,20 @@ def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[
             finally:
                 con.close()
     return linking.link(burns, arrivals, paired, ambiguous=ambiguous)
+
+
+def _link_in_sql(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame],
+                 ambiguous: str) -> tuple[Any, dict[str, int]]:  # fmt: skip
+    """The sides and their links as DuckDB tables (:class:`~.ledger.sqlrows.SqlLedger`, its
+    own spill directory), and its counts of pairings and duplicates: SQL aggregates."""
+    from .ledger import sqlrows  # DuckDB is the engines extra: imported when asked for
+
+    ledger = sqlrows.from_sides(burns, arrivals, ambiguous=ambiguous)
+    try:
+        return ledger, ledger.summary().counts
+    except BaseException:
+        ledger.close()
+        raise
 
 
 _SIDE_SKIPS = {
@@ -369,16 +392,54 @@ def load(
     except BaseException:
         report.close()
         raise
+    try:
+        return _finish(ledger, parts, counts, files, errors, directory, engine, report)
+    finally:
+        report.close()
+        if not isinstance(ledger, pd.DataFrame):
+            ledger.close()
+
+
+def _finish(ledger: Any, parts: FileRead, counts: dict[str, int], files: list[Path], errors: str,
+            directory: Path | None, engine: str, report: steps.Reporter) -> Any:  # fmt: skip
+    """Check, count and attach provenance, then return the ledger or write and scan it."""
     problems = parts.problems
     if problems and errors == "raise":
         raise malformed_error(problems)
-    ledger = schema.validate(schema.complete(ledger, "ledger")[schema.columns("ledger")], "ledger")
-    burned = ledger["burn_tx_hash"].notna() & ledger["burn_timestamp"].isna()
-    minted = ledger["mint_tx_hash"].notna() & ledger["mint_timestamp"].isna()
-    tally = _tally(parts, counts, len(problems))
-    tally["missing_times"] = int(burned.sum() + minted.sum())
-    tally["transfers"] = len(ledger)
-    if not len(ledger):
+    if isinstance(ledger, pd.DataFrame):
+        ledger = schema.validate(schema.complete(ledger, "ledger")[schema.columns("ledger")],
+                                 "ledger")  # fmt: skip
+        burned = ledger["burn_tx_hash"].notna() & ledger["burn_timestamp"].isna()
+        minted = ledger["mint_tx_hash"].notna() & ledger["mint_timestamp"].isna()
+        missing, transfers = int(burned.sum() + minted.sum()), len(ledger)
+    else:
+        summary = ledger.summary()
+        missing, transfers = summary.missing_times, summary.transfers
+    record = _record(parts, counts, len(problems), files, missing, transfers)
+    if not isinstance(ledger, pd.DataFrame):
+        from . import datasets
+
+        if summary.untimed:  # refused before anything is written, as datasets.write refuses
+            raise datasets.untimed_error(summary.untimed)
+        return lazy.stream_and_scan(
+            lambda tmp: datasets.write_stream(ledger.batches(), tmp, record=record),
+            directory, engine, report,
+        )  # fmt: skip
+    attach(ledger, record)
+    if problems:
+        ledger.attrs[BAD_ATTR] = list(problems)
+    if engine == "pandas" and directory is None:
+        return ledger
+    return lazy.write_and_scan(ledger, directory, engine, report)
+
+
+def _record(parts: FileRead, counts: dict[str, int], bad: int, files: list[Path],
+            missing_times: int, transfers: int) -> Provenance:  # fmt: skip
+    """The load's provenance: every input row counted; warnings of no transfers, no times."""
+    tally = _tally(parts, counts, bad)
+    tally["missing_times"] = missing_times
+    tally["transfers"] = transfers
+    if not transfers:
         _say_empty(files, tally["rows_read"])
     if tally["missing_times"]:
         logger.warning(
@@ -398,16 +459,8 @@ def load(
             [*parts.provenance, record], operation="load", format=record.format, counts=tally
         )
         record = merged if merged is not None else record
-    attach(ledger, record)
-    if problems:
-        ledger.attrs[BAD_ATTR] = list(problems)
     logger.info(
         "loaded %d transfers from %d file(s): %s",
-        len(ledger), len(files), ", ".join(f"{k} {v}" for k, v in tally.items()),
+        transfers, len(files), ", ".join(f"{k} {v}" for k, v in tally.items()),
     )
-    try:
-        if engine == "pandas" and directory is None:
-            return ledger
-        return lazy.write_and_scan(ledger, directory, engine, report)
-    finally:
-        report.close()
+    return record

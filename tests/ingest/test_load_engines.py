@@ -103,12 +103,32 @@ _SLOW_WRITE = textwrap.dedent("""
     cctx.load(sys.argv[3], engine="duckdb", out=sys.argv[1])
 """)
 
+_SLOW_STREAM = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    import cctx_research as cctx
+    from cctx_research.ingest import day_parts
 
-def test_ctrl_c_while_writing_leaves_the_previous_ledger(tmp_path):
+    filled = day_parts.NewDays.fill
+    def fill_then_wait(self, tmp, label):  # one day streamed in, the rest to come
+        filled(self, tmp, label)
+        Path(sys.argv[2]).touch()
+        time.sleep(120)
+    day_parts.NewDays.fill = fill_then_wait
+    cctx.load(sys.argv[3], blocks=sys.argv[4], engine="duckdb", out=sys.argv[1])
+""")
+
+
+@pytest.mark.parametrize(("script", "args"), [
+    (_SLOW_WRITE, [str(FLOWS)]),  # source-paired rows: the frame is written
+    (_SLOW_STREAM, [str(LOGS), str(BLOCKS)]),  # event logs: the rows are streamed from SQL
+], ids=["frame", "stream"])  # fmt: skip
+def test_ctrl_c_while_writing_leaves_the_previous_ledger(tmp_path, script, args):
     out = tmp_path / "ledger"
-    before = cctx.load(LOGS, blocks=BLOCKS, engine="pandas", out=out)
+    before = cctx.load(FLOWS if script is _SLOW_STREAM else LOGS, blocks=BLOCKS, engine="pandas",
+                       out=out)  # fmt: skip
     marker = tmp_path / "writing"
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_WRITE, str(out), str(marker), str(FLOWS)],
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out), str(marker), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 120
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
