@@ -34,8 +34,19 @@ def client(sample_client: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def built(client: Any) -> report.Report:
-    return report.build(client, START, END)
+def figures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's figure cache: a report drawn again on the same data is drawn once.
+
+    A figure's key holds a fingerprint of every value it draws, so two builds share a
+    picture only when they hand its draw function the same data and options; a build
+    on other data still draws (and differs) as before.
+    """
+    return tmp_path_factory.mktemp("figures")
+
+
+@pytest.fixture(scope="module")
+def built(client: Any, figures: Path) -> report.Report:
+    return report.build(client, START, END, figure_cache=figures)
 
 
 @pytest.fixture(scope="module")
@@ -187,8 +198,8 @@ def test_secrets_stay_out(client: Any, page: str) -> None:
     assert "x-api-key" not in page.lower()
 
 
-def test_repeat_build_is_served_from_the_cache(client: Any) -> None:
-    again = report.build(client, START, END)
+def test_repeat_build_is_served_from_the_cache(client: Any, figures: Path) -> None:
+    again = report.build(client, START, END, figure_cache=figures)
     prov = again.provenance
     assert prov["cache_hits"] > 0
     assert all(o["cache_hits"] > 0 for o in prov["operations"])
@@ -247,11 +258,13 @@ def test_a_figure_that_fails_is_reported_in_its_place(
     assert any("lorenz" in rec.getMessage() for rec in caplog.records)
 
 
-def test_a_report_from_the_ledger_says_what_the_service_serving_it_says(client: Any) -> None:
+def test_a_report_from_the_ledger_says_what_the_service_serving_it_says(
+    client: Any, figures: Path
+) -> None:
     # the embedded sample serves this ledger: the frames path must not differ
     ledger = cctx.load_sample(as_of=AS_OF, days=3)
-    served = report.build(client, START, END, ledger=ledger)
-    held = report.build(None, START, END, ledger=ledger)
+    served = report.build(client, START, END, ledger=ledger, figure_cache=figures)
+    held = report.build(None, START, END, ledger=ledger, figure_cache=figures)
     assert [s.id for s in held.sections] == [s.id for s in served.sections]
     for mine, theirs in zip(held.sections, served.sections, strict=True):
         if mine.id != "provenance":  # requests and cache hits differ, nothing else
@@ -266,6 +279,7 @@ def test_a_report_from_the_ledger_says_what_the_service_serving_it_says(client: 
         volume_history=served.data["volume_history"],
         start=START,
         end=END,
+        figure_cache=figures,
     )
     assert given.section("flows").to_html() == served.section("flows").to_html()
 
@@ -280,14 +294,16 @@ def test_frames_or_a_client_not_both(client: Any, built: report.Report) -> None:
 
 
 def test_the_steps_go_to_the_callers_callback_and_the_drawing_takes_one_record(
-    client: Any, built: report.Report
+    client: Any, built: report.Report, figures: Path
 ) -> None:
     from cctx_research.report.building import draw
     from cctx_research.report.inputs import resolve_inputs
     from cctx_research.report.progress import STEPS
+    from cctx_research.views.figures import FigureCache
 
     seen: list[tuple[str, bool]] = []
-    fetched = report.build(client, START, END, progress=lambda *step: seen.append(step))
+    fetched = report.build(client, START, END, progress=lambda *step: seen.append(step),
+                           figure_cache=figures)  # fmt: skip
     assert seen == [(step, done) for step in STEPS for done in (False, True)]
     assert fetched.section("flows").to_html() == built.section("flows").to_html()
     seen.clear()
@@ -298,8 +314,8 @@ def test_the_steps_go_to_the_callers_callback_and_the_drawing_takes_one_record(
     assert seen == [("transfers", True), ("volume history", True)]
     assert inputs.chains == ("base",)
     assert len(inputs.transfers) < len(inputs.fetched)
-    drawn = draw(inputs)
-    held = report.build(None, START, END, ledger=ledger, chains=["base"])
+    drawn = draw(inputs, figures=FigureCache(figures))
+    held = report.build(None, START, END, ledger=ledger, chains=["base"], figure_cache=figures)
     assert [s.to_html() for s in drawn.sections if s.id != "provenance"] == [
         s.to_html() for s in held.sections if s.id != "provenance"
     ]

@@ -41,6 +41,16 @@ def parquet(ledger, tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    """The module's figure cache: a picture drawn once for the same data and options.
+
+    Its key holds a fingerprint of every value handed to the draw function, so an engine
+    whose section hands over other data (a dtype, a row, an order) still draws, and differs.
+    """
+    return tmp_path_factory.mktemp("figures")
+
+
 def _lazy(engine: str, path) -> object:
     return duckdb.read_parquet(str(path)) if engine == "duckdb" else pl.scan_parquet(path)
 
@@ -50,10 +60,10 @@ def _page(built: report.Report) -> str:
     return built.to_html().replace(when(built.generated_at), "(made at)")
 
 
-def test_the_report_on_a_duckdb_ledger_equals_the_pandas_report(ledger, parquet):
-    on_pandas = report.build(ledger=ledger)
+def test_the_report_on_a_duckdb_ledger_equals_the_pandas_report(ledger, parquet, figures):
+    on_pandas = report.build(ledger=ledger, figure_cache=figures)
     lazy = EngineLedger(duckdb.read_parquet(str(parquet)), provenance.provenance(ledger))
-    on_duckdb = report.build(ledger=lazy)
+    on_duckdb = report.build(ledger=lazy, figure_cache=figures)
     assert [s.id for s in on_duckdb.sections] == [s.id for s in on_pandas.sections]
     for mine, theirs in zip(on_duckdb.sections, on_pandas.sections, strict=True):
         if mine.id == "provenance":
@@ -64,8 +74,9 @@ def test_the_report_on_a_duckdb_ledger_equals_the_pandas_report(ledger, parquet)
     assert "synthetic" in on_duckdb.to_html().lower()
 
 
-def test_a_chain_selection_is_kept_in_the_engine_as_in_pandas(ledger, parquet):
-    window = {"start": "2024-06-30", "end": "2024-07-01", "chains": ["base"]}
+def test_a_chain_selection_is_kept_in_the_engine_as_in_pandas(ledger, parquet, figures):
+    window = {"start": "2024-06-30", "end": "2024-07-01", "chains": ["base"],
+              "figure_cache": figures}  # fmt: skip
     on_pandas = report.build(ledger=ledger, **window)
     lazy = EngineLedger(duckdb.read_parquet(str(parquet)), provenance.provenance(ledger))
     on_duckdb = report.build(ledger=lazy, **window)
@@ -231,7 +242,8 @@ def _ties(ledger: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("case", ["no rows", "one V2 transfer", "ties", "nothing minted"])
-def test_the_ledger_sections_in_duckdb_equal_pandas_on_edge_windows(ledger, tmp_path, case):
+def test_the_ledger_sections_in_duckdb_equal_pandas_on_edge_windows(ledger, tmp_path, case,
+                                                                    figures):  # fmt: skip
     v2_rows = ledger.loc[(ledger["cctp_version"] == 2) & ledger["mint_timestamp"].notna()]
     frames = {
         "no rows": ledger,  # in the window below: burned the day before it
@@ -247,9 +259,9 @@ def test_the_ledger_sections_in_duckdb_equal_pandas_on_edge_windows(ledger, tmp_
     if case == "no rows":
         first = ledger["burn_timestamp"].min().floor("D")
         window = {"start": first - pd.Timedelta(days=1), "end": first}
-    on_pandas = report.build(ledger=frame, **window)
+    on_pandas = report.build(ledger=frame, figure_cache=figures, **window)
     lazy = EngineLedger(duckdb.read_parquet(str(path)), provenance.provenance(ledger))
-    on_duckdb = report.build(ledger=lazy, **window)
+    on_duckdb = report.build(ledger=lazy, figure_cache=figures, **window)
     shown = {s.id: s.to_html() for s in on_pandas.sections}
     for section in on_duckdb.sections:
         if section.id in ("latency", "pending", "v2"):
@@ -259,8 +271,9 @@ def test_the_ledger_sections_in_duckdb_equal_pandas_on_edge_windows(ledger, tmp_
         assert "<svg" in shown["latency"] or "<img" in shown["latency"]
 
 
-def test_report_sections_over_duckdb_bring_back_no_rows_of_the_ledger(ledger, parquet,
-                                                                      monkeypatch):
+def test_report_sections_over_duckdb_bring_back_no_rows_of_the_ledger(
+    ledger, parquet, monkeypatch, figures
+):
     # the latency, pending and V2 sections: no analysis collects the ledger's rows
     from cctx_research.analysis import _ledger
 
@@ -269,7 +282,7 @@ def test_report_sections_over_duckdb_bring_back_no_rows_of_the_ledger(ledger, pa
 
     monkeypatch.setattr(_ledger, "_collect", refused)
     lazy = EngineLedger(duckdb.read_parquet(str(parquet)), provenance.provenance(ledger))
-    built = report.build(ledger=lazy)
+    built = report.build(ledger=lazy, figure_cache=figures)
     ids = {s.id: s.to_html() for s in built.sections}
     assert "Never minted (the" in ids["pending"]
     assert "Fees collected on fast transfers" in ids["v2"]

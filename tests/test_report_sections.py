@@ -48,13 +48,23 @@ def ledger(ledger_v2: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def plain(client: Any) -> report.Report:
-    return report.build(client, START, END)
+def figures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's figure cache, for builds whose pictures no test inspects.
+
+    A picture is found again only for the same data and options (its key fingerprints
+    every value drawn): the sections a ledger changes are drawn for each build.
+    """
+    return tmp_path_factory.mktemp("figures")
 
 
 @pytest.fixture(scope="module")
-def with_v2(client: Any, ledger_v2: pd.DataFrame) -> report.Report:
-    return report.build(client, START, END, ledger=ledger_v2)
+def plain(client: Any, figures: Path) -> report.Report:
+    return report.build(client, START, END, figure_cache=figures)
+
+
+@pytest.fixture(scope="module")
+def with_v2(client: Any, ledger_v2: pd.DataFrame, figures: Path) -> report.Report:
+    return report.build(client, START, END, ledger=ledger_v2, figure_cache=figures)
 
 
 def _in_window(ledger: pd.DataFrame) -> pd.DataFrame:
@@ -251,12 +261,14 @@ def test_v1_ledger_and_chain_filter(client: Any, ledger: pd.DataFrame) -> None:
     ) >= {"base"}
 
 
-def test_a_ledger_without_burn_times_gets_the_notes(client: Any, ledger: pd.DataFrame) -> None:
+def test_a_ledger_without_burn_times_gets_the_notes(
+    client: Any, ledger: pd.DataFrame, figures: Path
+) -> None:
     blind = ledger.copy()
     blind["burn_tx_hash"] = pd.Series(pd.NA, index=blind.index, dtype=blind["burn_tx_hash"].dtype)
     blind["burn_block"] = -1  # what a ledger rebuilt from the interface's frames holds
     attach(blind, Provenance(source="a ledger from mints"))
-    r = report.build(client, START, END, ledger=blind)
+    r = report.build(client, START, END, ledger=blind, figure_cache=figures)
     for sid in TIMED_IDS[:3]:
         assert r.section(sid).supported is False, sid
     assert "no burn times" in r.section("latency").to_html()
