@@ -468,3 +468,13 @@ def test_the_tours_addresses_return_rows_on_the_sample(sample_client):
     for address in asked:
         rows = sample_client.received(address, "2024-06-28", "2024-07-01T12:00Z")
         assert len(rows) > 0, f"README: client.received({address!r}) returns no rows on the sample"
+
+
+def test_the_readme_states_the_measured_kernel_memory():
+    # a page's kernel: the README gives the figure docs/views.md records as measured
+    said = re.findall(r"own kernel, (\d+) MiB", (ROOT / "README.md").read_text())
+    assert said, "README.md no longer says a dashboard page's kernel memory (N MiB)"
+    views = (ROOT / "docs" / "views.md").read_text()
+    measured = re.search(r"kernel \((\d+) MiB, its resident memory", views)
+    assert measured, "docs/views.md no longer records the kernel's measured memory"
+    assert said == [measured.group(1)], f"README says {said} MiB, docs/views.md {measured.group(1)}"
