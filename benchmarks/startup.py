@@ -147,14 +147,17 @@ def report(suite: Suite, tmp: Path, quick: bool) -> None:
         today = pd.Timestamp.now(tz="UTC").floor("D")
         cmd += ["--start", (today - pd.Timedelta(days=3)).date().isoformat(),
                 "--end", today.date().isoformat()]  # fmt: skip
-    cold = _wall(cmd, env)
+    kept = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    kept["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
+    # --quick proves the rows: its cold run also writes the bytecode 4b reads (one report
+    # process fewer); the full run writes it in a run of its own, so its cold run is cold
+    cold = _wall(cmd, kept if quick else env)
     warm = min(_wall(cmd, env) for _ in range(1 if quick else 3))
     what = "3 days" if quick else "default 30 days (to the minute: a new minute is new data)"
     suite.add(Row("4 report on the sample, warm (target <= 5 s)", warm, cold, "s", "<= 5 s",
                   warm <= 5.0, f"whole process, {what}; baseline: its cold run"))  # fmt: skip
-    kept = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    kept["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
-    _wall(cmd, kept)  # writes the bytecode
+    if not quick:
+        _wall(cmd, kept)  # writes the bytecode
     compiled = min(_wall(cmd, kept) for _ in range(1 if quick else 3))
     suite.add(Row("4b report on the sample, warm, bytecode kept (target <= 5 s)", compiled,
                   cold, "s", "<= 5 s", compiled <= 5.0,
