@@ -41,11 +41,27 @@ Examples
 
 from __future__ import annotations
 
-from .actors import plot_relayer_shares
-from .addresses import plot_address_activity, plot_lorenz
-from .flows import plot_flow_graph, plot_flow_matrix, plot_net_flows
-from .ledger import plot_fast_share, plot_latency, plot_stuck
-from .volumes import plot_in_flight, plot_seasonality, plot_size_distribution, plot_volume
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use: importing this package costs no matplotlib
+    from .actors import plot_relayer_shares
+    from .addresses import plot_address_activity, plot_lorenz
+    from .flows import plot_flow_graph, plot_flow_matrix, plot_net_flows
+    from .ledger import plot_fast_share, plot_latency, plot_stuck
+    from .volumes import plot_in_flight, plot_seasonality, plot_size_distribution, plot_volume
+
+_HOMES: dict[str, str] = {
+    "plot_relayer_shares": "actors",
+    "plot_address_activity": "addresses", "plot_lorenz": "addresses",
+    "plot_flow_graph": "flows", "plot_flow_matrix": "flows", "plot_net_flows": "flows",
+    "plot_fast_share": "ledger", "plot_latency": "ledger", "plot_stuck": "ledger",
+    "plot_in_flight": "volumes", "plot_seasonality": "volumes",
+    "plot_size_distribution": "volumes", "plot_volume": "volumes",
+}  # fmt: skip
+"""Each ``plot_*`` function's module: the package imports it (and matplotlib) when the
+function is first asked for, so a page or a command that has not drawn yet has not paid
+for matplotlib."""
 
 __all__ = [
     "plot_address_activity",
@@ -62,3 +78,16 @@ __all__ = [
     "plot_stuck",
     "plot_volume",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
