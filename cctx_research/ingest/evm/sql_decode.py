@@ -370,10 +370,6 @@ def _foreign(con: Any, f: int, domains: list[int]) -> bool:
     return False
 
 
-def _count(con: Any, where: str) -> int:
-    return int(con.execute(f"SELECT count(*) FROM cx_ev WHERE {where}").fetchone()[0])
-
-
 def _decode_file(con: Any, f: int, path: Path) -> dict[str, int] | None:
     """Decode one file into the event tables; its counts, or None when it needs the pandas
     reader (a malformed log, an unknown chain, something the guards refuse)."""
@@ -398,12 +394,17 @@ def _decode_file(con: Any, f: int, path: Path) -> dict[str, int] | None:
             con.execute(f"CREATE OR REPLACE TEMP TABLE cx_ev2 AS {step}")
             con.execute("DROP TABLE cx_ev")
             con.execute("ALTER TABLE cx_ev2 RENAME TO cx_ev")
-        if _count(con, f"coalesce({_BASE_BAD} OR {bad}, true)"):
+        found = con.execute(
+            f"SELECT count(*) FILTER (coalesce({_BASE_BAD} OR {bad}, true)), (SELECT count(*) "
+            f"FROM cx_ev x ANTI JOIN cx_emit e ON e.domain = x.domain "
+            f"AND e.address = x.address AND e.role = '{role}') FROM cx_ev"
+        ).fetchone()
+        if found[0]:
             return None
-        known = (f"address IN (SELECT address FROM cx_emit e WHERE e.domain = cx_ev.domain "
-                 f"AND e.role = '{role}')")  # fmt: skip
-        unknown += _count(con, f"NOT {known}")
-        con.execute(f"INSERT INTO {table} SELECT {fields.format(f=f)} FROM cx_ev WHERE {known}")
+        unknown += found[1]
+        con.execute(f"INSERT INTO {table} SELECT {fields.format(f=f)} FROM cx_ev SEMI JOIN "
+                    f"cx_emit e ON e.domain = cx_ev.domain AND e.address = cx_ev.address "
+                    f"AND e.role = '{role}'")
         con.execute("DROP TABLE cx_ev")
     con.execute("DROP TABLE cx_file")
     if _refused(con, f, domains, int(time.time())):

@@ -44,8 +44,7 @@ SIDE_TABLES = ("cx_burns", "cx_arrivals")
 _ZERO_NONCE = "0x" + "0" * 64
 _KEY = ("domain", "tx", "amount", "mint_recipient", "destination_domain")
 _TRANSFER = """{p}amount IS NOT NULL AND ({p}source_domain NOT IN (SELECT domain FROM cx_tm)
-  OR EXISTS (SELECT 1 FROM cx_tm t WHERE t.domain = {p}source_domain AND t.word = {p}{sender}
-             AND NOT t.testnet))"""
+  OR ({p}source_domain, {p}{sender}) IN (SELECT (domain, word) FROM cx_tm WHERE NOT testnet))"""
 
 
 def _once(con: Any, table: str, into: str, extra: str = "") -> int:
