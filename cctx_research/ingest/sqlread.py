@@ -32,6 +32,12 @@ __all__ = ["read_and_link"]
 
 logger = logging.getLogger(__name__)
 
+MEMORY_LIMIT = "2GB"
+"""DuckDB's memory for a load's decode, sides and links; past it, DuckDB spills to disk.
+DuckDB's own default (80 % of the machine) would let its buffers grow beside the ledger's
+pandas rows until the process runs out: a bound of its own keeps a whole history's load
+within a laptop's memory."""
+
 
 def _eligible(named: list[tuple[Path, int | None]], format: str | None) -> bool:
     """Every file cryo's Parquet logs with times and chain ids, and no ``chain=`` given."""
@@ -71,7 +77,7 @@ def read_and_link(named: list[tuple[Path, int | None]], format: str | None, ambi
         report(stage, done=i, total=len(files), path=path)
 
     with tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-") as spill:
-        con: Any = sqllink.connect(temp_directory=spill)
+        con: Any = sqllink.connect(memory_limit=MEMORY_LIMIT, temp_directory=spill)
         try:
             per_file = sql_decode.decode_files(con, files, progress)
             if per_file is None:
@@ -82,7 +88,8 @@ def read_and_link(named: list[tuple[Path, int | None]], format: str | None, ambi
             report("sides")
             counts, dropped = sql_sides.build(con)
             report("link")
-            ledger, tally = sqllink.link_tables(con, *sql_sides.SIDE_TABLES, ambiguous=ambiguous)
+            ledger, tally = sqllink.link_tables(con, *sql_sides.SIDE_TABLES, ambiguous=ambiguous,
+                                                keep=False)
         finally:
             con.close()
     tally["duplicates"] += dropped["duplicates"]

@@ -229,8 +229,8 @@ def side_frame(connection: Any, table: str, *, burns: bool) -> pd.DataFrame:
     return typed(found.to_pandas(types_mapper=_ARROW_TYPES.get), spec)
 
 
-def link_tables(connection: Any, burns: str, arrivals: str, *,
-                ambiguous: str = "link") -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
+def link_tables(connection: Any, burns: str, arrivals: str, *, ambiguous: str = "link",
+                keep: bool = True) -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
     """The ledger of side tables already in DuckDB, linked there; what was counted.
 
     ``burns`` and ``arrivals`` name tables (or views) of ``connection`` with the columns of
@@ -238,7 +238,8 @@ def link_tables(connection: Any, burns: str, arrivals: str, *,
     once (:func:`~.linking.unique_sides` applied), and ``_p``, each row's place from 0: the
     tie order of identical transfers (:mod:`.sql_sides` builds them). The links are decided
     in SQL; the rows are gathered from the sides fetched to pandas (:func:`side_frame`).
-    ``counts["duplicates"]`` is 0: the sides are unique already.
+    ``counts["duplicates"]`` is 0: the sides are unique already. ``keep=False`` drops the
+    side tables once fetched, so DuckDB frees them before the rows are gathered.
     """
     query = links_query(ambiguous=ambiguous)
     for name in (burns, arrivals):
@@ -253,4 +254,7 @@ def link_tables(connection: Any, burns: str, arrivals: str, *,
         connection.execute(f"DROP VIEW {view}")
     b = side_frame(connection, burns, burns=True)
     a = side_frame(connection, arrivals, burns=False)
+    if not keep:
+        for name in (burns, arrivals):
+            connection.execute(f"DROP TABLE {name}")
     return _ledger(found, b, a, 0)
