@@ -204,6 +204,22 @@ def _assemble(
     return as_chain_format(ledger), counts
 
 
+def _read(named: list[tuple[Path, int | None]], format: str | None, blocks: Any,
+          messages: pd.DataFrame | None, ambiguous: str, report: steps.Reporter,
+          engine: str) -> tuple[FileRead, pd.DataFrame, dict[str, int]]:  # fmt: skip
+    """Every file read and linked: cryo's Parquet logs in DuckDB for ``engine="duckdb"``
+    (:mod:`.sqlread`, no pandas frame of logs), everything else by the pandas readers."""
+    if engine == "duckdb" and blocks is None and messages is None:
+        from . import sqlread  # DuckDB is the engines extra: imported when asked for
+
+        done = sqlread.read_and_link(named, format, ambiguous, report)
+        if done is not None:
+            return done
+    parts = reading.read_all(named, format, blocks, report)
+    ledger, counts = _assemble(parts, ambiguous, messages, report, engine)
+    return parts, ledger, counts
+
+
 def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[pd.DataFrame],
           ambiguous: str, engine: str) -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
     """Link in DuckDB (out of core, :mod:`~.ledger.sqllink`) for ``engine="duckdb"`` when no
@@ -387,8 +403,7 @@ def load(
     named = [(f, _chain_for(p, chain, given)) for p in given for f in reading.log_files(p, format)]
     files = [f for f, _ in named]
     try:
-        parts = reading.read_all(named, format, blocks, report)
-        ledger, counts = _assemble(parts, ambiguous, messages, report, engine)
+        parts, ledger, counts = _read(named, format, blocks, messages, ambiguous, report, engine)
     except BaseException:
         report.close()
         raise

@@ -82,7 +82,8 @@ class DecodedLogs:
     ``bad``, ``missing_times``."""
 
 
-_CHUNK = 1 << 17
+CHUNK_LOGS = 1 << 17
+"""Logs decoded at once: each event family's rows come chunk by chunk, V1 then V2 in each."""
 
 
 def decode_logs(
@@ -150,7 +151,7 @@ def decode_logs(
     parts: dict[str, list[pd.DataFrame]] = {k: [] for k in KINDS}
     # Chunks keep each step's working set in the CPU caches: per log, a whole
     # million at once is several times slower than a hundred thousand.
-    for lo in range(0, len(frame), _CHUNK):
+    for lo in range(0, len(frame), CHUNK_LOGS):
         bad += _decode_chunk(frame, lo, usable, event, where, parts, message)
     return _decoded(parts, bad, counts)
 
@@ -186,7 +187,7 @@ def _decode_chunk(frame: pd.DataFrame, lo: int, usable: np.ndarray, event: np.nd
                   message: bool = True) -> list[pd.DataFrame]:  # fmt: skip
     """Decode the logs of the chunk starting at ``lo`` into ``parts``, each event's rows with
     the columns of ``where``; the logs that do not decode, as bad rows."""
-    hi = min(lo + _CHUNK, len(frame))
+    hi = min(lo + CHUNK_LOGS, len(frame))
     shared = Chunk(frame.iloc[lo:hi], message=message)
     bad = []
     for k, spec in enumerate(ev.EVENTS):

@@ -1,0 +1,444 @@
+"""Decoding cryo's EVM log files in DuckDB SQL, file by file, into event tables.
+
+The SQL form of :func:`~cctx_research.ingest.evm.decoder.decode_logs` and of the
+reader's guards (:mod:`cctx_research.ingest.ledger.guards`) for one shape of
+input: cryo's ``logs`` dataset as Parquet (binary columns as bytes) with
+``block_timestamp`` (what ``sync`` writes). Each file is read by DuckDB
+(``read_parquet``), its ``DepositForBurn``, ``MessageSent``, ``MintAndWithdraw``
+and ``MessageReceived`` logs of V1 and V2 are decoded with byte slices and
+appended to four event tables (``cx_deposits``, ``cx_sent``, ``cx_received``,
+``cx_mints``) that DuckDB keeps under its memory limit and spills past it: no
+pandas frame of logs or of events is made.
+
+The rules are the pandas decoder's: a log is read once per file (the same chain,
+transaction and log index again is a duplicate), logs of other events are
+skipped, an event its chain's CCTP contract did not emit is skipped
+(``unknown_emitter``), a message body is read as a burn only when its header
+sender is a TokenMessenger of its source domain (or of a domain the registry
+lists none for) and its length fits a burn message.
+
+What the SQL does not do is *describe* a bad log. A malformed log (a wrong
+length, a bad offset, a number past int64, a time outside CCTP's era, an
+amount past USDC's supply), testnet data, or logs whose contracts say another
+chain than their ``chain_id`` are found by one query per file; when any file
+has one, :func:`decode_files` returns ``None`` and the load is read by the
+pandas reader instead, which names each such log as ``errors=`` asks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ... import chains
+from ..ledger import guards
+from . import events as ev
+from .decoder import CHUNK_LOGS
+
+__all__ = ["EVENT_TABLES", "decode_files", "readable"]
+
+EVENT_TABLES = ("cx_deposits", "cx_sent", "cx_received", "cx_mints")
+"""The event tables :func:`decode_files` fills, one per event family."""
+
+_BINARY = ("transaction_hash", "address", "topic0", "topic1", "topic2", "topic3", "data")
+_NEEDED = (*_BINARY, "block_number", "log_index", "block_timestamp", "chain_id")
+
+_MACROS = """
+CREATE OR REPLACE MACRO cx_u(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::BIGINT END;
+CREATE OR REPLACE MACRO cx_uu(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::UBIGINT END;
+CREATE OR REPLACE MACRO cx_zero(b) AS CASE WHEN octet_length(b) > 0
+    THEN bit_count(b::BIT) = 0 ELSE true END;
+CREATE OR REPLACE MACRO cx_w(d, i) AS d[32 * i + 1 : 32 * i + 32];
+CREATE OR REPLACE MACRO cx_fits(w, k) AS octet_length(w) = 32 AND cx_zero(w[1 : 32 - k]);
+CREATE OR REPLACE MACRO cx_i64(w) AS cx_fits(w, 8) AND cx_u(w[25:32]) >= 0;
+CREATE OR REPLACE MACRO cx_low(w) AS cx_u(w[25:32]);
+CREATE OR REPLACE MACRO cx_a32(w) AS CASE WHEN cx_zero(w[1:12]) THEN w[13:32] ELSE w END;
+CREATE OR REPLACE MACRO cx_addr(t) AS octet_length(t) = 32 AND cx_zero(t[1:12]);
+CREATE OR REPLACE MACRO cx_off(d, j) AS cx_low(cx_w(d, j));
+CREATE OR REPLACE MACRO cx_okoff(d, j) AS cx_fits(cx_w(d, j), 8) AND cx_off(d, j) >= 0
+    AND cx_off(d, j) % 32 = 0 AND cx_off(d, j) + 32 <= octet_length(d);
+CREATE OR REPLACE MACRO cx_blen(d, j) AS CASE WHEN cx_okoff(d, j)
+    THEN cx_uu(d[cx_off(d, j) + 25 : cx_off(d, j) + 32]) END;
+CREATE OR REPLACE MACRO cx_okbytes(d, j) AS cx_okoff(d, j)
+    AND cx_blen(d, j) <= (octet_length(d) - cx_off(d, j) - 32)::UBIGINT;
+CREATE OR REPLACE MACRO cx_bytes(d, j) AS CASE WHEN cx_okbytes(d, j)
+    THEN d[cx_off(d, j) + 33 : cx_off(d, j) + 32 + cx_blen(d, j)::BIGINT] END;
+"""
+"""Byte helpers (1-based, inclusive slices): ``cx_u`` a big-endian integer of up to 8 bytes,
+``cx_w`` the i-th 32-byte word, ``cx_fits(w, k)`` a word whose value fits its low k bytes,
+``cx_i64`` a uint256 word within int64, ``cx_a32`` a bytes32 address spelled as the decoder
+spells it (20 bytes when padded), ``cx_bytes`` an ABI ``bytes`` parameter whose offset is
+word j."""
+
+_TABLES = """
+CREATE OR REPLACE TABLE cx_deposits (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
+  log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
+  nonce UBIGINT, burn_token BLOB, amount BIGINT, sender BLOB, mint_recipient BLOB,
+  destination_domain BIGINT, dtm BLOB, dcaller BLOB, max_fee BIGINT, min_finality BIGINT,
+  hook BLOB);
+CREATE OR REPLACE TABLE cx_sent (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
+  log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
+  source_domain BIGINT, destination_domain BIGINT, nonce VARCHAR, hsender BLOB,
+  recipient BLOB, dcaller BLOB, min_finality BIGINT, burn_token BLOB, mint_recipient BLOB,
+  amount BIGINT, message_sender BLOB, max_fee BIGINT, hook BLOB);
+CREATE OR REPLACE TABLE cx_received (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
+  log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
+  caller BLOB, source_domain BIGINT, nonce VARCHAR, sender BLOB, executed BIGINT,
+  burn_token BLOB, mint_recipient BLOB, amount BIGINT, message_sender BLOB,
+  max_fee BIGINT, fee_executed BIGINT, hook BLOB);
+CREATE OR REPLACE TABLE cx_mints (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
+  log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
+  amount BIGINT, fee BIGINT);
+"""
+
+# Every known log of a file, its base fields checked (``bad``): the decoder's first checks.
+_LOGS = """
+CREATE OR REPLACE TEMP TABLE cx_file AS
+WITH raw AS (
+  SELECT file_row_number AS idx, CAST(l.chain_id AS VARCHAR) AS chain_id,
+         l.block_number::BIGINT AS block, l.log_index::BIGINT AS log_index,
+         l.transaction_hash AS tx, l.address, l.topic0, l.topic1, l.topic2, l.topic3, l.data,
+         l.block_timestamp::BIGINT AS ts, {txfrom} AS txfrom,
+         {event} AS ev
+  FROM read_parquet({path}, file_row_number = true) l
+), marked AS (
+  SELECT *, row_number() OVER (PARTITION BY chain_id, tx, log_index ORDER BY idx) > 1 AS dup
+  FROM raw
+)
+SELECT m.*, c.domain FROM marked m LEFT JOIN cx_chains c USING (chain_id)
+"""
+
+_COUNTS = """
+SELECT count(*), count(*) FILTER (dup), count(*) FILTER (NOT dup AND ev IS NULL),
+       count(*) FILTER (NOT dup AND ev IS NOT NULL AND domain IS NULL)
+FROM cx_file
+"""
+
+_BASE_BAD = """(block IS NULL OR log_index IS NULL OR octet_length(tx) IS DISTINCT FROM 32
+  OR octet_length(address) IS DISTINCT FROM 20 OR data IS NULL)"""
+
+
+def _topics(n: int) -> str:
+    """A log of an event with ``n`` indexed parameters has topics 1..n of 32 bytes, no more."""
+    have = [f"octet_length(topic{j}) IS DISTINCT FROM 32" for j in range(1, n + 1)]
+    more = [f"topic{j} IS NOT NULL" for j in range(n + 1, 4)]
+    return "(" + " OR ".join([*have, *more]) + ")" if have or more else "false"
+
+
+_TOKEN_STEP = """SELECT x.*, CASE WHEN x.src NOT IN (SELECT domain FROM cx_tm)
+  OR t.word IS NOT NULL THEN x.body0 END AS body
+FROM cx_ev x LEFT JOIN (SELECT DISTINCT domain, word FROM cx_tm) t
+  ON t.domain = x.src AND t.word = x.hs"""
+"""The body, where a TokenMessenger (or a testnet one) of the source domain sent it, or the
+domain has none: only those are read as burns."""
+
+
+def _body(body: str, version: str) -> dict[str, str]:
+    """The burn message fields of ``body`` (1-based offsets of ``BurnMessage``/``V2``), read
+    where ``ok`` says the body is one."""
+    v2 = f"({version}) = 2"
+    ok = (f"(({version}) = 1 AND octet_length({body}) = 132 OR "
+          f"({version}) = 2 AND octet_length({body}) >= 228)")  # fmt: skip
+    return {
+        "ok": ok,
+        "burn_token": f"CASE WHEN {ok} THEN cx_a32({body}[5:36]) END",
+        "mint_recipient": f"CASE WHEN {ok} THEN cx_a32({body}[37:68]) END",
+        "amount": f"CASE WHEN {ok} THEN cx_low({body}[69:100]) END",
+        "message_sender": f"CASE WHEN {ok} THEN cx_a32({body}[101:132]) END",
+        "max_fee": f"CASE WHEN {ok} AND {v2} THEN cx_low({body}[133:164]) END",
+        "fee_executed": f"CASE WHEN {ok} AND {v2} THEN cx_low({body}[165:196]) END",
+        "hook": f"CASE WHEN {ok} AND {v2} THEN {body}[229:octet_length({body})] END",
+        "bad": f"({ok} AND NOT (cx_i64({body}[69:100]) AND (NOT {v2} OR cx_i64({body}[133:164])"
+        f" AND cx_i64({body}[165:196]) AND cx_i64({body}[197:228]))))",
+    }
+
+
+_COMMON = "f, idx, ev, domain, tx, log_index, block, ts, address, txfrom"
+
+
+def _deposits() -> tuple[list[str], str, str]:
+    """(the SELECT of ``cx_deposits``' fields, the malformed-log test) of DepositForBurn."""
+    v1 = "ev = 0"
+    fields = f"""{{f}} AS f, idx, ev, domain, tx, log_index, block, ts, address, txfrom,
+      CASE WHEN {v1} THEN 1 ELSE 2 END AS version,
+      CASE WHEN {v1} THEN cx_uu(topic1[25:32]) END AS nonce,
+      CASE WHEN {v1} THEN topic2 ELSE topic1 END[13:32] AS burn_token,
+      cx_low(cx_w(data, 0)) AS amount,
+      CASE WHEN {v1} THEN topic3 ELSE topic2 END[13:32] AS sender,
+      cx_a32(cx_w(data, 1)) AS mint_recipient, cx_low(cx_w(data, 2)) AS destination_domain,
+      cx_a32(cx_w(data, 3)) AS dtm, cx_a32(cx_w(data, 4)) AS dcaller,
+      CASE WHEN NOT {v1} THEN cx_low(cx_w(data, 5)) END AS max_fee,
+      CASE WHEN NOT {v1} THEN cx_low(topic3) END AS min_finality,
+      CASE WHEN NOT {v1} THEN cx_bytes(data, 6) END AS hook"""
+    bad = f"""{_topics(3)} OR ({v1} AND octet_length(data) <> 160)
+      OR (NOT {v1} AND octet_length(data) < 256)
+      OR NOT cx_i64(cx_w(data, 0)) OR NOT cx_fits(cx_w(data, 2), 4)
+      OR NOT cx_addr(CASE WHEN {v1} THEN topic2 ELSE topic1 END)
+      OR NOT cx_addr(CASE WHEN {v1} THEN topic3 ELSE topic2 END)
+      OR ({v1} AND NOT cx_fits(topic1, 8))
+      OR (NOT {v1} AND NOT (cx_i64(cx_w(data, 5)) AND cx_fits(topic3, 4)
+                            AND cx_okbytes(data, 6)))"""
+    return [], fields, bad
+
+
+def _mints() -> tuple[list[str], str, str]:
+    v1 = "ev = 2"
+    fields = f"""{{f}} AS f, {_COMMON.removeprefix('f, ')},
+      CASE WHEN {v1} THEN 1 ELSE 2 END AS version, cx_low(cx_w(data, 0)) AS amount,
+      CASE WHEN NOT {v1} THEN cx_low(cx_w(data, 1)) END AS fee"""
+    bad = f"""{_topics(2)} OR octet_length(data) <> CASE WHEN {v1} THEN 32 ELSE 64 END
+      OR NOT cx_addr(topic1) OR NOT cx_addr(topic2) OR NOT cx_i64(cx_w(data, 0))
+      OR (NOT {v1} AND NOT cx_i64(cx_w(data, 1)))"""
+    return [], fields, bad
+
+
+def _sent() -> tuple[list[str], str, str]:
+    """MessageSent: the header (V1 116 bytes, V2 148) and the burn body after it."""
+    steps = [
+        "SELECT *, cx_okbytes(data, 0) AS okm, cx_bytes(data, 0) AS m FROM cx_ev",
+        "SELECT *, cx_u(m[1:4]) AS mv, octet_length(m) AS ml FROM cx_ev",
+        """SELECT *, CASE WHEN mv = 1 THEN m[149:ml] ELSE m[117:ml] END AS body0,
+           cx_u(m[5:8]) AS src, CASE WHEN mv = 1 THEN m[45:76] ELSE m[21:52] END AS hs
+           FROM cx_ev""",
+        _TOKEN_STEP,
+    ]
+    version = "CASE WHEN mv = 1 THEN 2 ELSE 1 END"
+    b = _body("body", version)
+    fields = f"""{{f}} AS f, {_COMMON.removeprefix('f, ')}, {version} AS version,
+      src AS source_domain, cx_u(m[9:12]) AS destination_domain,
+      CASE WHEN mv = 1 THEN '0x' || lower(hex(m[13:44]))
+           ELSE CAST(cx_uu(m[13:20]) AS VARCHAR) END AS nonce,
+      hs AS hsender, cx_a32(CASE WHEN mv = 1 THEN m[77:108] ELSE m[53:84] END) AS recipient,
+      cx_a32(CASE WHEN mv = 1 THEN m[109:140] ELSE m[85:116] END) AS dcaller,
+      CASE WHEN mv = 1 THEN cx_u(m[141:144]) END AS min_finality,
+      {b['burn_token']} AS burn_token, {b['mint_recipient']} AS mint_recipient,
+      {b['amount']} AS amount, {b['message_sender']} AS message_sender,
+      {b['max_fee']} AS max_fee, {b['hook']} AS hook"""
+    bad = f"""{_topics(0)} OR octet_length(data) < 64 OR NOT okm
+      OR ml < 4 OR mv NOT IN (0, 1) OR ml < CASE WHEN mv = 1 THEN 148 ELSE 116 END
+      OR {b['bad']}"""
+    return steps, fields, bad
+
+
+def _received() -> tuple[list[str], str, str]:
+    v1 = "ev = 5"
+    version = f"CASE WHEN {v1} THEN 1 ELSE 2 END"
+    steps = [
+        """SELECT *, cx_low(cx_w(data, 0)) AS src, cx_w(data, 1) AS hs,
+           cx_okbytes(data, 2) AS okb, cx_bytes(data, 2) AS body0 FROM cx_ev""",
+        _TOKEN_STEP,
+    ]
+    b = _body("body", version)
+    fields = f"""{{f}} AS f, {_COMMON.removeprefix('f, ')}, {version} AS version,
+      topic1[13:32] AS caller, src AS source_domain,
+      CASE WHEN {v1} THEN CAST(cx_uu(topic2[25:32]) AS VARCHAR)
+           ELSE '0x' || lower(hex(topic2)) END AS nonce,
+      hs AS sender, CASE WHEN NOT {v1} THEN cx_low(topic3) END AS executed,
+      {b['burn_token']} AS burn_token, {b['mint_recipient']} AS mint_recipient,
+      {b['amount']} AS amount, {b['message_sender']} AS message_sender,
+      {b['max_fee']} AS max_fee, {b['fee_executed']} AS fee_executed, {b['hook']} AS hook"""
+    bad = f"""{_topics(2)} AND {v1} OR {_topics(3)} AND NOT {v1}
+      OR octet_length(data) < 128 OR NOT cx_addr(topic1) OR NOT cx_fits(cx_w(data, 0), 4)
+      OR ({v1} AND NOT cx_fits(topic2, 8)) OR (NOT {v1} AND NOT cx_fits(topic3, 4))
+      OR NOT okb OR {b['bad']}"""
+    return steps, fields, bad
+
+
+_FAMILIES: dict[str, tuple[tuple[int, ...], str, Callable[[], tuple[list[str], str, str]]]] = {
+    "cx_deposits": ((0, 1), "token_messenger", _deposits),
+    "cx_mints": ((2, 3), "token_messenger", _mints),
+    "cx_sent": ((4,), "message_transmitter", _sent),
+    "cx_received": ((5, 6), "message_transmitter", _received),
+}
+"""Each event table: its events' places in :data:`~.events.EVENTS`, the contract that emits
+them (:func:`~cctx_research.ingest.ledger.guards.emitters`) and its SQL."""
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _blob(hex_text: str) -> str:
+    return f"unhex('{hex_text.removeprefix('0x').lower()}')"
+
+
+def _padded(address: str) -> str:
+    return _blob(address.removeprefix("0x").rjust(64, "0"))
+
+
+def _setup(con: Any) -> None:
+    """The macros, the event tables and the registry's TokenMessengers as a table."""
+    con.execute(_MACROS)
+    con.execute(_TABLES)
+    testnet = [a for a, what in guards.TESTNET_CONTRACTS.items() if "TokenMessenger" in what]
+    rows = []
+    for domain in chains.all_domains():
+        known = chains.token_messengers(domain)
+        if known:
+            words = {_padded(a) for a in known if len(a) in (42, 66)}
+            words |= {_padded(a) for a in testnet}
+            rows += [f"({domain}, {w}, {int(any(w == _padded(t) for t in testnet))})"
+                     for w in sorted(words)]  # fmt: skip
+    con.execute("CREATE OR REPLACE TEMP TABLE cx_tm (domain BIGINT, word BLOB, testnet BOOLEAN)")
+    if rows:
+        con.execute(f"INSERT INTO cx_tm VALUES {', '.join(rows)}")
+
+
+def readable(path: Path) -> bool:
+    """Whether ``path`` is a Parquet file of cryo's logs, binary columns as bytes, with
+    ``block_timestamp`` and ``chain_id``: the input decoded here."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.suffix.lower() != ".parquet" or not path.is_file():
+        return False
+    try:
+        found = pq.read_schema(path)
+    except (OSError, ValueError):
+        return False
+    names = set(found.names)
+    if not set(_NEEDED) <= names or "removed" in names:
+        return False
+    binary = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_fixed_size_binary)
+    return all(any(t(found.field(n).type) for t in binary) for n in _BINARY) and all(
+        pa.types.is_integer(found.field(n).type)
+        for n in ("block_number", "log_index", "block_timestamp", "chain_id")
+    )
+
+
+def _chains(con: Any, path: str) -> bool:
+    """The table of the file's chain ids and their domains; False when one is unknown."""
+    ids = [r[0] for r in con.execute(
+        f"SELECT DISTINCT CAST(chain_id AS VARCHAR) FROM read_parquet({path})").fetchall()]
+    pairs = []
+    for chain_id in ids:
+        domain = None if chain_id is None else chains.domain_from_chain_id(chain_id)
+        if domain is None:
+            return False
+        pairs.append(f"({_quote(chain_id)}, {int(domain)})")
+    con.execute("CREATE OR REPLACE TEMP TABLE cx_chains (chain_id VARCHAR, domain BIGINT)")
+    if pairs:
+        con.execute(f"INSERT INTO cx_chains VALUES {', '.join(pairs)}")
+    return True
+
+
+def _event_case() -> str:
+    whens = " ".join(f"WHEN {_blob(e.topic0)} THEN {k}" for k, e in enumerate(ev.EVENTS))
+    return f"CASE topic0 {whens} END"
+
+
+def _emitters(con: Any, domains: list[int]) -> None:
+    """Circle's contracts of each domain by role, for the unknown-emitter skip."""
+    rows = [f"({d}, {_quote(role)}, {_blob(a)})" for d in domains
+            for role in ("token_messenger", "message_transmitter")
+            for a in sorted(guards.emitters(d, role))]  # fmt: skip
+    con.execute("CREATE OR REPLACE TEMP TABLE cx_emit (domain BIGINT, role VARCHAR, address BLOB)")
+    if rows:
+        con.execute(f"INSERT INTO cx_emit VALUES {', '.join(rows)}")
+
+
+def _refused(con: Any, f: int, domains: list[int], now: int) -> bool:
+    """Whether the file's decoded events hold something the guards refuse or the chain check
+    raises for: testnet contracts or tokens, contracts of other chains only, a message whose
+    source domain is not its chain's, a time outside CCTP's era, an amount past the supply."""
+    testnet = ", ".join(_blob(a) for a in guards.TESTNET_CONTRACTS)
+    padded = ", ".join(_padded(a) for a in guards.TESTNET_CONTRACTS)
+    launch = int(guards.CCTP_LAUNCH.timestamp())
+    cap = guards.USDC_SUPPLY_CAP_RAW
+    checks = []
+    for table in EVENT_TABLES:
+        token = "burn_token IN ({testnet})" if table == "cx_deposits" else (
+            "burn_token IN ({testnet}) OR burn_token IN ({padded})")
+        token = "false" if table == "cx_mints" else token.format(testnet=testnet, padded=padded)
+        checks.append(f"SELECT count(*) FROM {table} WHERE f = $f AND (address IN ({testnet}) "
+                      f"OR {token} OR ts < {launch} OR ts > {now + 86_400} OR amount > {cap})")
+    checks.append("SELECT count(*) FROM cx_sent WHERE f = $f AND source_domain <> domain")
+    return any(con.execute(q, {"f": f}).fetchone()[0] for q in checks) or _foreign(con, f, domains)
+
+
+def _foreign(con: Any, f: int, domains: list[int]) -> bool:
+    """Whether a contract of the file's events is a CCTP contract of one other chain only."""
+    found = con.execute(" UNION ".join(
+        f"SELECT DISTINCT '0x' || lower(hex(address)) FROM {t} WHERE f = $f"
+        for t in EVENT_TABLES), {"f": f}).fetchall()  # fmt: skip
+    for (address,) in found:
+        owners = chains.contract_domains(address)
+        if len(owners) == 1 and not owners <= set(domains):
+            return True
+    return False
+
+
+def _decode_file(con: Any, f: int, path: Path) -> dict[str, int] | None:
+    """Decode one file into the event tables; its counts, or None when it needs the pandas
+    reader (a malformed log, an unknown chain, something the guards refuse)."""
+    quoted = _quote(str(path))
+    if not _chains(con, quoted):
+        return None
+    names = set(con.execute(f"SELECT name FROM parquet_schema({quoted})").fetchall())
+    txfrom = next((n for n in ("transaction_from", "from_address") if (n,) in names), None)
+    con.execute(_LOGS.format(path=quoted, event=_event_case(),
+                             txfrom="NULL::BLOB" if txfrom is None else f"l.{txfrom}"))
+    rows, dup, other, unknown_chain = con.execute(_COUNTS).fetchone()
+    if unknown_chain:
+        return None
+    domains = [r[0] for r in con.execute("SELECT domain FROM cx_chains").fetchall()]
+    _emitters(con, domains)
+    unknown = 0
+    for table, (codes, role, build) in _FAMILIES.items():
+        steps, fields, bad = build()
+        con.execute("CREATE OR REPLACE TEMP TABLE cx_ev AS SELECT * FROM cx_file "
+                    f"WHERE NOT dup AND ev IN ({', '.join(map(str, codes))})")
+        for step in steps:  # each a column or two, so no expression is written out twice
+            con.execute(f"CREATE OR REPLACE TEMP TABLE cx_ev2 AS {step}")
+            con.execute("DROP TABLE cx_ev")
+            con.execute("ALTER TABLE cx_ev2 RENAME TO cx_ev")
+        found = con.execute(
+            f"SELECT count(*) FILTER (coalesce({_BASE_BAD} OR {bad}, true)), (SELECT count(*) "
+            f"FROM cx_ev x ANTI JOIN cx_emit e ON e.domain = x.domain "
+            f"AND e.address = x.address AND e.role = '{role}') FROM cx_ev"
+        ).fetchone()
+        if found[0]:
+            return None
+        unknown += found[1]
+        con.execute(f"INSERT INTO {table} SELECT {fields.format(f=f)} FROM cx_ev SEMI JOIN "
+                    f"cx_emit e ON e.domain = cx_ev.domain AND e.address = cx_ev.address "
+                    f"AND e.role = '{role}'")
+        con.execute("DROP TABLE cx_ev")
+    con.execute("DROP TABLE cx_file")
+    if _refused(con, f, domains, int(time.time())):
+        return None
+    decoded = rows - dup - other - unknown
+    return {"rows_read": rows, "duplicates": dup, "other_events": other,
+            "unknown_emitter": unknown, "decoded": decoded}  # fmt: skip
+
+
+def decode_files(con: Any, files: Sequence[Path],
+                 progress: Callable[[str, int, Path], None] | None = None
+                 ) -> list[dict[str, int]] | None:  # fmt: skip
+    """Decode ``files`` one by one into the event tables of ``con``; each file's counts.
+
+    ``progress(stage, i, path)`` is told when file ``i`` is read (``"read"``) and decoded
+    (``"decode"``). Returns ``None`` as soon as a file needs the pandas reader (see the
+    module note); the tables are then incomplete and must not be used.
+
+    Each event row keeps ``f`` (the file's place in ``files``), ``idx`` (the log's row in
+    its file) and ``ev`` (the event's place in :data:`~.events.EVENTS`): the order the
+    pandas decoder gives its frames is ``f``, ``idx // CHUNK_LOGS``, ``ev``, ``idx``.
+    """
+    _setup(con)
+    out = []
+    for f, path in enumerate(files):
+        if progress is not None:
+            progress("read", f, path)
+            progress("decode", f, path)
+        counts = _decode_file(con, f, path)
+        if counts is None:
+            return None
+        out.append(counts)
+    return out
+
+
+ORDER = f"f, idx // {CHUNK_LOGS}, ev, idx"
+"""The order of the pandas decoder's event rows, as an SQL ``ORDER BY`` list."""

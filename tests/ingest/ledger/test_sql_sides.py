@@ -1,0 +1,180 @@
+"""Cryo's logs decoded and sided in DuckDB SQL equal the pandas reader's sides, row for row.
+
+``load(..., engine="duckdb")`` of cryo's Parquet logs with times decodes them in SQL
+(:mod:`cctx_research.ingest.evm.sql_decode`) and builds the sides there
+(:mod:`cctx_research.ingest.ledger.sql_sides`); every other load uses the pandas reader and
+:mod:`~cctx_research.ingest.ledger.sides`, the reference. Each test gives both the same files
+and compares the sides (after ``unique_sides``: every column, dtype, value and the row
+order, the linker's tie order), the counts, and the whole ledger ``load`` returns.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import cctx_research as cctx
+from cctx_research.errors import DataError
+from cctx_research.ingest import lazy, loader, reading
+from cctx_research.ingest.ledger import linking
+from cctx_research.provenance import provenance
+from tests.ingest import logs as encoded
+from tests.ingest.test_load_engines import _rows
+
+pytest.importorskip("duckdb")
+from cctx_research.ingest.evm import sql_decode
+from cctx_research.ingest.ledger import sql_sides, sqllink
+
+ROOT = Path(__file__).resolve().parents[3]
+EVM = ROOT / "tests" / "fixtures" / "evm"
+
+
+def _pandas_sides(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> tuple:
+    """The sides the pandas reader builds of ``files`` (unique_sides applied), its counts."""
+    seen: list[tuple] = []
+    real = loader._link
+
+    def spy(burns, arrivals, paired, ambiguous, engine):
+        seen.append(([b.copy() for b in burns], [a.copy() for a in arrivals]))
+        return real(burns, arrivals, paired, ambiguous, engine)
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_link", spy)
+        ledger = cctx.load(files)
+    (burns, arrivals), = seen
+    b, a, _ = linking.unique_sides(burns, arrivals)
+    return b, a, ledger
+
+
+def _sql_sides(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    con = sqllink.connect()
+    try:
+        assert sql_decode.decode_files(con, files) is not None
+        sql_sides.build(con)
+        return (sqllink.side_frame(con, "cx_burns", burns=True),
+                sqllink.side_frame(con, "cx_arrivals", burns=False))  # fmt: skip
+    finally:
+        con.close()
+
+
+def _duckdb_ledger(files: list[Path], tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:  # fmt: skip
+    """``load(files, engine="duckdb")``: the ledger it writes, its provenance kept, with the
+    pandas reader refused (the SQL path must take the whole load)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the pandas reader was used")
+
+    written: list[pd.DataFrame] = []
+    real = lazy.write_and_scan
+
+    def keep(ledger, directory, engine, report):
+        written.append(ledger)
+        return real(ledger, directory, engine, report)
+
+    with monkeypatch.context() as m:
+        m.setattr(reading, "read_all", refuse)
+        m.setattr(lazy, "write_and_scan", keep)
+        got = cctx.load(files, engine="duckdb", out=tmp_path / "ledger").df()
+    assert _rows(got) == _rows(written[0])
+    return written[0]
+
+
+def _same(files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    want_b, want_a, want = _pandas_sides(files, monkeypatch)
+    got_b, got_a = _sql_sides(files)
+    pd.testing.assert_frame_equal(got_b, want_b, check_exact=True)
+    pd.testing.assert_frame_equal(got_a, want_a, check_exact=True)
+    got = _duckdb_ledger(files, tmp_path, monkeypatch)
+    assert _rows(got) == _rows(want)
+    assert provenance(got).count == provenance(want).count
+    return want_b, want_a, provenance(want).count
+
+
+def _with_times(source: Path, blocks: Path, out: Path) -> Path:
+    """A cryo log file given its blocks' times as ``block_timestamp`` (what sync writes)."""
+    logs, times = pq.read_table(source), pq.read_table(blocks)
+    at = pc.index_in(logs["block_number"], value_set=times["block_number"])
+    stamp = pc.take(times["timestamp"], at).cast(pa.uint64())
+    pq.write_table(logs.append_column("block_timestamp", stamp), out)
+    return out
+
+
+def _cryo(path: Path, logs: list, chain_id: int = 8453) -> Path:
+    table = encoded.cryo_table(logs, chain_id=chain_id, binary=True)
+    stamps = pa.array([lg.block_timestamp for lg in logs], pa.uint64())
+    pq.write_table(table.append_column("block_timestamp", stamps), path)
+    return path
+
+
+def test_the_fixture_v1_v2_generic_messages_and_lone_mints(tmp_path, monkeypatch) -> None:
+    """One log of every event and version, each in a transaction of its own: mints without
+    their message, burns without their mint."""
+    path = _with_times(EVM / "cryo_logs.parquet", EVM / "cryo_blocks.parquet",
+                       tmp_path / "logs.parquet")  # fmt: skip
+    assert sql_decode.readable(path)
+    burns, arrivals, counts = _same([path], tmp_path, monkeypatch)
+    assert set(burns["cctp_version"]) == {1, 2}
+    assert set(arrivals["cctp_version"]) == {1, 2}
+    assert counts["skipped_mints_without_message"] == 2
+    assert counts["pending"] == 4
+
+
+def test_chains_files_and_duplicates_across_them(tmp_path, monkeypatch) -> None:
+    one = _cryo(tmp_path / "one.parquet", encoded.transfer_logs(7, chain="ethereum"), 1)
+    two = _cryo(tmp_path / "two.parquet", encoded.transfer_logs(
+        8, chain="ethereum", start_block=19_500_000, start_time=1_723_200_000), 1)
+    again = shutil.copy(one, tmp_path / "one_again.parquet")
+    files = [one, two, Path(again)]
+    _, _, counts = _same(files, tmp_path, monkeypatch)
+    assert counts["duplicates"] >= 6  # the copy's every event (and nonces both seeds share)
+
+
+def test_the_scale_benchmarks_dataset(tmp_path, monkeypatch) -> None:
+    """The sync-shaped dataset of ``benchmarks/scale.py`` at its quick size (20k): V1 and V2
+    on eight chains, Circle's TokenMessengers, merged events, transfers never minted,
+    identical transfers (the sides' order decides their links)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from scale_data import dataset_files, generate
+
+    generate(tmp_path / "sync", 20_000, seed=3, part_logs=30_000)
+    files = dataset_files(tmp_path / "sync")
+    _, arrivals, counts = _same(files, tmp_path, monkeypatch)
+    for key in ("merged", "exact", "content", "content_ambiguous", "pending"):
+        assert counts[key], key
+    assert set(arrivals["cctp_version"]) == {1, 2}
+
+
+def test_a_malformed_log_is_named_by_the_pandas_reader(tmp_path, monkeypatch) -> None:
+    logs = encoded.transfer_logs(9, chain="ethereum")
+    logs[0].data = logs[0].data[:-2]  # a DepositForBurn one byte short
+    path = _cryo(tmp_path / "bad.parquet", logs, 1)
+    con = sqllink.connect()
+    assert sql_decode.decode_files(con, [path]) is None  # the SQL finds it, and says so
+    con.close()
+    with pytest.raises(DataError, match="data is not the 160 bytes"):
+        cctx.load(path, engine="duckdb", out=tmp_path / "ledger")
+    want = cctx.load(path, errors="report")
+    got = cctx.load(path, engine="duckdb", errors="report", out=tmp_path / "ledger").df()
+    assert _rows(got) == _rows(want)
+
+
+def test_logs_that_say_another_chain_are_refused_as_the_pandas_reader_refuses(tmp_path) -> None:
+    path = _cryo(tmp_path / "base.parquet", encoded.transfer_logs(7))  # messages from domain 0
+    con = sqllink.connect()
+    assert sql_decode.decode_files(con, [path]) is None
+    con.close()
+    with pytest.raises(DataError, match="the data says ethereum"):
+        cctx.load(path, engine="duckdb", out=tmp_path / "ledger")
+
+
+def test_other_inputs_keep_the_pandas_reader(tmp_path) -> None:
+    assert not sql_decode.readable(EVM / "cryo_logs.parquet")  # no block_timestamp
+    assert not sql_decode.readable(EVM / "cryo_logs.csv")
+    assert not sql_decode.readable(tmp_path / "absent.parquet")
