@@ -47,7 +47,7 @@ from .content import CONTENT_KEY
 from .linking import AMBIGUOUS, ARRIVAL_COLUMNS, BURN_COLUMNS, pairing_counts, typed, unique_sides
 from .rows import ledger_rows
 
-__all__ = ["connect", "link", "link_tables", "links_query", "side_frame"]
+__all__ = ["connect", "link", "links_query", "side_frame"]
 
 _MIN, _MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _SIDES = """
@@ -227,34 +227,3 @@ def side_frame(connection: Any, table: str, *, burns: bool) -> pd.DataFrame:
     columns = ", ".join(spec)
     found = connection.sql(f"SELECT {columns} FROM {table} ORDER BY _p").to_arrow_table()
     return typed(found.to_pandas(types_mapper=_ARROW_TYPES.get), spec)
-
-
-def link_tables(connection: Any, burns: str, arrivals: str, *, ambiguous: str = "link",
-                keep: bool = True) -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
-    """The ledger of side tables already in DuckDB, linked there; what was counted.
-
-    ``burns`` and ``arrivals`` name tables (or views) of ``connection`` with the columns of
-    :data:`~.linking.BURN_COLUMNS` / :data:`~.linking.ARRIVAL_COLUMNS`, each event and nonce
-    once (:func:`~.linking.unique_sides` applied), and ``_p``, each row's place from 0: the
-    tie order of identical transfers (:mod:`.sql_sides` builds them). The links are decided
-    in SQL; the rows are gathered from the sides fetched to pandas (:func:`side_frame`).
-    ``counts["duplicates"]`` is 0: the sides are unique already. ``keep=False`` drops the
-    side tables once fetched, so DuckDB frees them before the rows are gathered.
-    """
-    query = links_query(ambiguous=ambiguous)
-    for name in (burns, arrivals):
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"side tables are named by an SQL identifier, got {name!r}")
-    keys = ", ".join(dict.fromkeys(_KEYS))
-    for view, table, time in (("burns_in", burns, "burn"), ("arrivals_in", arrivals, "mint")):
-        connection.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {keys}, "
-                           f"epoch_ns({time}_timestamp) AS {time}_ts, _p FROM {table}")
-    found = connection.sql(query).to_arrow_table()
-    for view in ("burns_in", "arrivals_in"):
-        connection.execute(f"DROP VIEW {view}")
-    b = side_frame(connection, burns, burns=True)
-    a = side_frame(connection, arrivals, burns=False)
-    if not keep:
-        for name in (burns, arrivals):
-            connection.execute(f"DROP TABLE {name}")
-    return _ledger(found, b, a, 0)

@@ -21,7 +21,8 @@ The tables, on one DuckDB connection:
     The rows of :func:`.sqllink.links_query`: ``bp``, ``ap``, ``pairing`` (a code of
     :data:`PAIRINGS`), ``grp``.
 
-:func:`from_sides` makes them from pandas sides, as :func:`.sqllink.link` takes them.
+:func:`from_sides` makes them from pandas sides, as :func:`.sqllink.link` takes them;
+:func:`from_tables` from side tables already on the connection (:mod:`.sql_sides`).
 
 Why two implementations of the ledger's columns: :func:`~.rows.ledger_rows` serves the
 in-memory linkers (pandas loads, the numpy linker without DuckDB, the ``engines`` extra)
@@ -45,7 +46,7 @@ from ...addressing import as_chain_format
 from . import sqllink
 from .linking import pairing_counts, unique_sides
 
-__all__ = ["MEMORY_LIMIT", "PAIRINGS", "SqlLedger", "Summary", "from_sides"]
+__all__ = ["MEMORY_LIMIT", "PAIRINGS", "SqlLedger", "Summary", "from_sides", "from_tables"]
 
 PAIRINGS: tuple[str, ...] = ("exact", "attested", "content", "content_ambiguous", "pending",
                              "unpaired", "mint_only")  # fmt: skip
@@ -269,6 +270,34 @@ def from_sides(
         _register(connection, "burns_in", b, "burn_timestamp")
         _register(connection, "arrivals_in", a, "mint_timestamp")
         del b, a
+        connection.execute(f"CREATE OR REPLACE TEMP TABLE links AS {query}")
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger
+
+
+def from_tables(connection: Any, burns: str, arrivals: str, *, ambiguous: str = "link",
+                counted: dict[str, int] | None = None, spill: Any = None) -> SqlLedger:  # fmt: skip
+    """The :class:`SqlLedger` of side tables already on ``connection``, linked there.
+
+    ``burns`` and ``arrivals`` name tables with the side columns (times as
+    ``burn_timestamp`` / ``mint_timestamp``), each event and nonce once, and ``_p`` each
+    row's place from 0 (:func:`.sql_sides.build` leaves them). The ledger takes
+    ``connection`` and ``spill`` (a :class:`tempfile.TemporaryDirectory`, or ``None``): its
+    :meth:`~SqlLedger.close` closes and removes them. ``counted``: counts of the steps before.
+    """
+    for name in (burns, arrivals):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"side tables are named by an SQL identifier, got {name!r}")
+    ledger = SqlLedger(connection, dict(counted or {}), spill)
+    try:
+        for view, table, time in (("burns_in", burns, "burn"), ("arrivals_in", arrivals, "mint")):
+            connection.execute(
+                f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * EXCLUDE ({time}_timestamp), "
+                f"epoch_ns({time}_timestamp) AS {time}_ts FROM {table}"
+            )
+        query = sqllink.links_query(ambiguous=ambiguous)
         connection.execute(f"CREATE OR REPLACE TEMP TABLE links AS {query}")
     except BaseException:
         ledger.close()

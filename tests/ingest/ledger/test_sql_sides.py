@@ -21,9 +21,9 @@ import pytest
 
 import cctx_research as cctx
 from cctx_research.errors import DataError
-from cctx_research.ingest import lazy, loader, reading
+from cctx_research.ingest import datasets, lazy, loader, reading
 from cctx_research.ingest.ledger import linking
-from cctx_research.provenance import provenance
+from cctx_research.provenance import attach, provenance
 from tests.ingest import logs as encoded
 from tests.ingest.test_load_engines import _rows
 
@@ -65,25 +65,28 @@ def _sql_sides(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _duckdb_ledger(files: list[Path], tmp_path: Path,
                    monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:  # fmt: skip
-    """``load(files, engine="duckdb")``: the ledger it writes, its provenance kept, with the
-    pandas reader refused (the SQL path must take the whole load)."""
+    """``load(files, engine="duckdb")``: the ledger it writes, with the provenance it writes,
+    the pandas reader and the in-memory ledger refused (the SQL path must take the whole
+    load, its rows streamed from SQL into the dataset)."""
 
     def refuse(*args, **kwargs):
-        raise AssertionError("the pandas reader was used")
+        raise AssertionError("the pandas reader or an in-memory ledger was used")
 
-    written: list[pd.DataFrame] = []
-    real = lazy.write_and_scan
+    records: list = []
+    real = datasets.write_stream
 
-    def keep(ledger, directory, engine, report):
-        written.append(ledger)
-        return real(ledger, directory, engine, report)
+    def keep(frames, directory, *, record):
+        records.append(record)
+        return real(frames, directory, record=record)
 
     with monkeypatch.context() as m:
         m.setattr(reading, "read_all", refuse)
-        m.setattr(lazy, "write_and_scan", keep)
+        m.setattr(lazy, "write_and_scan", refuse)
+        m.setattr(datasets, "write_stream", keep)
         got = cctx.load(files, engine="duckdb", out=tmp_path / "ledger").df()
-    assert _rows(got) == _rows(written[0])
-    return written[0]
+    (record,) = records
+    attach(got, record)
+    return got
 
 
 def _same(files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
