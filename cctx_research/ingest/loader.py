@@ -206,9 +206,10 @@ def _assemble(
 
 def _read(named: list[tuple[Path, int | None]], format: str | None, blocks: Any,
           messages: pd.DataFrame | None, ambiguous: str, report: steps.Reporter,
-          engine: str) -> tuple[FileRead, pd.DataFrame, dict[str, int]]:  # fmt: skip
+          engine: str) -> tuple[FileRead, Any, dict[str, int]]:  # fmt: skip
     """Every file read and linked: cryo's Parquet logs in DuckDB for ``engine="duckdb"``
-    (:mod:`.sqlread`, no pandas frame of logs), everything else by the pandas readers."""
+    (:mod:`.sqlread`: the ledger a :class:`~.ledger.sqlrows.SqlLedger`, no pandas frame of
+    logs, sides or ledger), everything else by the pandas readers."""
     if engine == "duckdb" and blocks is None and messages is None:
         from . import sqlread  # DuckDB is the engines extra: imported when asked for
 
