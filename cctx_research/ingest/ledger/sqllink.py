@@ -42,12 +42,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ... import schema
 from .content import CONTENT_KEY
-from .linking import AMBIGUOUS, ARRIVAL_COLUMNS, BURN_COLUMNS, pairing_counts, typed, unique_sides
+from .linking import AMBIGUOUS, pairing_counts, unique_sides
 from .rows import ledger_rows
 
-__all__ = ["connect", "link", "links_query", "side_frame"]
+__all__ = ["connect", "link", "links_query"]
 
 _MIN, _MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _SIDES = """
@@ -197,12 +196,6 @@ def link(
     finally:
         if connection is None:
             con.close()
-    return _ledger(found, b, a, duplicates)
-
-
-def _ledger(found: pa.Table, b: pd.DataFrame, a: pd.DataFrame,
-            duplicates: int) -> tuple[pd.DataFrame, dict[str, int]]:  # fmt: skip
-    """The ledger rows the query ``found`` names, gathered from the sides; its counts."""
     rows = [found.column(c).to_numpy(zero_copy_only=False) for c in ("bp", "ap")]
     bi, ai = (np.nan_to_num(r.astype("float64"), nan=-1).astype(np.int64) for r in rows)
     kinds = found.column("pairing").to_numpy().astype(np.int64)
@@ -214,16 +207,3 @@ def _ledger(found: pa.Table, b: pd.DataFrame, a: pd.DataFrame,
     counts["duplicates"] = duplicates
     return ledger, counts
 
-
-_ARROW_TYPES = {pa.int64(): schema.NULLABLE_INT, pa.int32(): schema.NULLABLE_INT,
-                pa.string(): schema.STRING, pa.large_string(): schema.STRING}  # fmt: skip
-
-
-def side_frame(connection: Any, table: str, *, burns: bool) -> pd.DataFrame:
-    """A side table of ``connection`` (its rows in ``_p`` order) as the pandas side: the
-    columns and dtypes of :data:`~.linking.BURN_COLUMNS` (``burns``) or
-    :data:`~.linking.ARRIVAL_COLUMNS`."""
-    spec = BURN_COLUMNS if burns else ARRIVAL_COLUMNS
-    columns = ", ".join(spec)
-    found = connection.sql(f"SELECT {columns} FROM {table} ORDER BY _p").to_arrow_table()
-    return typed(found.to_pandas(types_mapper=_ARROW_TYPES.get), spec)

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import cctx_research as cctx
+from cctx_research import schema
 from cctx_research.errors import DataError
 from cctx_research.ingest import datasets, lazy, loader, reading
 from cctx_research.ingest.ledger import linking
@@ -52,13 +53,23 @@ def _pandas_sides(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> tuple:
     return b, a, ledger
 
 
+_ARROW_TYPES = {pa.int64(): schema.NULLABLE_INT, pa.int32(): schema.NULLABLE_INT,
+                pa.string(): schema.STRING, pa.large_string(): schema.STRING}  # fmt: skip
+
+
+def _side_frame(con, table: str, spec: dict) -> pd.DataFrame:
+    """A side table (its rows in ``_p`` order) as the pandas side, ``spec``'s columns and dtypes."""
+    found = con.sql(f"SELECT {', '.join(spec)} FROM {table} ORDER BY _p").to_arrow_table()
+    return linking.typed(found.to_pandas(types_mapper=_ARROW_TYPES.get), spec)
+
+
 def _sql_sides(files: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     con = sqllink.connect()
     try:
         assert sql_decode.decode_files(con, files) is not None
         sql_sides.build(con)
-        return (sqllink.side_frame(con, "cx_burns", burns=True),
-                sqllink.side_frame(con, "cx_arrivals", burns=False))  # fmt: skip
+        return (_side_frame(con, "cx_burns", linking.BURN_COLUMNS),
+                _side_frame(con, "cx_arrivals", linking.ARRIVAL_COLUMNS))  # fmt: skip
     finally:
         con.close()
 
