@@ -68,8 +68,8 @@ def read_and_link(named: list[tuple[Path, int | None]], format: str | None, ambi
 
     files = [path for path, _ in named]
 
-    def progress(stage: str, i: int, path: Path) -> None:
-        report(stage, done=i, total=len(files), path=path)
+    def progress(stage: str, done: int, total: int) -> None:
+        report(stage, done=done, total=total)
 
     spill = tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-")
     con: Any = sqllink.connect(memory_limit=sqlrows.MEMORY_LIMIT, temp_directory=spill.name)

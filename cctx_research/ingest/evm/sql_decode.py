@@ -48,72 +48,56 @@ _NEEDED = (*_BINARY, "block_number", "log_index", "block_timestamp", "chain_id")
 _MACROS = """
 CREATE OR REPLACE MACRO cx_u(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::BIGINT END;
 CREATE OR REPLACE MACRO cx_uu(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::UBIGINT END;
-CREATE OR REPLACE MACRO cx_zero(b) AS CASE WHEN octet_length(b) > 0
-    THEN bit_count(b::BIT) = 0 ELSE true END;
+CREATE OR REPLACE MACRO cx_zero(b, n) AS b = unhex(repeat('00', n));
 CREATE OR REPLACE MACRO cx_w(d, i) AS d[32 * i + 1 : 32 * i + 32];
-CREATE OR REPLACE MACRO cx_fits(w, k) AS octet_length(w) = 32 AND cx_zero(w[1 : 32 - k]);
+CREATE OR REPLACE MACRO cx_fits(w, k) AS octet_length(w) = 32 AND cx_zero(w[1 : 32 - k], 32 - k);
 CREATE OR REPLACE MACRO cx_i64(w) AS cx_fits(w, 8) AND cx_u(w[25:32]) >= 0;
 CREATE OR REPLACE MACRO cx_low(w) AS cx_u(w[25:32]);
-CREATE OR REPLACE MACRO cx_a32(w) AS CASE WHEN cx_zero(w[1:12]) THEN w[13:32] ELSE w END;
-CREATE OR REPLACE MACRO cx_addr(t) AS octet_length(t) = 32 AND cx_zero(t[1:12]);
-CREATE OR REPLACE MACRO cx_off(d, j) AS cx_low(cx_w(d, j));
-CREATE OR REPLACE MACRO cx_okoff(d, j) AS cx_fits(cx_w(d, j), 8) AND cx_off(d, j) >= 0
-    AND cx_off(d, j) % 32 = 0 AND cx_off(d, j) + 32 <= octet_length(d);
-CREATE OR REPLACE MACRO cx_blen(d, j) AS CASE WHEN cx_okoff(d, j)
-    THEN cx_uu(d[cx_off(d, j) + 25 : cx_off(d, j) + 32]) END;
-CREATE OR REPLACE MACRO cx_okbytes(d, j) AS cx_okoff(d, j)
-    AND cx_blen(d, j) <= (octet_length(d) - cx_off(d, j) - 32)::UBIGINT;
-CREATE OR REPLACE MACRO cx_bytes(d, j) AS CASE WHEN cx_okbytes(d, j)
-    THEN d[cx_off(d, j) + 33 : cx_off(d, j) + 32 + cx_blen(d, j)::BIGINT] END;
+CREATE OR REPLACE MACRO cx_a32(w) AS CASE WHEN cx_zero(w[1:12], 12) THEN w[13:32] ELSE w END;
+CREATE OR REPLACE MACRO cx_addr(t) AS octet_length(t) = 32 AND cx_zero(t[1:12], 12);
 """
 """Byte helpers (1-based, inclusive slices): ``cx_u`` a big-endian integer of up to 8 bytes,
+``cx_zero(b, n)`` b is n zero bytes (n a constant, so the zeros are folded once),
 ``cx_w`` the i-th 32-byte word, ``cx_fits(w, k)`` a word whose value fits its low k bytes,
 ``cx_i64`` a uint256 word within int64, ``cx_a32`` a bytes32 address spelled as the decoder
-spells it (20 bytes when padded), ``cx_bytes`` an ABI ``bytes`` parameter whose offset is
-word j."""
+spells it (20 bytes when padded). An ABI ``bytes`` parameter is read by :func:`_abi_bytes`,
+in steps, so that its offset and length are computed once a row."""
+
+
+def _abi_bytes(j: int, ok: str, name: str) -> list[str]:
+    """Steps adding ``name``, the ABI ``bytes`` parameter of ``data`` whose offset is word j,
+    and ``ok``, whether its offset and length are sound (``name`` is null where not)."""
+    o, n, k = f"_o{j}", f"_n{j}", f"_k{j}"
+    sound = f"{k} AND {n} <= (octet_length(data) - {o} - 32)::UBIGINT"
+    return [
+        f"SELECT *, cx_low(cx_w(data, {j})) AS {o}, cx_fits(cx_w(data, {j}), 8) AS {k}0 "
+        "FROM {src}",
+        f"SELECT *, {k}0 AND {o} >= 0 AND {o} % 32 = 0 AND {o} + 32 <= octet_length(data) "
+        f"AS {k} FROM {{src}}",
+        f"SELECT *, CASE WHEN {k} THEN cx_uu(data[{o} + 25 : {o} + 32]) END AS {n} FROM {{src}}",
+        f"SELECT *, {sound} AS {ok}, CASE WHEN {sound} "
+        f"THEN data[{o} + 33 : {o} + 32 + {n}::BIGINT] END AS {name} FROM {{src}}",
+    ]
 
 _TABLES = """
 CREATE OR REPLACE TABLE cx_deposits (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
   log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
   nonce UBIGINT, burn_token BLOB, amount BIGINT, sender BLOB, mint_recipient BLOB,
   destination_domain BIGINT, dtm BLOB, dcaller BLOB, max_fee BIGINT, min_finality BIGINT,
-  hook BLOB);
+  hook BLOB, _flag TINYINT);
 CREATE OR REPLACE TABLE cx_sent (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
   log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
   source_domain BIGINT, destination_domain BIGINT, nonce VARCHAR, hsender BLOB,
   recipient BLOB, dcaller BLOB, min_finality BIGINT, burn_token BLOB, mint_recipient BLOB,
-  amount BIGINT, message_sender BLOB, max_fee BIGINT, hook BLOB);
+  amount BIGINT, message_sender BLOB, max_fee BIGINT, hook BLOB, _flag TINYINT);
 CREATE OR REPLACE TABLE cx_received (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
   log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
   caller BLOB, source_domain BIGINT, nonce VARCHAR, sender BLOB, executed BIGINT,
   burn_token BLOB, mint_recipient BLOB, amount BIGINT, message_sender BLOB,
-  max_fee BIGINT, fee_executed BIGINT, hook BLOB);
+  max_fee BIGINT, fee_executed BIGINT, hook BLOB, _flag TINYINT);
 CREATE OR REPLACE TABLE cx_mints (f INT, idx BIGINT, ev INT, domain BIGINT, tx BLOB,
   log_index BIGINT, block BIGINT, ts BIGINT, address BLOB, txfrom BLOB, version INT,
-  amount BIGINT, fee BIGINT);
-"""
-
-# Every known log of a file, its base fields checked (``bad``): the decoder's first checks.
-_LOGS = """
-CREATE OR REPLACE TEMP TABLE cx_file AS
-WITH raw AS (
-  SELECT file_row_number AS idx, CAST(l.chain_id AS VARCHAR) AS chain_id,
-         l.block_number::BIGINT AS block, l.log_index::BIGINT AS log_index,
-         l.transaction_hash AS tx, l.address, l.topic0, l.topic1, l.topic2, l.topic3, l.data,
-         l.block_timestamp::BIGINT AS ts, {txfrom} AS txfrom,
-         {event} AS ev
-  FROM read_parquet({path}, file_row_number = true) l
-), marked AS (
-  SELECT *, row_number() OVER (PARTITION BY chain_id, tx, log_index ORDER BY idx) > 1 AS dup
-  FROM raw
-)
-SELECT m.*, c.domain FROM marked m LEFT JOIN cx_chains c USING (chain_id)
-"""
-
-_COUNTS = """
-SELECT count(*), count(*) FILTER (dup), count(*) FILTER (NOT dup AND ev IS NULL),
-       count(*) FILTER (NOT dup AND ev IS NOT NULL AND domain IS NULL)
-FROM cx_file
+  amount BIGINT, fee BIGINT, _flag TINYINT);
 """
 
 _BASE_BAD = """(block IS NULL OR log_index IS NULL OR octet_length(tx) IS DISTINCT FROM 32
@@ -129,7 +113,7 @@ def _topics(n: int) -> str:
 
 _TOKEN_STEP = """SELECT x.*, CASE WHEN x.src NOT IN (SELECT domain FROM cx_tm)
   OR t.word IS NOT NULL THEN x.body0 END AS body
-FROM cx_ev x LEFT JOIN (SELECT DISTINCT domain, word FROM cx_tm) t
+FROM {src} x LEFT JOIN (SELECT DISTINCT domain, word FROM cx_tm) t
   ON t.domain = x.src AND t.word = x.hs"""
 """The body, where a TokenMessenger (or a testnet one) of the source domain sent it, or the
 domain has none: only those are read as burns."""
@@ -161,7 +145,7 @@ _COMMON = "f, idx, ev, domain, tx, log_index, block, ts, address, txfrom"
 def _deposits() -> tuple[list[str], str, str]:
     """(the SELECT of ``cx_deposits``' fields, the malformed-log test) of DepositForBurn."""
     v1 = "ev = 0"
-    fields = f"""{{f}} AS f, idx, ev, domain, tx, log_index, block, ts, address, txfrom,
+    fields = f"""f, idx, ev, domain, tx, log_index, block, ts, address, txfrom,
       CASE WHEN {v1} THEN 1 ELSE 2 END AS version,
       CASE WHEN {v1} THEN cx_uu(topic1[25:32]) END AS nonce,
       CASE WHEN {v1} THEN topic2 ELSE topic1 END[13:32] AS burn_token,
@@ -171,7 +155,7 @@ def _deposits() -> tuple[list[str], str, str]:
       cx_a32(cx_w(data, 3)) AS dtm, cx_a32(cx_w(data, 4)) AS dcaller,
       CASE WHEN NOT {v1} THEN cx_low(cx_w(data, 5)) END AS max_fee,
       CASE WHEN NOT {v1} THEN cx_low(topic3) END AS min_finality,
-      CASE WHEN NOT {v1} THEN cx_bytes(data, 6) END AS hook"""
+      CASE WHEN NOT {v1} THEN hook6 END AS hook"""
     bad = f"""{_topics(3)} OR ({v1} AND octet_length(data) <> 160)
       OR (NOT {v1} AND octet_length(data) < 256)
       OR NOT cx_i64(cx_w(data, 0)) OR NOT cx_fits(cx_w(data, 2), 4)
@@ -179,13 +163,13 @@ def _deposits() -> tuple[list[str], str, str]:
       OR NOT cx_addr(CASE WHEN {v1} THEN topic3 ELSE topic2 END)
       OR ({v1} AND NOT cx_fits(topic1, 8))
       OR (NOT {v1} AND NOT (cx_i64(cx_w(data, 5)) AND cx_fits(topic3, 4)
-                            AND cx_okbytes(data, 6)))"""
-    return [], fields, bad
+                            AND okh))"""
+    return _abi_bytes(6, "okh", "hook6"), fields, bad
 
 
 def _mints() -> tuple[list[str], str, str]:
     v1 = "ev = 2"
-    fields = f"""{{f}} AS f, {_COMMON.removeprefix('f, ')},
+    fields = f"""{_COMMON},
       CASE WHEN {v1} THEN 1 ELSE 2 END AS version, cx_low(cx_w(data, 0)) AS amount,
       CASE WHEN NOT {v1} THEN cx_low(cx_w(data, 1)) END AS fee"""
     bad = f"""{_topics(2)} OR octet_length(data) <> CASE WHEN {v1} THEN 32 ELSE 64 END
@@ -197,16 +181,16 @@ def _mints() -> tuple[list[str], str, str]:
 def _sent() -> tuple[list[str], str, str]:
     """MessageSent: the header (V1 116 bytes, V2 148) and the burn body after it."""
     steps = [
-        "SELECT *, cx_okbytes(data, 0) AS okm, cx_bytes(data, 0) AS m FROM cx_ev",
-        "SELECT *, cx_u(m[1:4]) AS mv, octet_length(m) AS ml FROM cx_ev",
+        *_abi_bytes(0, "okm", "m"),
+        "SELECT *, cx_u(m[1:4]) AS mv, octet_length(m) AS ml FROM {src}",
         """SELECT *, CASE WHEN mv = 1 THEN m[149:ml] ELSE m[117:ml] END AS body0,
            cx_u(m[5:8]) AS src, CASE WHEN mv = 1 THEN m[45:76] ELSE m[21:52] END AS hs
-           FROM cx_ev""",
+           FROM {src}""",
         _TOKEN_STEP,
     ]
     version = "CASE WHEN mv = 1 THEN 2 ELSE 1 END"
     b = _body("body", version)
-    fields = f"""{{f}} AS f, {_COMMON.removeprefix('f, ')}, {version} AS version,
+    fields = f"""{_COMMON}, {version} AS version,
       src AS source_domain, cx_u(m[9:12]) AS destination_domain,
       CASE WHEN mv = 1 THEN '0x' || lower(hex(m[13:44]))
            ELSE CAST(cx_uu(m[13:20]) AS VARCHAR) END AS nonce,
@@ -226,12 +210,12 @@ def _received() -> tuple[list[str], str, str]:
     v1 = "ev = 5"
     version = f"CASE WHEN {v1} THEN 1 ELSE 2 END"
     steps = [
-        """SELECT *, cx_low(cx_w(data, 0)) AS src, cx_w(data, 1) AS hs,
-           cx_okbytes(data, 2) AS okb, cx_bytes(data, 2) AS body0 FROM cx_ev""",
+        *_abi_bytes(2, "okb", "body0"),
+        "SELECT *, cx_low(cx_w(data, 0)) AS src, cx_w(data, 1) AS hs FROM {src}",
         _TOKEN_STEP,
     ]
     b = _body("body", version)
-    fields = f"""{{f}} AS f, {_COMMON.removeprefix('f, ')}, {version} AS version,
+    fields = f"""{_COMMON}, {version} AS version,
       topic1[13:32] AS caller, src AS source_domain,
       CASE WHEN {v1} THEN CAST(cx_uu(topic2[25:32]) AS VARCHAR)
            ELSE '0x' || lower(hex(topic2)) END AS nonce,
@@ -308,30 +292,14 @@ def readable(path: Path) -> bool:
     )
 
 
-def _chains(con: Any, path: str) -> bool:
-    """The table of the file's chain ids and their domains; False when one is unknown."""
-    ids = [r[0] for r in con.execute(
-        f"SELECT DISTINCT CAST(chain_id AS VARCHAR) FROM read_parquet({path})").fetchall()]
-    pairs = []
-    for chain_id in ids:
-        domain = None if chain_id is None else chains.domain_from_chain_id(chain_id)
-        if domain is None:
-            return False
-        pairs.append(f"({_quote(chain_id)}, {int(domain)})")
-    con.execute("CREATE OR REPLACE TEMP TABLE cx_chains (chain_id VARCHAR, domain BIGINT)")
-    if pairs:
-        con.execute(f"INSERT INTO cx_chains VALUES {', '.join(pairs)}")
-    return True
-
-
 def _event_case() -> str:
     whens = " ".join(f"WHEN {_blob(e.topic0)} THEN {k}" for k, e in enumerate(ev.EVENTS))
     return f"CASE topic0 {whens} END"
 
 
-def _emitters(con: Any, domains: list[int]) -> None:
+def _emitters(con: Any) -> None:
     """Circle's contracts of each domain by role, for the unknown-emitter skip."""
-    rows = [f"({d}, {_quote(role)}, {_blob(a)})" for d in domains
+    rows = [f"({d}, {_quote(role)}, {_blob(a)})" for d in chains.all_domains()
             for role in ("token_messenger", "message_transmitter")
             for a in sorted(guards.emitters(d, role))]  # fmt: skip
     con.execute("CREATE OR REPLACE TEMP TABLE cx_emit (domain BIGINT, role VARCHAR, address BLOB)")
@@ -339,10 +307,89 @@ def _emitters(con: Any, domains: list[int]) -> None:
         con.execute(f"INSERT INTO cx_emit VALUES {', '.join(rows)}")
 
 
-def _refused(con: Any, f: int, domains: list[int], now: int) -> bool:
-    """Whether the file's decoded events hold something the guards refuse or the chain check
-    raises for: testnet contracts or tokens, contracts of other chains only, a message whose
-    source domain is not its chain's, a time outside CCTP's era, an amount past the supply."""
+def _sources(files: Sequence[Path]) -> str:
+    """Every log of ``files`` as one relation: ``f`` the file's place in ``files``, ``idx`` the
+    log's row in its file, ``txfrom`` the sender of its transaction when the file has it.
+
+    Files are read together (one ``read_parquet`` for the files that name the sender alike),
+    so each event family is decoded in one pass over the whole load."""
+    import pyarrow.parquet as pq
+
+    groups: dict[str | None, list[int]] = {}
+    for f, path in enumerate(files):
+        names = set(pq.read_schema(path).names)
+        txfrom = next((n for n in ("transaction_from", "from_address") if n in names), None)
+        groups.setdefault(txfrom, []).append(f)
+    reads = []
+    for txfrom, places in groups.items():
+        paths = ", ".join(_quote(str(files[f])) for f in places)
+        reads.append(f"""SELECT {places}[file_index::BIGINT + 1]::INT AS f, file_row_number AS idx,
+          chain_id, block_number::BIGINT AS block, log_index::BIGINT AS log_index,
+          transaction_hash AS tx, address, topic0, topic1, topic2, topic3, data,
+          block_timestamp::BIGINT AS ts, {"NULL::BLOB" if txfrom is None else txfrom} AS txfrom
+          FROM read_parquet([{paths}], file_row_number = true, union_by_name = true)""")
+    return "(" + " UNION ALL ".join(reads) + ")"
+
+
+def _domains(con: Any, logs: str) -> tuple[dict[int, set[int]], str] | None:
+    """Each file's domains (by its logs' chain ids) and the SQL of a log's domain; None when
+    a chain id is unknown."""
+    found: dict[int, set[int]] = {}
+    of_id: dict[int, int] = {}
+    for f, chain_id in con.execute(f"SELECT DISTINCT f, chain_id FROM {logs}").fetchall():
+        domain = None if chain_id is None else chains.domain_from_chain_id(str(chain_id))
+        if domain is None:
+            return None
+        of_id[int(chain_id)] = int(domain)
+        found.setdefault(f, set()).add(int(domain))
+    whens = " ".join(f"WHEN {i} THEN {d}" for i, d in sorted(of_id.items()))
+    return found, f"CASE chain_id {whens} END" if whens else "NULL::BIGINT"
+
+
+def _family(table: str, logs: str, domain: str) -> str:
+    """The INSERT of one event family, decoded in one statement over every file.
+
+    ``_flag`` marks what the checks read at the end: 0 an event kept, 1 one its chain's
+    contract did not emit (``unknown_emitter``), 2 a malformed log."""
+    codes, role, build = _FAMILIES[table]
+    topics = ", ".join(_blob(ev.EVENTS[k].topic0) for k in codes)
+    src = f"""(SELECT l.*, {_event_case()} AS ev, {domain} AS domain FROM {logs} l
+      ANTI JOIN cx_dup d ON d.f = l.f AND d.idx = l.idx
+      WHERE topic0 IN ({topics}))"""
+    steps, fields, bad = build()
+    for step in steps:  # each a column or two, so no expression is written out twice
+        src = "(" + step.replace("{src}", src) + ")"
+    return f"""INSERT INTO {table} SELECT {fields},
+      CASE WHEN coalesce({_BASE_BAD} OR {bad}, true) THEN 2
+           WHEN e_address IS NULL THEN 1 ELSE 0 END AS _flag
+      FROM {src} AS x LEFT JOIN (SELECT domain AS e_domain, address AS e_address FROM cx_emit
+                                 WHERE role = '{role}') e
+        ON e_domain = x.domain AND e_address = x.address"""
+
+
+def _duplicates(con: Any, logs: str) -> dict[int, int]:
+    """The logs read again in their file (the same chain, transaction and log index, after its
+    first row) as the table ``cx_dup`` (``f``, ``idx``); how many each file has."""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_dupkey AS
+      SELECT f, chain_id, tx, log_index, min(idx) AS first
+      FROM (SELECT f, idx, chain_id, tx, log_index FROM {logs})
+      GROUP BY f, chain_id, tx, log_index HAVING count(*) > 1""")
+    if con.execute("SELECT count(*) FROM cx_dupkey").fetchone()[0]:
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_dup AS
+          SELECT l.f, l.idx FROM {logs} l JOIN cx_dupkey d
+            ON d.f = l.f AND d.chain_id IS NOT DISTINCT FROM l.chain_id
+            AND d.tx IS NOT DISTINCT FROM l.tx AND d.log_index IS NOT DISTINCT FROM l.log_index
+          WHERE l.idx > d.first""")
+    else:
+        con.execute("CREATE OR REPLACE TEMP TABLE cx_dup (f INT, idx BIGINT)")
+    con.execute("DROP TABLE cx_dupkey")
+    return dict(con.execute("SELECT f, count(*) FROM cx_dup GROUP BY f").fetchall())
+
+
+def _refused(con: Any, domains: dict[int, set[int]], now: int) -> bool:
+    """Whether the decoded events hold something the guards refuse or the chain check raises
+    for: testnet contracts or tokens, contracts of other chains only, a message whose source
+    domain is not its chain's, a time outside CCTP's era, an amount past the supply."""
     testnet = ", ".join(_blob(a) for a in guards.TESTNET_CONTRACTS)
     padded = ", ".join(_padded(a) for a in guards.TESTNET_CONTRACTS)
     launch = int(guards.CCTP_LAUNCH.timestamp())
@@ -352,92 +399,85 @@ def _refused(con: Any, f: int, domains: list[int], now: int) -> bool:
         token = "burn_token IN ({testnet})" if table == "cx_deposits" else (
             "burn_token IN ({testnet}) OR burn_token IN ({padded})")
         token = "false" if table == "cx_mints" else token.format(testnet=testnet, padded=padded)
-        checks.append(f"SELECT count(*) FROM {table} WHERE f = $f AND (address IN ({testnet}) "
+        checks.append(f"SELECT count(*) FROM {table} WHERE _flag = 0 AND (address IN ({testnet}) "
                       f"OR {token} OR ts < {launch} OR ts > {now + 86_400} OR amount > {cap})")
-    checks.append("SELECT count(*) FROM cx_sent WHERE f = $f AND source_domain <> domain")
-    return any(con.execute(q, {"f": f}).fetchone()[0] for q in checks) or _foreign(con, f, domains)
+    checks.append("SELECT count(*) FROM cx_sent WHERE _flag = 0 AND source_domain <> domain")
+    return any(con.execute(q).fetchone()[0] for q in checks) or _foreign(con, domains)
 
 
-def _foreign(con: Any, f: int, domains: list[int]) -> bool:
-    """Whether a contract of the file's events is a CCTP contract of one other chain only."""
+def _foreign(con: Any, domains: dict[int, set[int]]) -> bool:
+    """Whether a contract of a file's events is a CCTP contract of one other chain only."""
     found = con.execute(" UNION ".join(
-        f"SELECT DISTINCT '0x' || lower(hex(address)) FROM {t} WHERE f = $f"
-        for t in EVENT_TABLES), {"f": f}).fetchall()  # fmt: skip
-    for (address,) in found:
+        f"SELECT DISTINCT f, '0x' || lower(hex(address)) FROM {t} WHERE _flag = 0"
+        for t in EVENT_TABLES)).fetchall()  # fmt: skip
+    for f, address in found:
         owners = chains.contract_domains(address)
-        if len(owners) == 1 and not owners <= set(domains):
+        if len(owners) == 1 and not owners <= domains.get(f, set()):
             return True
     return False
 
 
-def _decode_file(con: Any, f: int, path: Path) -> dict[str, int] | None:
-    """Decode one file into the event tables; its counts, or None when it needs the pandas
-    reader (a malformed log, an unknown chain, something the guards refuse)."""
-    quoted = _quote(str(path))
-    if not _chains(con, quoted):
-        return None
-    names = set(con.execute(f"SELECT name FROM parquet_schema({quoted})").fetchall())
-    txfrom = next((n for n in ("transaction_from", "from_address") if (n,) in names), None)
-    con.execute(_LOGS.format(path=quoted, event=_event_case(),
-                             txfrom="NULL::BLOB" if txfrom is None else f"l.{txfrom}"))
-    rows, dup, other, unknown_chain = con.execute(_COUNTS).fetchone()
-    if unknown_chain:
-        return None
-    domains = [r[0] for r in con.execute("SELECT domain FROM cx_chains").fetchall()]
-    _emitters(con, domains)
-    unknown = 0
-    for table, (codes, role, build) in _FAMILIES.items():
-        steps, fields, bad = build()
-        con.execute("CREATE OR REPLACE TEMP TABLE cx_ev AS SELECT * FROM cx_file "
-                    f"WHERE NOT dup AND ev IN ({', '.join(map(str, codes))})")
-        for step in steps:  # each a column or two, so no expression is written out twice
-            con.execute(f"CREATE OR REPLACE TEMP TABLE cx_ev2 AS {step}")
-            con.execute("DROP TABLE cx_ev")
-            con.execute("ALTER TABLE cx_ev2 RENAME TO cx_ev")
-        found = con.execute(
-            f"SELECT count(*) FILTER (coalesce({_BASE_BAD} OR {bad}, true)), (SELECT count(*) "
-            f"FROM cx_ev x ANTI JOIN cx_emit e ON e.domain = x.domain "
-            f"AND e.address = x.address AND e.role = '{role}') FROM cx_ev"
-        ).fetchone()
-        if found[0]:
-            return None
-        unknown += found[1]
-        con.execute(f"INSERT INTO {table} SELECT {fields.format(f=f)} FROM cx_ev SEMI JOIN "
-                    f"cx_emit e ON e.domain = cx_ev.domain AND e.address = cx_ev.address "
-                    f"AND e.role = '{role}'")
-        con.execute("DROP TABLE cx_ev")
-    con.execute("DROP TABLE cx_file")
-    if _refused(con, f, domains, int(time.time())):
-        return None
-    decoded = rows - dup - other - unknown
-    return {"rows_read": rows, "duplicates": dup, "other_events": other,
-            "unknown_emitter": unknown, "decoded": decoded}  # fmt: skip
+def _tally(con: Any) -> dict[int, tuple[int, int, int]] | None:
+    """Each file's (events read of the four families, malformed, unknown emitter); None when
+    a log is malformed."""
+    union = " UNION ALL ".join(f"SELECT f, _flag FROM {t}" for t in EVENT_TABLES)
+    found = {f: (n, bad, unknown) for f, n, bad, unknown in con.execute(
+        f"SELECT f, count(*), count(*) FILTER (_flag = 2), count(*) FILTER (_flag = 1) "
+        f"FROM ({union}) GROUP BY f").fetchall()}  # fmt: skip
+    return None if any(bad for _, bad, _ in found.values()) else found
 
 
 def decode_files(con: Any, files: Sequence[Path],
-                 progress: Callable[[str, int, Path], None] | None = None
+                 progress: Callable[[str, int, int], None] | None = None
                  ) -> list[dict[str, int]] | None:  # fmt: skip
-    """Decode ``files`` one by one into the event tables of ``con``; each file's counts.
+    """Decode ``files`` into the event tables of ``con``; each file's counts.
 
-    ``progress(stage, i, path)`` is told when file ``i`` is read (``"read"``) and decoded
-    (``"decode"``). Returns ``None`` as soon as a file needs the pandas reader (see the
-    module note); the tables are then incomplete and must not be used.
+    The files are read together: each event family is decoded in one statement over all of
+    them, and the reader's checks are aggregates over the event tables at the end.
+    ``progress(stage, done, total)`` is told when the files have been read (``"read"``) and
+    as each of the four families is decoded (``"decode"``). Returns ``None`` when the load
+    needs the pandas reader (see the module note); the tables must not be used then.
 
     Each event row keeps ``f`` (the file's place in ``files``), ``idx`` (the log's row in
-    its file) and ``ev`` (the event's place in :data:`~.events.EVENTS`): the order the
-    pandas decoder gives its frames is ``f``, ``idx // CHUNK_LOGS``, ``ev``, ``idx``.
+    its file), ``ev`` (the event's place in :data:`~.events.EVENTS`) and ``_flag`` (0 for the
+    events the sides take): the order the pandas decoder gives its frames is ``f``,
+    ``idx // CHUNK_LOGS``, ``ev``, ``idx``.
     """
     _setup(con)
-    out = []
-    for f, path in enumerate(files):
+    _emitters(con)
+    if not files:
+        return []
+    logs = _sources(files)
+    known = _domains(con, logs)
+    if known is None:
+        return None
+    domains, domain = known
+    dup = _duplicates(con, logs)
+    if progress is not None:
+        progress("read", len(files), len(files))
+    for k, table in enumerate(_FAMILIES):
+        con.execute(_family(table, logs, domain))
         if progress is not None:
-            progress("read", f, path)
-            progress("decode", f, path)
-        counts = _decode_file(con, f, path)
-        if counts is None:
-            return None
-        out.append(counts)
-    return out
+            progress("decode", k + 1, len(_FAMILIES))
+    con.execute("DROP TABLE cx_dup")
+    tally = _tally(con)
+    if tally is None or _refused(con, domains, int(time.time())):
+        return None
+    counts = []
+    for f, path in enumerate(files):
+        n, _, unknown = tally.get(f, (0, 0, 0))
+        rows = _rows(path)
+        counts.append({"rows_read": rows, "duplicates": dup.get(f, 0),
+                       "other_events": rows - dup.get(f, 0) - n, "unknown_emitter": unknown,
+                       "decoded": n - unknown})  # fmt: skip
+    return counts
+
+
+def _rows(path: Path) -> int:
+    """The rows of a Parquet file, from its footer."""
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(path).metadata.num_rows)
 
 
 ORDER = f"f, idx // {CHUNK_LOGS}, ev, idx"

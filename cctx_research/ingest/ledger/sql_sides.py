@@ -52,10 +52,10 @@ def _once(con: Any, table: str, into: str, extra: str = "") -> int:
     how many were dropped."""
     con.execute(f"""
       CREATE OR REPLACE TEMP TABLE {into} AS
-      SELECT * EXCLUDE (k), row_number() OVER (ORDER BY {ORDER}) - 1 AS r {extra} FROM (
+      SELECT * EXCLUDE (k, _flag), row_number() OVER (ORDER BY {ORDER}) - 1 AS r {extra} FROM (
         SELECT *, row_number() OVER (PARTITION BY domain, tx, log_index ORDER BY {ORDER}) AS k
-        FROM {table}) WHERE k = 1""")
-    return _count(con, table) - _count(con, into)
+        FROM {table} WHERE _flag = 0) WHERE k = 1""")
+    return _count(con, table, "_flag = 0") - _count(con, into)
 
 
 def _count(con: Any, table: str, where: str = "true") -> int:
