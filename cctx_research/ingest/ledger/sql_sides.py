@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..evm.decoder import CHUNK_LOGS
 from ..evm.sql_decode import ORDER
 from .linking import ARRIVAL_COLUMNS, BURN_COLUMNS
 
@@ -47,13 +48,32 @@ _TRANSFER = """{p}amount IS NOT NULL AND ({p}source_domain NOT IN (SELECT domain
   OR ({p}source_domain, {p}{sender}) IN (SELECT (domain, word) FROM cx_tm WHERE NOT testnet))"""
 
 
-def _once(con: Any, table: str, into: str, extra: str = "") -> int:
-    """``table`` less the events an earlier file had, in the pandas decoder's order (``r``);
-    how many were dropped."""
+_KEY_OF_ORDER = (f"(f::HUGEINT << 96) + ((idx // {CHUNK_LOGS})::HUGEINT << 64) "
+                 "+ (ev::HUGEINT << 60) + idx")
+"""The pandas decoder's order (:data:`~..evm.sql_decode.ORDER`) as one number a row: a sort
+on it is a sort of 16 bytes, not of four columns (a file's place below 2**31, its rows
+below 2**60, seven events)."""
+
+
+def _repeated(con: Any, table: str, keys: str, where: str) -> bool:
+    """Whether two rows of ``table`` (those ``where`` says) share ``keys``: most loads have
+    none, and are spared the windows that drop them."""
+    return bool(con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {where} "
+                            f"GROUP BY {keys} HAVING count(*) > 1)").fetchone()[0])
+
+
+def _once(con: Any, table: str, into: str) -> int:
+    """``table``'s events (``_flag`` 0) less those an earlier file had, ``r`` a number in the
+    pandas decoder's order; how many were dropped."""
+    if not _repeated(con, table, "domain, tx, log_index", "_flag = 0"):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT * EXCLUDE (_flag), "
+                    f"{_KEY_OF_ORDER} AS r FROM {table} WHERE _flag = 0")
+        return 0
     con.execute(f"""
       CREATE OR REPLACE TEMP TABLE {into} AS
-      SELECT * EXCLUDE (k, _flag), row_number() OVER (ORDER BY {ORDER}) - 1 AS r {extra} FROM (
-        SELECT *, row_number() OVER (PARTITION BY domain, tx, log_index ORDER BY {ORDER}) AS k
+      SELECT * EXCLUDE (k) FROM (
+        SELECT * EXCLUDE (_flag), {_KEY_OF_ORDER} AS r,
+               row_number() OVER (PARTITION BY domain, tx, log_index ORDER BY {ORDER}) AS k
         FROM {table} WHERE _flag = 0) WHERE k = 1""")
     return _count(con, table, "_flag = 0") - _count(con, into)
 
@@ -208,13 +228,18 @@ def _unique(con: Any, table: str, into: str, event: tuple[str, str, str]) -> int
     columns = ", ".join(BURN_COLUMNS if into == "cx_burns" else ARRIVAL_COLUMNS)
     keys = ", ".join(event)
     known = " AND ".join(f"{k} IS NOT NULL" for k in event)
+    if not (_repeated(con, table, keys, known)
+            or _repeated(con, table, "source_domain, nonce", "nonce IS NOT NULL")):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT {columns}, _p FROM {table}")
+        con.execute(f"DROP TABLE {table}")
+        return 0
     con.execute(f"""
       CREATE OR REPLACE TEMP TABLE {into} AS
       WITH e AS (SELECT * FROM {table} QUALIFY NOT ({known}) OR
                  row_number() OVER (PARTITION BY {keys} ORDER BY _p) = 1),
       n AS (SELECT * FROM e QUALIFY nonce IS NULL OR
             row_number() OVER (PARTITION BY source_domain, nonce ORDER BY _p) = 1)
-      SELECT {columns}, row_number() OVER (ORDER BY _p) - 1 AS _p FROM n ORDER BY _p""")
+      SELECT {columns}, row_number() OVER (ORDER BY _p) - 1 AS _p FROM n""")
     dropped = _count(con, table) - _count(con, into)
     con.execute(f"DROP TABLE {table}")
     return dropped
