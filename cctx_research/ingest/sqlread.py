@@ -2,8 +2,8 @@
 
 For a load whose every file is cryo's ``logs`` dataset as Parquet with
 ``block_timestamp`` and ``chain_id`` (what ``sync`` writes), and which gives
-no ``chain=``, ``blocks=`` or ``attested=``, the logs are decoded file by file
-in DuckDB SQL (:mod:`.evm.sql_decode`), the burn and arrival sides built there
+no ``chain=``, ``blocks=`` or ``attested=``, the logs of all files are decoded
+together in DuckDB SQL (:mod:`.evm.sql_decode`), the burn and arrival sides built there
 (:mod:`.ledger.sql_sides`) and linked there (:func:`.ledger.sqlrows.from_tables`),
 all under DuckDB's memory limit (:data:`.ledger.sqlrows.MEMORY_LIMIT`: its own
 default, 80 % of the machine, would let its buffers crowd out the rest) and

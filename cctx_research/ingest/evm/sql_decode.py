@@ -1,14 +1,16 @@
-"""Decoding cryo's EVM log files in DuckDB SQL, file by file, into event tables.
+"""Decoding cryo's EVM log files in DuckDB SQL, all files at once, into event tables.
 
 The SQL form of :func:`~cctx_research.ingest.evm.decoder.decode_logs` and of the
 reader's guards (:mod:`cctx_research.ingest.ledger.guards`) for one shape of
 input: cryo's ``logs`` dataset as Parquet (binary columns as bytes) with
-``block_timestamp`` (what ``sync`` writes). Each file is read by DuckDB
-(``read_parquet``), its ``DepositForBurn``, ``MessageSent``, ``MintAndWithdraw``
-and ``MessageReceived`` logs of V1 and V2 are decoded with byte slices and
-appended to four event tables (``cx_deposits``, ``cx_sent``, ``cx_received``,
-``cx_mints``) that DuckDB keeps under its memory limit and spills past it: no
-pandas frame of logs or of events is made.
+``block_timestamp`` (what ``sync`` writes). The files of a load are read
+together by DuckDB (``read_parquet`` of the list, each row keeping its file's
+place and its row in the file), and each event family (``DepositForBurn``,
+``MessageSent``, ``MintAndWithdraw`` and ``MessageReceived``, V1 and V2) is
+decoded with byte slices in one statement into its event table (``cx_deposits``,
+``cx_sent``, ``cx_received``, ``cx_mints``), which DuckDB keeps under its memory
+limit and spills past it: no pandas frame of logs or of events is made, and no
+table of the logs either (the steps of a family are nested subqueries).
 
 The rules are the pandas decoder's: a log is read once per file (the same chain,
 transaction and log index again is a duplicate), logs of other events are
@@ -20,9 +22,10 @@ lists none for) and its length fits a burn message.
 What the SQL does not do is *describe* a bad log. A malformed log (a wrong
 length, a bad offset, a number past int64, a time outside CCTP's era, an
 amount past USDC's supply), testnet data, or logs whose contracts say another
-chain than their ``chain_id`` are found by one query per file; when any file
-has one, :func:`decode_files` returns ``None`` and the load is read by the
-pandas reader instead, which names each such log as ``errors=`` asks.
+chain than their ``chain_id`` are marked as they are decoded (``_flag``) and
+counted by a few aggregates over the event tables at the end; when there is
+one, :func:`decode_files` returns ``None`` and the load is read by the pandas
+reader instead, which names each such log as ``errors=`` asks.
 """
 
 from __future__ import annotations
