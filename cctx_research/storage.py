@@ -54,6 +54,7 @@ __all__ = [
     "FORMAT",
     "LEGACY_FORMAT",
     "MANIFEST",
+    "SYNC_LEDGERS",
     "Chunk",
     "Manifest",
     "Part",
@@ -64,6 +65,7 @@ __all__ = [
     "replace_atomically",
     "replace_directory_atomically",
     "slug",
+    "sync_ledger",
     "write_atomically",
     "write_manifest",
 ]
@@ -277,6 +279,19 @@ def dataset_kind(directory: str | os.PathLike[str]) -> str | None:
         raw = _load(path, "restore it, or use a new directory")
         return raw.get("kind") if isinstance(raw.get("kind"), str) else None
     return next((k for name, k in _LEGACY_MANIFESTS.items() if (root / name).is_file()), None)
+
+
+SYNC_LEDGERS = ("ledger", "ledger.parquet")
+"""Where a sync directory keeps its ledger: a ``ledger`` dataset, or one Parquet file."""
+
+
+def sync_ledger(directory: str | os.PathLike[str]) -> Path | None:
+    """The ledger a sync directory holds (``ledger/``, or ``ledger.parquet`` as older syncs
+    wrote it; the newer of the two if a stopped build left both), or ``None`` before any."""
+    found = [p for p in (Path(directory) / name for name in SYNC_LEDGERS)
+             if p.is_file() or (p.is_dir() and dataset_kind(p) == "ledger")]  # fmt: skip
+    return max(found, key=lambda p: manifest_path(p).stat().st_mtime if p.is_dir()
+               else p.stat().st_mtime, default=None)  # fmt: skip
 
 
 def read_manifest(

@@ -157,3 +157,37 @@ def test_startup_quick_run_prints_every_row(tmp_path):
         assert NUMBER.match(rows[figure]["baseline"]), rows[figure]
     for figure in (STARTUP_FIGURES[0], STARTUP_FIGURES[1], STARTUP_FIGURES[3]):
         assert rows[figure]["result"] in ("pass", "MISS"), rows[figure]
+
+
+SCALE_VIEWS_FIGURES = [
+    "15c load 20k (duckdb, out=)",
+    "15c baseline 20k: read the ledger into pandas",
+    "15c report --data 20k: peak RSS",
+    "15c dashboard --data 20k: peak RSS, server and kernels",
+    "15c dashboard --data 20k: first page",
+    "15c dashboard --data 20k: one window change",
+]
+
+
+@pytest.mark.timeout(1260)  # the subprocess's own limit, not the suite's 300 s, ends it
+def test_scale_views_quick_run_prints_every_row(tmp_path):
+    """``scale_views.py --quick``: 20k transfers loaded as ``sync`` loads them, read into pandas
+    (the baseline), reported on, and shown by the dashboard, whose window change redrew it
+    over the data's last week."""
+    from browser_support import CHROMIUM
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scale_views.py"), "--quick", "--work",
+         str(tmp_path / "work")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = _table_rows(done.stdout)
+    assert list(rows) == SCALE_VIEWS_FIGURES
+    shown = Path(CHROMIUM).exists()
+    for figure in SCALE_VIEWS_FIGURES[: 6 if shown else 3]:
+        assert NUMBER.match(rows[figure]["value"].replace(",", "")), rows[figure]
+    assert "20,000 rows" in rows[SCALE_VIEWS_FIGURES[1]]["detail"]  # the whole ledger read
+    if shown:  # the opening week (today's) holds nothing; the data's last week does
+        redraw = rows[SCALE_VIEWS_FIGURES[5]]["detail"]
+        assert re.search(r"now: '[1-9][\d,]* transfers \(all chains\)", redraw), redraw

@@ -95,5 +95,5 @@ def run(args: argparse.Namespace) -> int:
         print(chain.line())
     if result.iris is not None:
         print(result.iris.line())
-    print(f"{result.transfers:,} transfers in {result.out}/ledger.parquet")
+    print(f"{result.transfers:,} transfers in {result.ledger or result.out}")
     return 0

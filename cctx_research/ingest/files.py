@@ -136,9 +136,10 @@ def _is_dataset(directory: Path) -> bool:
 
 
 def _synced_ledger(root: Path) -> Path:
-    """A ``cctx-research sync`` directory reads as its ledger (built from all its chains' logs)."""
-    ledger = root / "ledger.parquet"
-    if not ledger.is_file():
+    """A ``cctx-research sync`` directory reads as its ledger (built from all its chains' logs):
+    its ``ledger/`` dataset, or the ``ledger.parquet`` of a directory synced before."""
+    ledger = storage.sync_ledger(root)
+    if ledger is None:
         parts = _synced_parts(root)
         names = list(dict.fromkeys(chain for chain, _ in parts)) or ["NAME=URL"]
         chains_ = " ".join(f"--chain {name}" for name in names)
@@ -166,8 +167,8 @@ def expand(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     """The files (and Parquet dataset directories) that ``paths`` names, in order.
 
     A directory written by ``cctx-research sync`` (its manifest's kind is ``sync``)
-    names its ``ledger.parquet``, not its raw parts, so that a transfer is
-    read once.
+    names its ledger (``ledger/``, or ``ledger.parquet``), not its raw parts, so
+    that a transfer is read once.
 
     Raises
     ------

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from ..provenance import provenance
+from ..provenance import Provenance, provenance
 
 __all__ = ["summary"]
 
@@ -34,12 +35,17 @@ _LINKS = {
 }
 
 
-def summary(ledger: pd.DataFrame, out: Path, *, bad_file: bool = False) -> str:
-    """What an import read, decoded, paired and skipped, and why: a few lines of text."""
-    record = provenance(ledger)
+def summary(ledger: Any, out: Path, *, bad_file: bool = False,
+            record: Provenance | None = None) -> str:  # fmt: skip
+    """What an import read, decoded, paired and skipped, and why: a few lines of text.
+
+    ``ledger`` is the DataFrame, or an engine's lazy frame with its ``record`` (the
+    dataset's provenance, which a lazy frame cannot carry)."""
+    record = record if record is not None else provenance(ledger)
     c = record.count if record is not None else {}
+    n = len(ledger) if isinstance(ledger, pd.DataFrame) else c.get("transfers", 0)
     lines = [
-        f"wrote {len(ledger):,} transfers to {out} (format: {record.format if record else '?'})",
+        f"wrote {n:,} transfers to {out} (format: {record.format if record else '?'})",
         f"  rows read      {c.get('rows_read', 0):>10,}",
         f"  decoded        {c.get('decoded', 0):>10,}"
         + (f"  ({c['merged']:,} merged into another event's side)" if c.get("merged") else ""),

@@ -11,22 +11,21 @@ The package's docstring (:mod:`cctx_research.nodes`) tells the story.
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .. import chains, errors, provenance
+from .. import chains, errors
 from ..config import iris_url
 from ..errors import DataError
 from ..times import to_timestamp
 from . import attestations, blocks
 from .attestations import IrisRun
 from .engine import DEFAULT_CONFIRMATIONS, ChainSync, check_domain, domain_calls, sync_chain
+from .ledger import build_ledger, ledger_path, read_for_iris
 from .options import SyncOptions
 from .ranges import Sizer
 from .rpc import Rpc, RpcError
@@ -40,11 +39,12 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class SyncResult:
-    """What a run did: one :class:`ChainSync` per chain, the ledger's size, the dataset."""
+    """What a run did: one :class:`ChainSync` per chain, the ledger's size and path, the dataset."""
 
     out: str
     chains: list[ChainSync] = field(default_factory=list)
     transfers: int = 0
+    ledger: str | None = None
     seconds: float = 0.0
     iris: IrisRun | None = None
 
@@ -126,15 +126,18 @@ def sync(
         step = CHAIN_KINDS["solana" if chain == "solana" else "evm"]
         result.chains.append(step(dataset, state, chain, url, asked))
         logger.info("%s", result.chains[-1].line())
+    shown = asked.progress or None  # the ledger's stages, as the chains' bars show
     try:
-        result.transfers = build_ledger(dataset)
+        result.transfers = build_ledger(dataset, progress=shown)
         if client is not None and result.transfers:
             result.iris = _ask_iris(dataset, client)
             if result.iris.messages:
-                result.transfers = build_ledger(dataset)
+                result.transfers = build_ledger(dataset, progress=shown)
     finally:
         if own_client and client is not None:
             client.close()
+    built = ledger_path(dataset.root)
+    result.ledger = None if built is None else str(built)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -168,7 +171,7 @@ def _iris_client(iris: Any) -> tuple[Any, bool]:
 
 def _ask_iris(dataset: Dataset, client: Any) -> IrisRun:
     """Ask Iris of the ledger's unresolved burns; what it says is kept under ``iris/``."""
-    ledger = pd.read_parquet(dataset.root / "ledger.parquet")
+    ledger = read_for_iris(dataset.root)
     with dataset.writing(attestations.messages_path(dataset.root).parent):
         return attestations.ask(dataset.root, client, ledger)
 
@@ -351,98 +354,7 @@ CHAIN_KINDS: dict[str, ChainStep] = {"evm": _sync_evm, "solana": _sync_solana}
 """Each kind of chain's step: EVM chains by their logs, Solana by its programs' transactions."""
 
 
-# -- the ledger of every chain, and what a dataset holds -----------------------------------
-
-
-def build_ledger(dataset: Dataset) -> int:
-    """Load every chain's logs as one ledger into ``ledger.parquet``; returns its transfers."""
-    from ..ingest import load
-    from ..storage import write_atomically
-
-    files = dataset.log_files()
-    solana = dataset.root / "solana" / "transactions"
-    if solana.is_dir():
-        files += sorted(p for p in solana.iterdir() if p.is_file() and not p.name.startswith("."))
-    ledger_path = dataset.root / "ledger.parquet"
-    if not files:
-        ledger_path.unlink(missing_ok=True)
-        return 0
-    messages = attestations.messages_path(dataset.root)
-    with tempfile.TemporaryDirectory(prefix=".ledger-", dir=dataset.root) as work:
-        # few files a chain: the decoders' cost is per file as much as per log (a year
-        # synced is hundreds of parts; Solana's are a page of transactions each), so a
-        # chain's parts are read in batches, never its whole history as one table
-        joined = _one_file_a_chain(files, Path(work))
-        ledger = load(joined, attested=messages if messages.is_file() else None)
-    record = provenance.provenance(ledger)
-    if record is not None:  # named by the dataset and its parts, not the joined files
-        provenance.attach(ledger, record.replace(
-            source=str(dataset.root), files=tuple(str(p) for p in files)))  # fmt: skip
-    with dataset.writing(ledger_path):
-        write_atomically(ledger, ledger_path)
-    return len(ledger)
-
-
-BATCH_LOGS = 1_000_000
-"""The most logs a chain's Parquet parts are joined into for one read: the decoder's
-cost is per file as much as per log, its memory per file (a chain's whole history is
-never one table)."""
-
-BATCH_BYTES = 256 * 2**20
-"""The most bytes of Solana's JSON Lines parts (a page of transactions each) joined."""
-
-
-def _batches(parts: list[Path], size: Callable[[Path], int], limit: int) -> list[list[Path]]:
-    """Consecutive ``parts`` in groups of at most ``limit`` (by ``size``; a larger part alone)."""
-    out: list[list[Path]] = []
-    total = 0
-    for part in parts:
-        n = size(part)
-        if not out or total + n > limit:
-            out.append([])
-            total = 0
-        out[-1].append(part)
-        total += n
-    return out
-
-
-def _one_file_a_chain(files: list[Path], work: Path) -> list[Path]:
-    """The parts of each folder joined into few files under ``work``: Parquet log parts in
-    batches of at most :data:`BATCH_LOGS` logs, Solana's JSON Lines parts in batches of at
-    most :data:`BATCH_BYTES`."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    by_folder: dict[Path, list[Path]] = {}
-    for path in files:
-        by_folder.setdefault(path.parent, []).append(path)
-    out: list[Path] = []
-    for folder, parts in by_folder.items():
-        suffixes = {p.suffix for p in parts}
-        if len(parts) < 2 or len(suffixes) > 1 or suffixes - {".parquet", ".jsonl"}:
-            out += parts
-            continue
-        name = f"{folder.parent.name}-{folder.name}"
-        if suffixes == {".jsonl"}:
-            for i, batch in enumerate(_batches(parts, lambda p: p.stat().st_size, BATCH_BYTES)):
-                joined = work / f"{name}-{i:06d}.jsonl"
-                with joined.open("wb") as sink:
-                    for part in batch:
-                        data = part.read_bytes()
-                        sink.write(data if not data or data.endswith(b"\n") else data + b"\n")
-                out.append(joined)
-            continue
-        rows = lambda p: pq.read_metadata(p).num_rows  # noqa: E731
-        for i, batch in enumerate(_batches(parts, rows, BATCH_LOGS)):
-            if len(batch) == 1:
-                out += batch
-                continue
-            joined = work / f"{name}-{i:06d}.parquet"
-            table = pa.concat_tables([pq.read_table(p) for p in batch], promote_options="default")
-            pq.write_table(table, joined)
-            del table
-            out.append(joined)
-    return out
+# -- what a dataset holds -------------------------------------------------------------------
 
 
 def status(out: Any) -> pd.DataFrame:

@@ -24,9 +24,6 @@ from ..provenance import Provenance
 
 __all__ = ["ENGINES", "EngineLedger", "open_ledger"]
 
-LEDGER = "ledger.parquet"
-"""The ledger file ``sync`` writes at the root of its directory."""
-
 ENGINES: tuple[str, ...] = ("duckdb", "polars", "dask")
 """The engines a ledger on disk can be opened in."""
 
@@ -59,7 +56,7 @@ def open_ledger(path: str | Path, engine: str = "duckdb") -> EngineLedger | None
     ----------
     path : str or Path
         A ledger dataset directory, a Parquet file of a ledger, or a ``sync``
-        directory (its ``ledger.parquet``).
+        directory (its ``ledger/`` dataset, or the ``ledger.parquet`` of an older sync).
     engine : {"duckdb", "polars", "dask"}
 
     Returns
@@ -77,8 +74,9 @@ def open_ledger(path: str | Path, engine: str = "duckdb") -> EngineLedger | None
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     path = Path(path).expanduser()
-    if path.is_dir() and storage.dataset_kind(path) == "sync" and (path / LEDGER).is_file():
-        path = path / LEDGER  # a sync directory reads as the ledger built over its chains
+    if path.is_dir() and storage.dataset_kind(path) == "sync":
+        # a sync directory reads as the ledger built over its chains
+        path = storage.sync_ledger(path) or path
     if path.is_dir() and storage.dataset_kind(path) == "ledger":
         from ..ingest import datasets
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from cctx_research.cli import main
 
@@ -117,3 +118,64 @@ def test_format_solana_is_accepted_as_the_docs_list_it(tmp_path, capsys):
     ledger = pd.read_parquet(out)
     assert ledger["source_domain"].tolist() == [5]  # Solana
     assert "solana -> ethereum" in capsys.readouterr().out
+
+
+def _scale_parts(tmp_path, monkeypatch, n=2_000):
+    """``scale.py``'s sync-shaped dataset of ``n`` transfers: cryo's Parquet log parts."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(root / "benchmarks"))
+    from scale_data import dataset_files, generate
+
+    generate(tmp_path / "sync", n, seed=3, part_logs=2_000)
+    return [str(p) for p in dataset_files(tmp_path / "sync")]
+
+
+def test_engine_duckdb_writes_the_pandas_ledger_out_of_core(tmp_path, capsys, monkeypatch):
+    import cctx_research as cctx
+    from cctx_research.ingest import datasets
+
+    pytest.importorskip("duckdb")
+    parts = _scale_parts(tmp_path, monkeypatch)
+    by_pandas, by_duckdb = tmp_path / "pandas", tmp_path / "duckdb"
+    assert main(["import", *parts, "--no-progress", "--out", f"{by_pandas}/"]) == 0
+    said_pandas = capsys.readouterr().out
+    # the frame is never made: writing one from pandas would fail here
+    monkeypatch.setattr(datasets, "write", lambda *a, **k: pytest.fail("a pandas ledger"))
+    argv = ["import", *parts, "--engine", "duckdb", "--no-progress", "--out", f"{by_duckdb}/"]
+    assert main(argv) == 0
+    said_duckdb = capsys.readouterr().out
+    want = cctx.load(by_pandas).sort_values("transfer_id", ignore_index=True)
+    got = cctx.load(by_duckdb).sort_values("transfer_id", ignore_index=True)
+    assert len(got) > 1_900
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    # the same summary and links per route, but for the path written
+    assert said_duckdb.replace(str(by_duckdb), "OUT") == said_pandas.replace(str(by_pandas), "OUT")
+    assert f"wrote {len(want):,} transfers to {by_duckdb}" in said_duckdb
+    assert "V2, on the fields both sides carry" in said_duckdb  # content links counted
+    assert "links by route" in said_duckdb
+
+
+def test_engine_duckdb_refuses_what_it_cannot_do_before_reading(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    import cctx_research.ingest as ingest
+
+    monkeypatch.setattr(ingest, "load", lambda *a, **k: pytest.fail("read before refusing"))
+    src = str(DUNE / "bridges_evms_flows.csv")
+    file_out = ["import", src, "--engine", "duckdb", "--out", str(tmp_path / "l.parquet")]
+    assert main(file_out) == 1
+    assert "--engine duckdb writes a partitioned ledger dataset: pass --out DIR/" in (
+        capsys.readouterr().err)  # fmt: skip
+    report = ["import", src, "--engine", "duckdb", "--errors", "report", "--out", f"{tmp_path}/"]
+    assert main(report) == 1
+    assert "--errors report lists the bad rows beside a ledger built in pandas" in (
+        capsys.readouterr().err)  # fmt: skip
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "duckdb" else real(name, *a))  # fmt: skip
+    assert main(["import", src, "--engine", "duckdb", "--out", f"{tmp_path}/d/"]) == 1
+    assert "pip install 'cctx-research[engines]'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: "invalid choice: 'spark' (choose from ...)"
+        main(["import", src, "--engine", "spark", "--out", f"{tmp_path}/d/"])
+    assert "invalid choice: 'spark'" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

@@ -442,16 +442,21 @@ def test_the_ledger_is_built_from_every_part_and_names_them(base_node, tmp_path)
     again = cctx.sync(out, {"base": base_node.url}, confirmations=5, progress=False)
     parts = sorted((out / "base" / "logs").glob("*.parquet"))
     assert len(parts) >= 2
-    ledger = pd.read_parquet(out / "ledger.parquet")
+    assert again.ledger == str(out / "ledger")  # the dataset, built in DuckDB
+    assert not (out / "ledger.parquet").exists()
+    ledger = cctx.load(out)
     assert len(ledger) == again.transfers == 5  # the later burn counted, nothing twice
-    from cctx_research.provenance import provenance
+    from cctx_research.provenance import Provenance, provenance
 
-    record = provenance(cctx.load(out))
-    assert record.source.startswith(str(out))
-    named = {Path(f).name for f in record.files} - {"ledger.parquet"}
-    assert named
-    assert named <= {p.name for p in parts}  # the parts, not a joined copy
-    assert not list(out.glob(".ledger-*"))  # the joined copy is gone
+    # the dataset's own record names the sync directory and its parts
+    manifest = storage.read_manifest(out / "ledger", kinds=("ledger",), instead="-")
+    record = Provenance.from_dict(manifest.state["writes"][-1])
+    assert record.source == str(out)
+    assert {Path(f).name for f in record.files} == {p.name for p in parts
+                                                     if pq.read_metadata(p).num_rows}  # fmt: skip
+    assert record.count["transfers"] == 5
+    assert provenance(ledger) is not None
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
 def test_a_chains_parts_are_read_in_batches_and_give_the_same_ledger(
@@ -462,7 +467,7 @@ def test_a_chains_parts_are_read_in_batches_and_give_the_same_ledger(
     import cctx_research.ingest as ingest
     from cctx_research.nodes.store import Dataset
 
-    sync_run = importlib.import_module("cctx_research.nodes.sync")  # the module, not the function
+    sync_run = importlib.import_module("cctx_research.nodes.ledger")  # the module
 
     out = tmp_path / "cctp"
     cctx.sync(out, {"base": base_node.url}, start=0, confirmations=5, progress=False)
@@ -475,9 +480,9 @@ def test_a_chains_parts_are_read_in_batches_and_give_the_same_ledger(
     read = []
     load = ingest.load
     monkeypatch.setattr(ingest, "load", lambda files, **kw: read.append(files) or load(files, **kw))
-    whole = sync_run.build_ledger(Dataset(out))
+    whole = sync_run.build_ledger(Dataset(out), engine="pandas")  # batches: the pandas path
     monkeypatch.setattr(sync_run, "BATCH_LOGS", max(logs))  # no two parts with logs together
-    batched = sync_run.build_ledger(Dataset(out))
+    batched = sync_run.build_ledger(Dataset(out), engine="pandas")
     assert whole == batched == 5
     assert len(read[0]) == 1  # the default: the chain's parts in one batch
     assert 2 <= len(read[1]) <= len(parts)
