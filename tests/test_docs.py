@@ -210,6 +210,15 @@ class Page:
             except BaseException:
                 self.failed = current.id
                 raise
+        if self.finished(selected):
+            self.close()  # a Dask cluster left open would spin for the rest of the run
+
+    def finished(self, selected: set[str]) -> bool:
+        """Whether no block after those run will run in this session."""
+        return all(
+            b.needs or b.lang not in RUN or (b.slow and b.id not in selected)
+            for b in self.blocks[self.done :]
+        )
 
     def run(self, block: Block) -> None:
         if block.lang == "python":
@@ -281,7 +290,10 @@ class Page:
 
     def close(self) -> None:
         """Close what the page's snippets opened (clients, a Dask cluster)."""
-        for value in list(self.namespace.values()):
+        values = sorted(  # a cluster after its clients, which would wait for it otherwise
+            self.namespace.values(), key=lambda v: type(v).__name__.endswith("Cluster")
+        )
+        for value in values:
             module = type(value).__module__ or ""
             if module.startswith(("cctx_research", "distributed")) and hasattr(value, "close"):
                 with contextlib.suppress(Exception):
