@@ -18,7 +18,8 @@ How a page's code blocks are checked (the conventions for whoever writes one):
   blocks with ``bash`` and the virtualenv's ``bin`` first on ``PATH``. No
   ``CCTX_*`` variable is set (so ``connect()`` serves the embedded sample)
   but ``CCTX_CACHE_DIR``, a cache of the page's own, lent the sample's days built
-  once a session (``tests/sample_seed.py``); ``HOME`` is the page's.
+  once a session (``tests/sample_seed.py``); ``HOME`` is the page's. What the
+  namespace opened (clients, a Dask cluster) is closed once the page's last block ran.
 - A command of the checkout itself (``.venv/bin/...``, as ``make`` installs it)
   runs at the repository's root.
 - The directory holds the files a researcher would bring, under the names the
