@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -52,13 +53,21 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in ROOT.rglob("*.py")}
 
 
+@functools.cache
+def _parsed(path: Path) -> tuple[list[str], ast.Module]:
+    """A module's lines and syntax tree, parsed once for every test here."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return lines, ast.parse("\n".join(lines))
+
+
 def _imports(name: str, path: Path) -> list[tuple[str, tuple[str, ...], bool]]:
     """(imported module, names taken from it, at module level) of one module, resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    _, tree = _parsed(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     top_level = {id(node) for node in tree.body}
     out = []
@@ -277,13 +286,15 @@ LONG_SIGNATURES = {
 """Functions allowed more than :data:`MAX_PARAMETERS`, each with why."""
 
 
-def _functions():
+@functools.cache
+def _functions() -> tuple[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, list[str]], ...]:
+    found = []
     for path in sorted(ROOT.rglob("*.py")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        tree = ast.parse("\n".join(lines))
+        lines, tree = _parsed(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                yield f"{path.relative_to(ROOT.parent)}:{node.name}", node, lines
+                found.append((f"{path.relative_to(ROOT.parent)}:{node.name}", node, lines))
+    return tuple(found)
 
 
 def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> int:

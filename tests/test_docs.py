@@ -18,7 +18,8 @@ How a page's code blocks are checked (the conventions for whoever writes one):
   blocks with ``bash`` and the virtualenv's ``bin`` first on ``PATH``. No
   ``CCTX_*`` variable is set (so ``connect()`` serves the embedded sample)
   but ``CCTX_CACHE_DIR``, a cache of the page's own, lent the sample's days built
-  once a session (``tests/sample_seed.py``); ``HOME`` is the page's.
+  once a session (``tests/sample_seed.py``); ``HOME`` is the page's. What the
+  namespace opened (clients, a Dask cluster) is closed once the page's last block ran.
 - A command of the checkout itself (``.venv/bin/...``, as ``make`` installs it)
   runs at the repository's root.
 - The directory holds the files a researcher would bring, under the names the
@@ -210,6 +211,15 @@ class Page:
             except BaseException:
                 self.failed = current.id
                 raise
+        if self.finished(selected):
+            self.close()  # a Dask cluster left open would spin for the rest of the run
+
+    def finished(self, selected: set[str]) -> bool:
+        """Whether no block after those run will run in this session."""
+        return all(
+            b.needs or b.lang not in RUN or (b.slow and b.id not in selected)
+            for b in self.blocks[self.done :]
+        )
 
     def run(self, block: Block) -> None:
         if block.lang == "python":
@@ -281,7 +291,10 @@ class Page:
 
     def close(self) -> None:
         """Close what the page's snippets opened (clients, a Dask cluster)."""
-        for value in list(self.namespace.values()):
+        values = sorted(  # a cluster after its clients, which would wait for it otherwise
+            self.namespace.values(), key=lambda v: type(v).__name__.endswith("Cluster")
+        )
+        for value in values:
             module = type(value).__module__ or ""
             if module.startswith(("cctx_research", "distributed")) and hasattr(value, "close"):
                 with contextlib.suppress(Exception):

@@ -4,7 +4,7 @@
   ``make tools`` into ``.tools/``) on a free port, with the chain id of the
   chain it stands for.
 - :func:`compiled`: ``LogReplay.sol`` compiled by solc-js (npm ``solc``, same
-  install), once per test session.
+  install), once: kept in ``.tools/compiled/`` until its source or solc changes.
 - :meth:`Anvil.install_cctp`: the compiled contract set (``anvil_setCode``) at
   the registry's real CCTP addresses of the chain, V1 and V2;
   :meth:`Anvil.replay` sends the recorded logs of real CCTP transfers
@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -55,16 +57,38 @@ def free_port() -> int:
 
 
 _COMPILED: dict[str, Any] = {}
+_FIELDS = {"compiler", "abi", "runtime"}
 
 
 def compiled() -> dict[str, Any]:
-    """``{compiler, abi, runtime}`` of LogReplay.sol, compiled by solc-js (once a session)."""
+    """``{compiler, abi, runtime}`` of LogReplay.sol, compiled by solc-js (once a session).
+
+    The output is kept in ``.tools/compiled/``, named by a digest of the source, the
+    compile script and solc's ``package.json``: each test worker and benchmark process
+    (3 s of CPU a compile) reads it there until one of the three changes. A kept file
+    that cannot be read whole is compiled again and replaced.
+    """
     if not _COMPILED:
-        out = subprocess.run(
-            ["node", str(HERE / "compile.js"), str(SOLC), str(HERE / "LogReplay.sol")],
-            check=True, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        _COMPILED.update(json.loads(out.stdout))
+        digest = hashlib.sha256()
+        for path in (HERE / "LogReplay.sol", HERE / "compile.js", SOLC / "package.json"):
+            digest.update(path.read_bytes() + b"\0")
+        kept = ROOT / ".tools" / "compiled" / f"LogReplay-{digest.hexdigest()[:20]}.json"
+        try:
+            found = json.loads(kept.read_text())
+        except (OSError, ValueError):
+            found = None
+        if not isinstance(found, dict) or set(found) != _FIELDS:
+            out = subprocess.run(
+                ["node", str(HERE / "compile.js"), str(SOLC), str(HERE / "LogReplay.sol")],
+                check=True, capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            found = json.loads(out.stdout)
+            with contextlib.suppress(OSError):  # a read-only checkout compiles every time
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                part = kept.with_name(f"{kept.name}.{os.getpid()}.part")
+                part.write_text(out.stdout)
+                os.replace(part, kept)
+        _COMPILED.update(found)
     return _COMPILED
 
 
