@@ -224,7 +224,8 @@ def test_the_command_keeps_figures_in_the_cache_directory_unless_told_not_to(
         import sys
         from cctx_research.cli import main
         assert main(sys.argv[1:]) == 0
-        print(sorted(m for m in sys.modules if m.startswith("matplotlib")))
+        watched = ("matplotlib", "cctx_research.ingest")
+        print(sorted(m for m in sys.modules if m.startswith(watched)))
         """
     )
 
@@ -243,6 +244,8 @@ def test_the_command_keeps_figures_in_the_cache_directory_unless_told_not_to(
     warm = run("--out", str(tmp_path / "c.html"))
     # every figure kept: matplotlib's drawing machinery is never imported
     assert "matplotlib.figure" not in warm, warm
+    # fed by a client, the report never needs the readers of the formats
+    assert "cctx_research.ingest" not in cold + warm, cold + warm
     pages = [(tmp_path / f"{name}.html").read_text() for name in "abc"]
     pictures = [re.findall(r"data:image/png;base64,([^\"]+)", page) for page in pages]
     assert len(pictures[0]) >= 9

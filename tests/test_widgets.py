@@ -117,6 +117,22 @@ def test_dashboard_draws_everything_on_open(dash: widgets.Dashboard) -> None:
     assert len(dash.transfers) > 1000
 
 
+def test_kept_figures_are_read_back_the_same_and_new_data_is_drawn(
+    client: Any, dash: widgets.Dashboard, tmp_path: Any
+) -> None:
+    # the app's pages open on the same days: the first page's figures serve the next ones
+    first = widgets.dashboard(client, start=DAY1, end=DAY2, figures=tmp_path)
+    assert (first.figures.drawn, first.figures.hits) == (3, 0)
+    again = widgets.dashboard(client, start=DAY1, end=DAY2, figures=tmp_path)
+    assert (again.figures.drawn, again.figures.hits) == (0, 3)
+    assert _snapshot(again) == _snapshot(first) == _snapshot(dash)  # dash: drawn, no cache
+    again.metric.value = "count"  # other data: drawn, not served from the volume's
+    assert again.figures.drawn == 3
+    assert all(_snapshot(again)[k] != _snapshot(first)[k] for k in first.images)
+    with pytest.raises(TypeError, match="figures must be True"):
+        widgets.dashboard(client, start=DAY1, end=DAY2, figures=3)
+
+
 @pytest.mark.parametrize(
     ("control", "value", "changed"),
     [
@@ -500,9 +516,9 @@ def test_the_partial_day_and_only_it_is_hatched_in_both_views(
     # the sample's clock is 1 July, 12:00 UTC: a window to 1 July included holds half of it
     today = pd.Timestamp(DAY3, tz="UTC")
     partial_day = [(today, today + pd.Timedelta(days=1))]
-    from cctx_research.widgets import explorer, overview
+    from cctx_research.widgets import _panel, explorer
 
-    drawn = _keep_axes(monkeypatch, overview)
+    drawn = _keep_axes(monkeypatch, _panel)
     dash = widgets.dashboard(client, start=DAY1, end="2024-07-02")
     assert dash.error is None, dash.status.value
     assert _hatched(drawn["plot_volume"]) == partial_day

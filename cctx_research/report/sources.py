@@ -17,7 +17,6 @@ import pandas as pd
 
 from .. import schema, times
 from ..analysis.history import volume_history
-from ..ingest import transfers_from_ledger
 from ..provenance import attach, provenance
 from . import engine_ledger
 from .progress import ProgressCallback, quiet
@@ -121,6 +120,8 @@ def mints_from_ledger(
     """
     start_ts = times.to_timestamp(start, name="start")
     end_ts = times.to_timestamp(end, name="end")
+    from ..ingest import transfers_from_ledger  # here: a report fed by a client never needs it
+
     frame = transfers_from_ledger(ledger)
     record = provenance(frame)
     keep = (

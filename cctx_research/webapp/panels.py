@@ -56,6 +56,8 @@ class AppPanels(w.VBox):
     heading : ipywidgets.HTML
     ready : threading.Event
         Set once the dashboard has fetched and drawn its first window.
+
+    Parameters ``figures``: as for :func:`app` (default here: none kept).
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class AppPanels(w.VBox):
         days: int = widgets.DEFAULT_DAYS,
         ledger: Any = None,
         later: bool = False,
+        figures: Any = None,
     ) -> None:
         super().__init__()
         self.client = client
@@ -72,7 +75,9 @@ class AppPanels(w.VBox):
         self._ledger = ledger
         self.ready = threading.Event()
         self._pending, self._lock = later, threading.Lock()  # the first draw not begun yet
-        self.dashboard = widgets.Dashboard(client, days=days, fetch=not later)
+        # every page draws the same opening days: the first page's figures are kept for
+        # the next ones (keyed on their data, so a page on other data draws its own)
+        self.dashboard = widgets.Dashboard(client, days=days, fetch=not later, figures=figures)
         self._built: dict[int, Any] = {0: self.dashboard}
         boxes = [w.VBox([self.dashboard])]
         boxes += [w.VBox([w.HTML(value=f"<i>opening {html.escape(t)}&hellip;</i>")])
@@ -227,7 +232,12 @@ def ledger_behind() -> Any:
 
 
 def app(
-    client: Any, *, days: int = widgets.DEFAULT_DAYS, ledger: Any = None, later: bool = True
+    client: Any,
+    *,
+    days: int = widgets.DEFAULT_DAYS,
+    ledger: Any = None,
+    later: bool = True,
+    figures: Any = True,
 ) -> AppPanels:
     """The dashboard, the address explorer, the transaction lookup and who moves the money.
 
@@ -245,6 +255,10 @@ def app(
         Return the page at once and let the dashboard fetch and draw on a
         thread (the page shows its widgets first, the figures as they come);
         ``page.wait()`` blocks until they are drawn. False: draw before returning.
+    figures : bool or path, default True
+        Keep the dashboard's figures and read them back when a page shows the same
+        data again (every page opens on the same days): ``True`` for ``figures/`` in
+        the cache directory (``CCTX_CACHE_DIR``), a directory, or False to draw each.
 
     Returns
     -------
@@ -260,4 +274,4 @@ def app(
 
     check_type(later, bool, "later", "True (draw after the page shows) or False")
     loader = ledger_behind if ledger is None else ledger
-    return AppPanels(client, days=days, ledger=loader, later=later)
+    return AppPanels(client, days=days, ledger=loader, later=later, figures=figures)

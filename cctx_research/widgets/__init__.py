@@ -55,11 +55,24 @@ Examples
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._panel import DEFAULT_DAYS as DEFAULT_DAYS  # the panels open on these days
-from .actors import ActorsPanel, actors_panel
-from .explorer import AddressExplorer, address_explorer
-from .lookup import TransactionLookup, transaction_lookup
 from .overview import Dashboard, dashboard
+
+if TYPE_CHECKING:  # imported on first use: the app's first page needs the dashboard alone
+    from .actors import ActorsPanel, actors_panel
+    from .explorer import AddressExplorer, address_explorer
+    from .lookup import TransactionLookup, transaction_lookup
+
+_HOMES: dict[str, str] = {
+    "ActorsPanel": "actors", "actors_panel": "actors",
+    "AddressExplorer": "explorer", "address_explorer": "explorer",
+    "TransactionLookup": "lookup", "transaction_lookup": "lookup",
+}  # fmt: skip
+"""The other panels' modules, imported when first asked for (the actors panel's brings the
+report's ledger helpers and the ingest code, which the dashboard does not need)."""
 
 __all__ = [
     "ActorsPanel",
@@ -71,3 +84,16 @@ __all__ = [
     "dashboard",
     "transaction_lookup",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # asked once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -15,7 +15,8 @@ import pandas as pd
 from .. import provenance, times
 from ..errors import CctxError, CctxWarning, CoverageWarning, SyntheticDataWarning
 from ..views import notices
-from ..views.markup import escape, synthetic_banner
+from ..views.figures import FigureCache, resolve_draw
+from ..views.markup import escape, render_png, synthetic_banner
 
 try:
     import ipywidgets as w
@@ -147,6 +148,7 @@ class Panel(w.VBox):
         self._caught: list[warnings.WarningMessage] | None = None
         self.draws = 0
         self.images: dict[str, w.Image] = {}
+        self.figures: FigureCache | None = None
         self._controls = controls
         # one callback at a time: the app draws its first page on a thread, and a
         # click meanwhile waits for it (then draws what it picked)
@@ -165,6 +167,15 @@ class Panel(w.VBox):
         image.observe(shown, names="value")
         self.images[name] = image
         return image
+
+    def _png(self, draw: str, data: Any, **options: Any) -> bytes:
+        """The PNG of ``draw`` (a :mod:`cctx_research.plots` name): kept in ``figures``, or drawn.
+
+        Named, the plot function (and matplotlib) is imported only when a figure is drawn.
+        """
+        if self.figures is not None:
+            return self.figures.png(draw, data, **options)
+        return render_png(resolve_draw(draw), data, **options)
 
     def _say(self, text: str, *, style: str = "") -> None:
         self.status.value = f'<span style="{style}">{text}</span>' if style else text

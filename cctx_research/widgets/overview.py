@@ -8,9 +8,9 @@ import ipywidgets as w
 import pandas as pd
 
 from .. import chains as chain_registry
-from .. import plots
 from ..analysis import addresses, flows, volumes
-from ..views.markup import escape, html_table, render_png
+from ..views.figures import figure_cache
+from ..views.markup import escape, html_table
 from ..views.selection import chain_names, touching, with_main_chain
 from ._panel import (
     DEFAULT_DAYS,
@@ -63,6 +63,10 @@ class Dashboard(Panel):
         How many fetches and redraws happened.
     error : Exception or None
         The last error, if the last callback failed.
+    figures : cctx_research.views.figures.FigureCache or None
+        Where the figures drawn are kept and found again (``figures=True``: the
+        cache directory's ``figures/``; the app's pages share it), or None: each
+        redraw draws them.
     """
 
     def __init__(
@@ -74,8 +78,16 @@ class Dashboard(Panel):
         days: int = DEFAULT_DAYS,
         chains: Any = None,
         fetch: bool = True,
+        figures: Any = None,
     ) -> None:
         super().__init__()
+        try:  # a bad value is said before any widget is made
+            kept = figure_cache(figures)
+        except TypeError:
+            raise TypeError(
+                "figures must be True (the cache directory's figures/), False, or a directory "
+                f"path, got {figures!r}"
+            ) from None
         d_start, d_end = default_dates(days)
         self.start = w.DatePicker(description="From", value=as_date(start) or d_start)
         self.end = w.DatePicker(description="To", value=last_day(end) or d_end)
@@ -105,6 +117,7 @@ class Dashboard(Panel):
             self.top_n,
         ]
         self._setup(client, controls)
+        self.figures = kept
         self.transfers: pd.DataFrame | None = None
         self.window: tuple[pd.Timestamp, pd.Timestamp] | None = None
         self.top_table = w.HTML(value="")
@@ -170,14 +183,14 @@ class Dashboard(Panel):
         picked = list(self.chains.value)
         data = touching(self.transfers, picked or None)
         metric = self.metric.value
-        self.images["flow_graph"].value = render_png(
-            plots.plot_flow_graph, flows.graph(data, weight=metric), weight=metric, figsize=(6, 5)
+        self.images["flow_graph"].value = self._png(
+            "plot_flow_graph", flows.graph(data, weight=metric), weight=metric, figsize=(6, 5)
         )
-        self.images["flow_matrix"].value = render_png(
-            plots.plot_flow_matrix, flows.matrix(data, values=metric), figsize=(6, 5)
+        self.images["flow_matrix"].value = self._png(
+            "plot_flow_matrix", flows.matrix(data, values=metric), figsize=(6, 5)
         )
-        self.images["volume"].value = render_png(
-            plots.plot_volume,
+        self.images["volume"].value = self._png(
+            "plot_volume",
             volumes.timeseries(data, freq=self.freq.value, by="source_chain"),
             value=metric,
             figsize=(12, 4),
@@ -210,6 +223,7 @@ def dashboard(
     end: Any = None,
     days: int = DEFAULT_DAYS,
     chains: Any = None,
+    figures: Any = None,
 ) -> Dashboard:
     """An overview of CCTP flows and volumes over a date range, redrawn on every change.
 
@@ -226,6 +240,10 @@ def dashboard(
     days : int, default 7
     chains : chain or list of chains, optional
         Chains preselected (transfers touching any of them). Default: all.
+    figures : bool or path, optional
+        Keep the figures drawn and read them back when the same data is shown
+        again (:mod:`cctx_research.views.figures`): ``True`` for ``figures/`` in
+        the cache directory (``CCTX_CACHE_DIR``), or a directory. Default: none.
 
     Returns
     -------
@@ -238,7 +256,7 @@ def dashboard(
     >>> dash = dashboard(client, days=3)  # doctest: +SKIP
     >>> dash.metric.value = "count"  # doctest: +SKIP
     """
-    return Dashboard(client, start=start, end=end, days=days, chains=chains)
+    return Dashboard(client, start=start, end=end, days=days, chains=chains, figures=figures)
 
 
 # --------------------------------------------------------------------------
