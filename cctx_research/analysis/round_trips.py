@@ -124,10 +124,12 @@ def _hash_codes(hashes: pa.ChunkedArray) -> np.ndarray:
     whole = hashes.chunk(0) if hashes.num_chunks == 1 else hashes.combine_chunks()
     if not len(whole):
         return np.zeros(0, dtype=np.int32)
-    values = np.asarray(pc.fill_null(whole, 0)).view(np.int64)
-    codes = pd.factorize(values)[0].astype(np.int32 if len(values) < 2**31 else np.int64)
-    if whole.null_count:
-        codes[np.asarray(whole.is_null())] = -1
+    small = np.int32 if len(whole) < 2**31 else np.int64
+    if not whole.null_count:
+        return pd.factorize(np.asarray(whole).view(np.int64))[0].astype(small)
+    valid = np.asarray(whole.is_valid())
+    codes = np.full(len(whole), -1, dtype=small)
+    codes[valid] = pd.factorize(np.asarray(whole.drop_null()).view(np.int64))[0]
     return codes
 
 
