@@ -591,6 +591,20 @@ def test_addresses_encoded_in_parts_give_the_numbers_of_one_pass(sample, monkeyp
     assert len(sample) > 4 * 1_000  # four parts
 
 
+def test_hashes_coded_as_one_dictionary_encode_with_null_as_minus_one():
+    # DuckDB's address hashes: 64-bit, any bit pattern, nulls where no address, in chunks
+    pa = pytest.importorskip("pyarrow")
+    values = [2**64 - 1, None, 0, 7, 2**64 - 1, 2**63, 0, None, 7, 5]
+    hashes = pa.chunked_array([values[:4], values[4:]], pa.uint64())
+    want = hashes.combine_chunks().dictionary_encode().indices.fill_null(-1).to_pylist()
+    got = round_trips._hash_codes(hashes)
+    assert got.tolist() == want == [0, -1, 1, 2, 0, 3, 1, -1, 2, 4]
+    # a null first takes no code: the codes stay dense
+    late = round_trips._hash_codes(pa.chunked_array([[None, 5, None, 5, 6]]))
+    assert late.tolist() == [-1, 0, -1, 0, 1]
+    assert round_trips._hash_codes(pa.chunked_array([], pa.uint64())).tolist() == []
+
+
 def test_duckdb_without_exact_codes_runs_the_rules_in_sql(sample, monkeypatch):
     # two addresses sharing a hash: the codes would not be exact, so the rules run in SQL
     duckdb = pytest.importorskip("duckdb")
