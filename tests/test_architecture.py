@@ -38,6 +38,7 @@ MAX_LINES = 500  # one concern a module: past this, it is two
 CONTRACT = (
     "config", "errors", "chains", "schema", "times", "arguments", "provenance", "addressing",
     "tokens", "labels", "storage", "_version", "_codes", "_textarrays", "_sealed",
+    "_lazy",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
 VIEW_PACKAGES = ("report", "widgets", "webapp", "export", "views", "plots")
@@ -229,8 +230,9 @@ def _is_init(module: str) -> bool:
 
 
 TOP_LEVEL = {
-    "__init__", "_version", "_codes", "_textarrays", "_sealed", "config", "errors", "schema",
-    "times", "arguments", "provenance", "tokens", "labels", "storage", "connection", "cli",
+    "__init__", "_version", "_codes", "_textarrays", "_sealed", "_lazy", "config", "errors",
+    "schema", "times", "arguments", "provenance", "tokens", "labels", "storage", "connection",
+    "cli",
 }
 """The face, the contract modules (settings, errors, the schema, times, argument checks,
 provenance, tokens, address labels, the dataset convention; the registry and addresses are
