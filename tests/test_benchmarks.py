@@ -92,7 +92,7 @@ SCALE_FIGURES = [
     '13h load(engine="duckdb"): transfers linked vs planted, {n}',
     "13i report on the ledger, time, {n}",
     "13i report on the ledger, peak RSS, {n}",
-    "13j whole history (12M): peak RSS of load",
+    "13j whole history (12M): load, then report --data, peak RSS",
 ]
 SCALE_FIGURES = [figure.format(n="5k") for figure in SCALE_FIGURES]
 """At 5k transfers: every step and row of the 20k ``--quick`` form, a quarter of its work."""
@@ -123,7 +123,7 @@ def test_scale_quick_run_prints_every_row(tmp_path):
     assert "equal to load's ledger" in rows[SCALE_FIGURES[8]]["detail"], rows[SCALE_FIGURES[8]]
     assert rows[SCALE_FIGURES[3]]["result"] in ("pass", "MISS")
     assert NUMBER.match(rows[SCALE_FIGURES[3]]["ratio"]), rows[SCALE_FIGURES[3]]
-    assert rows[SCALE_FIGURES[-1]]["value"] == "-"  # the 12M row runs with --full only
+    assert rows[SCALE_FIGURES[-1]]["value"] == "-"  # the 12M row runs at 12M only
 
 
 STARTUP_FIGURES = [

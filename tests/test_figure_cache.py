@@ -217,12 +217,17 @@ def test_the_command_keeps_figures_in_the_cache_directory_unless_told_not_to(
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(seed(tmp_path / "cache"))
-    today = pd.Timestamp.now(tz="UTC").floor("h")
-    window = ["--start", (today - pd.Timedelta(hours=6)).isoformat(), "--end", today.isoformat()]
+    # the live sample mints pending transfers as the clock moves (burn to mint at most
+    # about 72 minutes): a window ending 3 hours ago holds data no later run can change
+    end = pd.Timestamp.now(tz="UTC").floor("h") - pd.Timedelta(hours=3)
+    window = ["--start", (end - pd.Timedelta(hours=6)).isoformat(), "--end", end.isoformat()]
     probe = textwrap.dedent(
         """
-        import sys
+        import logging, sys
         from cctx_research.cli import main
+        drawn = logging.getLogger("cctx_research.views.figures")  # which figures were drawn
+        drawn.setLevel(logging.DEBUG)
+        drawn.addHandler(logging.StreamHandler(sys.stderr))
         assert main(sys.argv[1:]) == 0
         watched = ("matplotlib", "cctx_research.ingest")
         print(sorted(m for m in sys.modules if m.startswith(watched)))
@@ -233,7 +238,7 @@ def test_the_command_keeps_figures_in_the_cache_directory_unless_told_not_to(
         argv = ["--log-level", "WARNING", "report", "--no-progress", *window, *options]
         done = subprocess.run([sys.executable, "-c", probe, *argv], check=True, env=env,
                               capture_output=True, text=True)  # fmt: skip
-        return done.stdout.splitlines()[-1]
+        return done.stdout.splitlines()[-1] + "\n" + done.stderr
 
     figures_dir = tmp_path / "cache" / "figures"
     run("--no-figure-cache", "--out", str(tmp_path / "a.html"))
@@ -241,8 +246,10 @@ def test_the_command_keeps_figures_in_the_cache_directory_unless_told_not_to(
     cold = run("--out", str(tmp_path / "b.html"))
     assert len(list(figures_dir.glob("*.fig"))) >= 9
     assert "matplotlib.figure" in cold
+    assert cold.count("figure cache: drew") >= 9, cold
     warm = run("--out", str(tmp_path / "c.html"))
     # every figure kept: matplotlib's drawing machinery is never imported
+    assert "figure cache: drew" not in warm, warm
     assert "matplotlib.figure" not in warm, warm
     # fed by a client, the report never needs the readers of the formats
     assert "cctx_research.ingest" not in cold + warm, cold + warm

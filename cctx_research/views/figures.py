@@ -115,6 +115,8 @@ class FigureCache:
             return kept
         png = render_png(resolve_draw(draw), data, **options)
         self.drawn += 1
+        logger.debug("figure cache: drew %s (%s)", getattr(draw, "__name__", draw),
+                     "kept as " + key if key else "not keepable")  # fmt: skip
         if key is not None:
             self._write(key, png)
         return png
