@@ -201,6 +201,39 @@ def test_a_corrupt_or_foreign_entry_is_drawn_again_and_replaced(
     assert drawn == []
 
 
+def test_the_directory_keeps_under_its_bound_dropping_the_figures_used_longest_ago(
+    tmp_path: Path, drawn: list[str]
+) -> None:
+    datas = [_frame((1, 2, k)) for k in range(3, 7)]
+    keys = [_key(data=d) for d in datas]
+    probe = figures.FigureCache(tmp_path / "probe")
+    for data in datas:
+        probe.png(draw_line, data)
+    sizes = [(tmp_path / "probe" / f"{key}.fig").stat().st_size for key in keys]
+    # three entries and a half: the fourth passes it
+    cache = figures.FigureCache(tmp_path / "figures", max_bytes=sum(sizes[:3]) + sizes[3] // 2)
+    drawn.clear()
+    for data in datas[:3]:
+        cache.png(draw_line, data)
+    cache.png(draw_line, datas[0])  # a hit: used now, so not the first to go
+    assert drawn.count("draw_line") == 3
+    cache.png(draw_line, datas[3])  # the fourth passes the bound: down to 3/4 of it
+    kept = {p.stem for p in (tmp_path / "figures").iterdir()}
+    assert kept == {keys[0], keys[3]}, "the two used longest ago are removed"
+    assert sum(p.stat().st_size for p in (tmp_path / "figures").iterdir()) <= cache.max_bytes
+    drawn.clear()
+    cache.png(draw_line, datas[0])
+    assert drawn == []
+    cache.png(draw_line, datas[1])
+    assert drawn == ["draw_line"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "256M"])
+def test_a_bound_that_is_no_size_is_refused(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="max_bytes must be a positive number of bytes"):
+        figures.FigureCache(tmp_path, max_bytes=bad)  # type: ignore[arg-type]
+
+
 def test_a_file_in_place_of_the_directory_warns_and_draws(tmp_path: Path) -> None:
     (tmp_path / "figures").write_text("a file")
     cache = figures.FigureCache(tmp_path / "figures")

@@ -22,7 +22,10 @@ replaced, never served. A directory that cannot be written gives a
 :class:`~cctx_research.errors.CacheWarning` once, and the figures are drawn.
 
 Entries live in ``<cache_dir>/figures/`` (``CCTX_CACHE_DIR``), one file per
-figure, ``<key>.fig``; deleting the directory is always safe.
+figure, ``<key>.fig``; deleting the directory is always safe. The directory is
+kept under ``max_bytes`` (:data:`MAX_BYTES`, 256 MiB: some 250 reports'
+pictures): after a write that passes it, the entries used longest ago (a hit
+renews an entry's time) are removed until it holds three quarters of it.
 
 Examples
 --------
@@ -36,6 +39,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -57,9 +61,12 @@ import pandas as pd
 from .. import storage
 from ..errors import CacheWarning
 
-__all__ = ["FigureCache", "figure_cache", "figure_key", "fingerprint", "resolve_draw"]
+__all__ = ["MAX_BYTES", "FigureCache", "figure_cache", "figure_key", "fingerprint", "resolve_draw"]
 
 logger = logging.getLogger(__name__)
+
+MAX_BYTES = 256 * 2**20
+"""The most a figure cache directory holds by default, in bytes."""
 
 _MAGIC = b"CCTXFIG1"
 _PNG = b"\x89PNG\r\n\x1a\n"
@@ -92,12 +99,18 @@ class FigureCache:
     directory : str or path
         Where the entries go (created on first write), e.g.
         ``config.cache_dir() / "figures"``.
+    max_bytes : int, default :data:`MAX_BYTES`
+        The most the directory holds: past it, the entries used longest ago
+        are removed.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> None:
         if not isinstance(directory, (str, os.PathLike)):
             raise TypeError(f"directory must be a path, got {type(directory).__name__}")
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValueError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}")
         self.directory = Path(directory).expanduser()
+        self.max_bytes = max_bytes
         self.hits = 0
         self.drawn = 0
         self._warned = False
@@ -138,6 +151,8 @@ class FigureCache:
             and parts[2] == hashlib.sha256(png).hexdigest().encode("ascii")
             and png.startswith(_PNG)
         ):
+            with contextlib.suppress(OSError):  # used now: the last an eviction removes
+                os.utime(self._path(key))
             return png
         logger.info("figure cache: %s is not a valid entry; drawing it again", self._path(key))
         return None
@@ -157,6 +172,31 @@ class FigureCache:
                     CacheWarning,
                     stacklevel=3,
                 )
+            return
+        self._evict()
+
+    def _evict(self) -> None:
+        """Past ``max_bytes``, remove the entries used longest ago down to three quarters."""
+        entries = []
+        with contextlib.suppress(OSError), os.scandir(self.directory) as found:
+            for entry in found:
+                if entry.name.endswith(".fig"):
+                    with contextlib.suppress(OSError):  # removed meanwhile by another process
+                        info = entry.stat()
+                        entries.append((info.st_mtime_ns, info.st_size, entry.path))
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes:
+            return
+        removed = 0
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes * 3 // 4:
+                break
+            with contextlib.suppress(OSError):  # gone already, or not ours to remove
+                os.remove(path)
+                removed += 1
+            total -= size
+        logger.info("figure cache: %d figures used longest ago removed from %s (over %d MiB)",
+                    removed, self.directory, self.max_bytes >> 20)  # fmt: skip
 
 
 def figure_cache(value: bool | str | os.PathLike[str] | FigureCache | None) -> FigureCache | None:
