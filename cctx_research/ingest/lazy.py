@@ -7,7 +7,8 @@ lazy frame over it (:func:`cctx_research.ingest.datasets.scan`), so the
 analyses run in the engine and read from disk. ``out=`` says where the
 dataset goes; without it, a new temporary directory (``cctx-ledger-*``
 under the system's temporary directory) that stays after ``load`` returns,
-since the lazy frame reads from it.
+since the lazy frame reads from it, and is removed when the Python process
+exits (a ledger of the whole history is gigabytes: pass ``out=`` to keep it).
 
 The dataset is written whole in a temporary directory beside ``out`` and
 then takes its place (:func:`cctx_research.storage.replace_directory_atomically`):
@@ -17,7 +18,9 @@ previous ledger), never half written.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -103,6 +106,9 @@ def stream_and_scan(
 
     if out is None:
         out = Path(tempfile.mkdtemp(prefix="cctx-ledger-"))
+        # the lazy frame reads it for as long as the process runs; no later process can
+        # know the name, so nothing is left behind to fill the disk
+        atexit.register(shutil.rmtree, out, ignore_errors=True)
     if report is not None:
         report("write")
     storage.replace_directory_atomically(out, write)

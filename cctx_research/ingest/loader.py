@@ -357,7 +357,8 @@ def load(
         directory beside ``out`` and swapped in, so a failure or Ctrl-C
         leaves ``out`` as it was; a previous ledger there is replaced.
         Without ``out``, a lazy engine's dataset goes to a new temporary
-        directory (``cctx-ledger-*``), kept after ``load`` returns.
+        directory (``cctx-ledger-*``), kept after ``load`` returns and
+        removed when the Python process exits.
 
     Returns
     -------

@@ -3,6 +3,7 @@ written whole or not at all (a real Ctrl-C mid-write leaves the previous ledger)
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -61,6 +62,23 @@ def test_without_out_a_lazy_ledger_lives_in_a_temporary_directory(tmp_path, monk
     assert str(made) in relation.sql_query()
     assert relation.aggregate("count(*)").fetchall() == [(6,)]
     assert len(datasets.read(made)) == 6
+
+
+def test_the_temporary_dataset_goes_when_the_process_exits(tmp_path):
+    probe = textwrap.dedent(
+        """
+        import sys
+        import cctx_research as cctx
+        relation = cctx.load(sys.argv[1], blocks=sys.argv[2], engine="duckdb")
+        print(relation.aggregate("count(*)").fetchall()[0][0])
+        """
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", probe, str(LOGS), str(BLOCKS)], env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["6"]  # the lazy frame read it while the process ran
+    assert not list(tmp_path.glob("cctx-ledger-*"))
 
 
 def test_pandas_with_out_returns_the_frame_and_writes_the_dataset(tmp_path):
