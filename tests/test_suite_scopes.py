@@ -62,7 +62,8 @@ def test_the_cpu_log_records_each_test_and_the_processes_it_waited_for(tmp_path:
         "    subprocess.run([sys.executable, '-c', code], check=True)\n"
     )  # fmt: skip
     log = tmp_path / "cpu.jsonl"
-    env = {**os.environ, "CCTX_TEST_CPU": str(log)}
+    # no plugins but the suite's conftest: hypothesis's alone is seconds of import
+    env = {**os.environ, "CCTX_TEST_CPU": str(log), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
          "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / "test_spin.py")],
