@@ -30,7 +30,8 @@ machine's speed falls on both; the median of the repeats is kept):
 5. The dashboard's first page: from navigation until its widgets have drawn
    (the overview's status line shows), in Debian's Chromium driven by
    Playwright, the second visit (the first one starts the server's caches):
-   <= 10 s on this machine.
+   <= 10 s on this machine. ``--quick``'s app uses the sample's days row 3
+   built (when row 3 runs too), as its report does.
 """
 
 from __future__ import annotations
@@ -170,8 +171,12 @@ def report(suite: Suite, tmp: Path, quick: bool) -> None:
                   f"as row 4, the bytecode kept as an installed package's; {what}"))  # fmt: skip
 
 
-def first_page(suite: Suite, tmp: Path) -> None:
+def first_page(suite: Suite, tmp: Path, quick: bool) -> None:
     name = "5 dashboard first page, widgets visible (target <= 10 s)"
+    # --quick proves the row: its app uses the sample's days row 3 built, if it ran (its
+    # first kernel built them cold otherwise); the full run's app starts on an empty cache
+    shared = tmp / "connect-cache"
+    lent = quick and shared.is_dir()
     try:
         from browser_support import CHROMIUM, launch
         from dashboard_memory import Dashboard
@@ -184,7 +189,7 @@ def first_page(suite: Suite, tmp: Path) -> None:
         suite.add(Row(name, float("nan"), None, "s", "<= 10 s", None, "not run: no chromium",
                       text="-"))  # fmt: skip
         return
-    app = Dashboard(tmp / "dashboard-cache")
+    app = Dashboard(shared if lent else tmp / "dashboard-cache")
     try:
         with sync_playwright() as p:
             browser = launch(p)
@@ -200,7 +205,7 @@ def first_page(suite: Suite, tmp: Path) -> None:
         app.close()
     suite.add(Row(name, took[1], took[0], "s", "<= 10 s", took[1] <= 10.0,
                   "navigation to the first widget visible; baseline: the first visit, "
-                  "server just started"))  # fmt: skip
+                  "server just started" + (", the sample's days built" if lent else "")))
 
 
 def _visit(browser, url: str) -> float:
@@ -240,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         if "4" in rows:
             report(suite, tmp, args.quick)
         if "5" in rows:
-            first_page(suite, tmp)
+            first_page(suite, tmp, args.quick)
     text = table(suite.rows)
     footer = f"{'quick' if args.quick else 'full'} run in {time.perf_counter() - started:.0f} s "
     footer += f"on {machine()}"

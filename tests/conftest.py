@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import resource
 from collections.abc import Iterator
 from typing import Any
 
@@ -107,3 +110,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         zip(scopes, items, strict=True), key=lambda pair: (not slow[pair[0]], order[pair[0]])
     )
     items[:] = [item for _, item in ranked]
+
+
+# ---------------------------------------------------------------- where the suite's CPU goes
+
+CPU_LOG = "CCTX_TEST_CPU"
+"""Name a file in this variable and each test's CPU is appended to it (:func:`cpu_of`)."""
+
+
+def _cpu_now() -> tuple[float, float]:
+    """CPU seconds so far: this process's own, and its children's that have ended."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With ``CCTX_TEST_CPU=FILE``: one JSON line a test, the CPU its call and fixtures took.
+
+    ``own`` is the worker's CPU, ``children`` that of the processes the test started and
+    waited for (the CLI, kernels, servers, benchmark smoke runs); a module's fixtures count
+    where they are set up and torn down (its first and last test). Lines from parallel
+    workers are appended whole, so one file collects a whole run.
+    """
+    path = os.environ.get(CPU_LOG)
+    if not path:
+        yield
+        return
+    before = _cpu_now()
+    yield
+    after = _cpu_now()
+    line = {
+        "nodeid": item.nodeid,
+        "scope": scope_of(item.nodeid),
+        "own": round(after[0] - before[0], 3),
+        "children": round(after[1] - before[1], 3),
+    }
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")

@@ -40,3 +40,40 @@ def test_scopes_keep_a_module_together_unless_it_is_independent() -> None:
     assert scope_of(spread) == spread
     page = "tests/test_docs.py::test_block_runs[docs/views.md:44]"
     assert scope_of(page) == "tests/test_docs.py::docs/views.md"
+
+
+def test_the_cpu_log_records_each_test_and_the_processes_it_waited_for(tmp_path: Path) -> None:
+    """``CCTX_TEST_CPU=FILE``: a line a test, its own CPU apart from its children's."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_spin.py").write_text(
+        "import subprocess, sys, time\n"
+        "def spin(seconds):\n"
+        "    end = time.process_time() + seconds\n"
+        "    while time.process_time() < end:\n"
+        "        pass\n"
+        "def test_own():\n    spin(0.3)\n"
+        "def test_child():\n"
+        "    code = 'import time\\nend = time.process_time() + 0.3\\n'\n"
+        "    code += 'while time.process_time() < end: pass'\n"
+        "    subprocess.run([sys.executable, '-c', code], check=True)\n"
+    )  # fmt: skip
+    log = tmp_path / "cpu.jsonl"
+    # no plugins but the suite's conftest: hypothesis's alone is seconds of import
+    env = {**os.environ, "CCTX_TEST_CPU": str(log), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+         "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path / "test_spin.py")],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT / "tests")}, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = {r["nodeid"].split("::")[-1]: r for r in map(json.loads, log.read_text().splitlines())}
+    assert set(lines) == {"test_own", "test_child"}
+    assert lines["test_own"]["own"] >= 0.25
+    assert lines["test_own"]["children"] < 0.1
+    assert lines["test_child"]["children"] >= 0.25
+    assert lines["test_child"]["own"] < 0.2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import filecmp
 from pathlib import Path
 
 import pandas as pd
@@ -130,6 +131,14 @@ def _scale_parts(tmp_path, monkeypatch, n=2_000):
     return [str(p) for p in dataset_files(tmp_path / "sync")]
 
 
+def _same_bytes(a: Path, b: Path) -> bool:
+    """Whether the directories hold the same files, each of the same bytes."""
+    names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    if names != sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()):
+        return False
+    return all(filecmp.cmp(a / name, b / name, shallow=False) for name in names)
+
+
 def test_engine_duckdb_writes_the_pandas_ledger_out_of_core(tmp_path, capsys, monkeypatch):
     import cctx_research as cctx
     from cctx_research.ingest import datasets
@@ -145,9 +154,10 @@ def test_engine_duckdb_writes_the_pandas_ledger_out_of_core(tmp_path, capsys, mo
     assert main(argv) == 0
     said_duckdb = capsys.readouterr().out
     want = cctx.load(by_pandas).sort_values("transfer_id", ignore_index=True)
-    got = cctx.load(by_duckdb).sort_values("transfer_id", ignore_index=True)
-    assert len(got) > 1_900
-    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert len(want) > 1_900
+    if not _same_bytes(by_pandas, by_duckdb):  # the same files read back the same ledger
+        got = cctx.load(by_duckdb).sort_values("transfer_id", ignore_index=True)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
     # the same summary and links per route, but for the path written
     assert said_duckdb.replace(str(by_duckdb), "OUT") == said_pandas.replace(str(by_pandas), "OUT")
     assert f"wrote {len(want):,} transfers to {by_duckdb}" in said_duckdb
