@@ -215,7 +215,7 @@ def _load_rows(run: Measured, engine: str, planted: dict) -> list[Row]:
                f"{links}: transfers linked vs planted, {tag}")  # fmt: skip
     child = (run.loads or {}).get(engine)
     if child is None or floor is None:
-        why = "not run" if floor is None else "load() has no engine keyword yet"
+        why = "not run" if floor is None else "not run: not among --engines"
         return [_absent(f, u, why) for f, u in zip(figures, ("s", "GiB", "n"), strict=True)]
     r = child.result
     detail = child.error if child.failure else (
