@@ -43,10 +43,13 @@ _INTEGERS = ("source_domain", "destination_domain", "amount_raw", "burn_block", 
 _STRINGS = ("transfer_id", "burn_tx_hash", "mint_tx_hash", *schema.ADDRESS_COLUMNS)
 SERVED: tuple[str, ...] = (*_TIMES, *_INTEGERS, *_STRINGS)
 """The ledger's columns the interface's answers are made of; the others are not read."""
-_GROUPS = ((*_TIMES, *_INTEGERS, "transfer_id"), schema.ADDRESS_COLUMNS,
-           ("burn_tx_hash", "mint_tx_hash"))  # fmt: skip
-"""Columns read in one pass over the files (a dataset is thousands of small files, and
-each pass opens them all): the small ones together, then the addresses, then the hashes."""
+_GROUPS = (
+    (*_TIMES, *_INTEGERS, "transfer_id"),
+    *((name,) for name in (*schema.ADDRESS_COLUMNS, "burn_tx_hash", "mint_tx_hash")),
+)
+"""Columns read in one pass over the files: the small ones together (a dataset is
+thousands of small files, and each pass opens them all), then each address and hash
+column alone, so that one wide text column at a time is in memory."""
 _PATTERN = ("day=*", "source_chain=*", "*.parquet")
 _NS = 1_000_000_000
 
@@ -83,6 +86,9 @@ class LedgerDataset:
         The dataset's Parquet files, in the order their rows are read.
     synthetic : bool
         Its manifest says it is synthetic.
+    counts : dict of str to int
+        Its served transfers ``paired`` (burned and minted), ``pending``
+        (burned, not minted) and ``mint_only`` (a mint whose burn is not in it).
 
     Raises
     ------
@@ -105,8 +111,14 @@ class LedgerDataset:
         times = {name: self._read(name) for name in _TIMES}
         self._held.update(times)
         self._check_fractions(times)
+        burned, minted = (pc.is_valid(times[name]) for name in _TIMES)
+        self.counts = {
+            "paired": _count(pc.and_(burned, minted)),
+            "pending": _count(pc.and_not(burned, minted)),
+            "mint_only": _count(pc.and_not(minted, burned)),
+        }
         timeless = pc.and_(pc.is_null(times[_TIMES[0]]), pc.is_null(times[_TIMES[1]]))
-        dropped = int(pc.sum(timeless).as_py() or 0)
+        dropped = _count(timeless)
         if dropped:
             logger.warning(
                 "%d transfers have no burn or mint time and are not served; load event logs "
@@ -115,6 +127,10 @@ class LedgerDataset:
             )
             self._keep = pc.invert(timeless.combine_chunks())
         self._n = len(times[_TIMES[0]]) - dropped
+        logger.info(
+            "ledger dataset %s: %d transfers in %d files, indexed a column at a time",
+            self.path, self._n, len(self.files),
+        )  # fmt: skip
 
     def __len__(self) -> int:
         return self._n
@@ -145,17 +161,14 @@ class LedgerDataset:
             )
         return h.hexdigest()[:16]
 
-    def domains(self) -> tuple[int, ...]:
-        """The CCTP domains its served transfers leave or reach."""
-        held = [np.asarray(pc.unique(self[c]).to_numpy()) for c in _INTEGERS[:2]]
-        return tuple(int(d) for d in np.unique(np.concatenate(held)))
-
     def _read(self, name: str) -> pa.ChunkedArray:
         """``name`` of every row, file after file (the one row order every column shares).
 
         The columns of ``name``'s group are read with it and held until asked for
         (each is given once, then dropped: the index keeps its own arrays)."""
         if name not in self._held:
+            # what earlier columns left in Arrow's pool goes back before the next pass
+            pa.default_memory_pool().release_unused()
             group = next(g for g in _GROUPS if name in g)
             read = self._dataset.to_table(columns=list(group))  # in file order
             self._held.update({c: read.column(c) for c in group})
@@ -203,3 +216,7 @@ class LedgerDataset:
                 ),
                 stacklevel=4,
             )
+
+
+def _count(mask: pa.ChunkedArray) -> int:
+    return int(pc.sum(mask).as_py() or 0)

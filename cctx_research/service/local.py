@@ -223,7 +223,7 @@ def local_service(
         synthetic=synthetic,
     )  # fmt: skip
     if isinstance(ledger, LedgerDataset):
-        domains = ledger.domains()
+        domains = store.domains()
     else:
         held = pd.concat([ledger["source_domain"], ledger["destination_domain"]]).dropna()
         domains = tuple(sorted(int(d) for d in held.unique()))

@@ -177,6 +177,10 @@ class Store:
         clock = "now" if self.clock is None else self.clock.isoformat()
         return f"<Store {self._n} transfers, clock={clock}>"
 
+    def domains(self) -> tuple[int, ...]:
+        """The CCTP domains its transfers leave or reach, sorted (builds the index if needed)."""
+        return tuple(int(d) for d in np.union1d(self._ix.src, self._ix.dst))
+
     def now(self) -> pd.Timestamp:
         """The current clock: the pinned one, or the wall clock (UTC)."""
         return pd.Timestamp.now(tz="UTC") if self.clock is None else self.clock

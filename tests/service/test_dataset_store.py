@@ -22,6 +22,7 @@ import pytest
 import requests
 
 import cctx_research as cctx
+from cctx_research.config import DEMO_PROJECT_ID
 from cctx_research.errors import DataError
 from cctx_research.ingest import datasets
 from cctx_research.service.dataset import LedgerDataset, ledger_dataset
@@ -219,3 +220,43 @@ def test_a_dataset_without_a_served_column_says_so(tmp_path):
         LedgerDataset(directory)
     with pytest.raises(ValueError, match="fractions"):
         LedgerDataset(directory, fractions="round")
+
+
+def test_serve_data_serves_a_dataset_as_its_frame(cases):
+    """``cctx-research serve --data DIR`` (a separate process, real HTTP) logs that it serves
+    the dataset's transfers and answers as the frame's store does."""
+    import os
+    import subprocess
+    import time
+
+    from browser_support import free_port
+
+    frame, directory, clock = cases["edge"]
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cctx_research.cli", "serve", "--port", str(port), "--data",
+         str(directory), "--as-of", clock.isoformat(), "--api-key", "k" * 24],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+    )  # fmt: skip
+    store = Store(frame, clock=clock)
+    window = {"startDate": int(frame["burn_timestamp"].min().value // NS), "endDate": 2**33}
+    try:
+        url = f"http://127.0.0.1:{port}/rest/{DEMO_PROJECT_ID}"
+        for _ in range(600):
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            try:
+                r = requests.post(f"{url}/transactions-volume", json=window,
+                                  headers={"x-api-key": "k" * 24}, timeout=30)  # fmt: skip
+                break
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        assert r.status_code == 200, r.text
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert f"serving {len(frame)} transfers from {directory}" in err
+    assert "indexed a column at a time" in err  # the dataset, never read into a frame
+    assert "paired" in err
+    assert str((frame["mint_timestamp"].isna()).sum()) in err  # pending, counted from the data
+    assert r.json()["body"] == store.volume(window["startDate"], window["endDate"])
