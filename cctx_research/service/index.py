@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 NAT = np.iinfo(np.int64).min
 """int64 nanoseconds of a missing time (NaT)."""
 
+_HASH_SLICE = 1 << 18
 SPLIT = 26  # amounts are summed by bincount as (hi << 26) + lo, each part exact in float64
 _PAD = "0" * 24
 _ADDRESS_COLUMNS = (
@@ -153,8 +154,27 @@ def _normal_hashes(values: list[Any], column: str) -> list[str]:
     return out
 
 
-def _hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """(n, 32) uint8 bytes of the ``0x`` hashes, their mask, and the other hashes by row."""
+def _hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, Any]]:
+    """(n, 32) uint8 bytes of the ``0x`` hashes, their mask, and the other hashes by row.
+
+    Parsed a slice of rows at a time: the text's copies (lower case, fixed width,
+    nibbles) then take a slice's memory, not the whole column's ten times over.
+    """
+    n = len(series)
+    if n <= _HASH_SLICE:
+        return _slice_hash_bytes(series, column)
+    out = np.zeros((n, 32), dtype=np.uint8)
+    present = np.zeros(n, dtype=bool)
+    other: dict[int, Any] = {}
+    for a in range(0, n, _HASH_SLICE):
+        b = min(a + _HASH_SLICE, n)
+        part = series.iloc[a:b] if isinstance(series, pd.Series) else series.slice(a, b - a)
+        out[a:b], present[a:b], found = _slice_hash_bytes(part, column)
+        other.update({a + row: value for row, value in found.items()})
+    return out, present, other
+
+
+def _slice_hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict]:
     n = len(series)
     present = ~_missing(series)
     out = np.zeros((n, 32), dtype=np.uint8)

@@ -260,3 +260,27 @@ def test_serve_data_serves_a_dataset_as_its_frame(cases):
     assert "paired" in err
     assert str((frame["mint_timestamp"].isna()).sum()) in err  # pending, counted from the data
     assert r.json()["body"] == store.volume(window["startDate"], window["endDate"])
+
+
+def test_hashes_parsed_a_slice_at_a_time_are_found_alike(cases, monkeypatch):
+    """Hashes are parsed a slice of rows at a time; with slices of 97 rows (the Solana
+    signatures' rows offset by their slice) every hash is found as in one piece."""
+    from cctx_research.service import index
+
+    frame, directory, clock = cases["sample"]
+    whole = Store(LedgerDataset(directory), clock=clock)
+    monkeypatch.setattr(index, "_HASH_SLICE", 97)
+    sliced = [Store(LedgerDataset(directory), clock=clock), Store(frame, clock=clock)]
+    solana = frame[(frame["source_domain"] == 5) | (frame["destination_domain"] == 5)]
+    rows = pd.concat([frame.iloc[::301], solana.iloc[::37]])
+    hashes = [h for c in ("burn_tx_hash", "mint_tx_hash") for h in rows[c].dropna()]
+    assert any(not h.startswith("0x") for h in hashes)  # base58 signatures among them
+    for tx_hash in hashes:
+        answer = whole.transaction(tx_hash)
+        assert answer["transaction"]["transactionHash"] == tx_hash
+        for store in sliced:
+            assert store.transaction(tx_hash) == answer
+    who = frame["mint_recipient"].iloc[5]
+    start = int(frame["burn_timestamp"].min().value // NS)
+    for store in sliced:
+        assert store.received(who, start, 2**33) == whole.received(who, start, 2**33)
