@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from .options import add_data_option, add_listen_options
 
@@ -57,9 +58,7 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from .. import config
-    from ..provenance import is_synthetic, provenance
     from ..service.app import make_app
-    from ..service.loading import load_ledger
     from ..service.server import serve
     from ..service.store import Store
     from ..times import to_timestamp
@@ -86,11 +85,8 @@ def run(args: argparse.Namespace) -> int:
     if args.data and args.per_day is not None:
         raise ValueError("--per-day applies to the synthetic sample only, not to --data")
     if args.data:
-        ledger = load_ledger(args.data, fractions="floor" if args.floor_times else "refuse")
-        store = Store(ledger, clock=as_of)
-        synthetic = is_synthetic(ledger)
-        record = provenance(ledger)
-        counts = record.count if record is not None else {}
+        fractions = "floor" if args.floor_times else "refuse"
+        store, synthetic, counts = _own_data(args.data, fractions, as_of)
         logger.info(
             "serving %d transfers from %s: paired %d, pending %d, mint only %d%s",
             len(store), args.data, counts.get("paired", 0), counts.get("pending", 0),
@@ -107,3 +103,24 @@ def run(args: argparse.Namespace) -> int:
     logger.info("clock: %s", "now (live)" if as_of is None else as_of.isoformat())
     serve(app, args.host, args.port, threads=args.threads)
     return 0
+
+
+def _own_data(data: str, fractions: str, as_of: Any) -> tuple[Any, bool, dict[str, int]]:
+    """The store over ``--data``, whether it is synthetic, and its link counts.
+
+    A ledger dataset (or a sync directory's) is indexed as it lies on disk, a
+    column at a time; other files are loaded into a ledger frame first.
+    """
+    from ..provenance import is_synthetic, provenance
+    from ..service.dataset import LedgerDataset, ledger_dataset
+    from ..service.loading import load_ledger
+    from ..service.store import Store
+
+    found = ledger_dataset(data)
+    if found is not None:
+        dataset = LedgerDataset(found, fractions=fractions)
+        return Store(dataset, clock=as_of), dataset.synthetic, dataset.counts
+    ledger = load_ledger(data, fractions=fractions)
+    record = provenance(ledger)
+    counts = record.count if record is not None else {}
+    return Store(ledger, clock=as_of), is_synthetic(ledger), counts

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -23,13 +23,14 @@ from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_b
 from ..addressing.codecs import base58_decode_rows
 from ..errors import DataError
 
-__all__ = ["LedgerIndex", "TimeSums", "bytes32", "domain_mask", "time_sums", "wire"]
+__all__ = ["Columns", "LedgerIndex", "TimeSums", "bytes32", "domain_mask", "time_sums", "wire"]
 
 logger = logging.getLogger(__name__)
 
 NAT = np.iinfo(np.int64).min
 """int64 nanoseconds of a missing time (NaT)."""
 
+_HASH_SLICE = 1 << 18
 SPLIT = 26  # amounts are summed by bincount as (hi << 26) + lo, each part exact in float64
 _PAD = "0" * 24
 _ADDRESS_COLUMNS = (
@@ -74,15 +75,58 @@ def wire(address: str) -> str:
 # building blocks of the index
 
 
-def nanos(series: pd.Series) -> np.ndarray:
+Column = pd.Series | pa.ChunkedArray | pa.Array
+"""A ledger column as the index reads it: a frame's, or Arrow's read from a dataset
+(:class:`~cctx_research.service.dataset.LedgerDataset`). Each reader below turns
+either into the same arrays, so the two stores answer alike."""
+
+
+class Columns(Protocol):
+    """What the index reads a ledger through: its length and its columns by name
+    (a ``"ledger"`` frame, or a :class:`~cctx_research.service.dataset.LedgerDataset`)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, name: str) -> Column: ...
+
+
+def nanos(series: Column) -> np.ndarray:
     """Nanoseconds since the epoch of a tz-aware column (NaT -> int64 min)."""
+    if not isinstance(series, pd.Series):
+        cast = pc.cast(series, pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+        return np.asarray(pc.fill_null(cast, NAT).to_numpy(), dtype=np.int64).copy()
     values = series.dt.tz_convert("UTC").dt.as_unit("ns").array
     return np.asarray(values.asi8, dtype=np.int64).copy()
 
 
-def arrow_strings(series: pd.Series) -> pa.Array:
-    array = pa.array(series.array, type=pa.large_string(), from_pandas=True)
+def integers(series: Column) -> np.ndarray:
+    """An integer column as int64 (a missing value is an error, as in a frame)."""
+    if not isinstance(series, pd.Series):
+        if series.null_count:
+            raise DataError("an integer column has missing values (use -1 for 'none')")
+        return np.asarray(series.to_numpy(), dtype=np.int64)
+    return series.to_numpy(dtype=np.int64)
+
+
+def arrow_strings(series: Column) -> pa.Array:
+    if isinstance(series, pd.Series):
+        array = pa.array(series.array, type=pa.large_string(), from_pandas=True)
+    else:
+        array = series.cast(pa.large_string())
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def take(series: Column, order: np.ndarray) -> Column:
+    """The column's rows in ``order``."""
+    if isinstance(series, pd.Series):
+        return series.iloc[order]
+    return series.take(pa.array(order, type=pa.int64()))
+
+
+def _missing(series: Column) -> np.ndarray:
+    if isinstance(series, pd.Series):
+        return np.array(series.isna(), dtype=bool)
+    return np.asarray(pc.is_null(series).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _normal_hashes(values: list[Any], column: str) -> list[str]:
@@ -110,20 +154,40 @@ def _normal_hashes(values: list[Any], column: str) -> list[str]:
     return out
 
 
-def _hash_bytes(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """(n, 32) uint8 bytes of the ``0x`` hashes, their mask, and the other hashes by row."""
+def _hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict[int, Any]]:
+    """(n, 32) uint8 bytes of the ``0x`` hashes, their mask, and the other hashes by row.
+
+    Parsed a slice of rows at a time: the text's copies (lower case, fixed width,
+    nibbles) then take a slice's memory, not the whole column's ten times over.
+    """
     n = len(series)
-    present = np.array(series.notna(), dtype=bool)
+    if n <= _HASH_SLICE:
+        return _slice_hash_bytes(series, column)
+    out = np.zeros((n, 32), dtype=np.uint8)
+    present = np.zeros(n, dtype=bool)
+    other: dict[int, Any] = {}
+    for a in range(0, n, _HASH_SLICE):
+        b = min(a + _HASH_SLICE, n)
+        part = series.iloc[a:b] if isinstance(series, pd.Series) else series.slice(a, b - a)
+        out[a:b], present[a:b], found = _slice_hash_bytes(part, column)
+        other.update({a + row: value for row, value in found.items()})
+    return out, present, other
+
+
+def _slice_hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict]:
+    n = len(series)
+    present = ~_missing(series)
     out = np.zeros((n, 32), dtype=np.uint8)
     if not present.any():
         return out, present, {}
-    text = pc.utf8_lower(arrow_strings(series))
+    given = arrow_strings(series)
+    text = pc.utf8_lower(given)
     ok = pc.fill_null(pc.match_substring_regex(text, r"^0x[0-9a-f]{64}$"), False)
     ok_np = np.asarray(ok, dtype=bool)
     other: dict[int, tuple[str, str]] = {}
     if not ok_np[present].all():
         rest = present & ~ok_np
-        values = series[rest].tolist()
+        values = given.filter(pa.array(rest)).to_pylist()
         pairs = zip(values, _normal_hashes(values, column), strict=True)
         other = dict(zip(np.flatnonzero(rest).tolist(), pairs, strict=True))
         present = present & ok_np
@@ -144,14 +208,19 @@ def _prefix(hash_rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(hash_rows[:, :8]).view(">u8").ravel().astype(np.uint64)
 
 
-def encode_addresses(series: pd.Series, column: str) -> tuple[np.ndarray, np.ndarray]:
+def encode_addresses(series: Column, column: str) -> tuple[np.ndarray, np.ndarray]:
     """Dictionary-encode an address column: (int32 codes, sorted unique canonical forms)."""
-    if series.isna().any():
+    if _missing(series).any():
         raise DataError(
             f"column {column!r} has missing values",
             hint="every transfer needs an address there (use 0x00..00 for 'none')",
         )
-    codes, uniques = pd.factorize(series, sort=False)
+    if isinstance(series, pd.Series):
+        codes, uniques = pd.factorize(series, sort=False)
+    else:  # Arrow: the codes and the (fewer) distinct values, never a Python string a row
+        encoded = pc.dictionary_encode(arrow_strings(series))
+        codes = np.asarray(encoded.indices.to_numpy(), dtype=np.int64)
+        uniques = encoded.dictionary.to_numpy(zero_copy_only=False)
     uniques = np.asarray(uniques, dtype=object)
     # Hex values (nearly all) in one vectorised pass, then Solana's base58 in
     # another; other formats one by one.
@@ -206,7 +275,7 @@ def _solana_wire(uniques: Any, rows: np.ndarray, canon: np.ndarray) -> np.ndarra
     return done
 
 
-def _times_and_amounts(ledger: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _times_and_amounts(ledger: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Burn and mint times (ns) and amounts in the ledger's row order, checked."""
     burn_ns = nanos(ledger["burn_timestamp"])
     mint_ns = nanos(ledger["mint_timestamp"])
@@ -216,7 +285,7 @@ def _times_and_amounts(ledger: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np
             "column 'burn_timestamp' has missing values where 'mint_timestamp' has none "
             "too (every transfer needs a burn or a mint time)"
         )
-    amount = ledger["amount_raw"].to_numpy(dtype=np.int64)
+    amount = integers(ledger["amount_raw"])
     if len(amount) and amount.min() < 0:
         raise DataError("column 'amount_raw' has negative amounts")
     if len(amount) and float(amount.astype(np.float64).sum()) >= 2.0**62:
@@ -239,7 +308,7 @@ class TimeSums:
     mint_cum: np.ndarray
 
 
-def time_sums(ledger: pd.DataFrame) -> TimeSums:
+def time_sums(ledger: Columns) -> TimeSums:
     """The :class:`TimeSums` of a ledger, without the rest of :class:`LedgerIndex` (its
     addresses and hashes take most of its time)."""
     burn_ns, mint_ns, amount = _times_and_amounts(ledger)
@@ -254,7 +323,7 @@ def time_sums(ledger: pd.DataFrame) -> TimeSums:
     )
 
 
-def _id_ranks(ledger: pd.DataFrame) -> tuple[pa.Array, np.ndarray]:
+def _id_ranks(ledger: Columns) -> tuple[pa.Array, np.ndarray]:
     """The transfer ids (ledger's row order) and each row's rank among them."""
     ids = arrow_strings(ledger["transfer_id"])
     if ids.null_count:
@@ -283,17 +352,17 @@ class LedgerIndex:
 
     Parameters
     ----------
-    ledger : pandas.DataFrame
-        Kind ``"ledger"``, any row order.
+    ledger : pandas.DataFrame or LedgerDataset
+        Kind ``"ledger"`` (a frame, or a dataset read a column at a time), any row order.
 
     Raises
     ------
     DataError
-        If the frame holds values that are not hashes/addresses, missing burn
+        If the ledger holds values that are not hashes/addresses, missing burn
         times, or negative amounts.
     """
 
-    def __init__(self, ledger: pd.DataFrame) -> None:
+    def __init__(self, ledger: Columns) -> None:
         n = len(ledger)
         self.n = n
         burn_ns, mint_ns, amount = _times_and_amounts(ledger)
@@ -322,15 +391,15 @@ class LedgerIndex:
         """Its burn and mint times with their prefix sums (:func:`time_sums` of its ledger)."""
         return TimeSums(self.burn_ns, self.burn_cum, self.mint_ns_sorted, self.mint_cum)
 
-    def _index_routes(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
+    def _index_routes(self, ledger: Columns, order: np.ndarray) -> None:
         """Domains and blocks in burn order, and how many domain ids a mask needs."""
         n = self.n
-        self.src = ledger["source_domain"].to_numpy(dtype=np.int64)[order]
-        self.dst = ledger["destination_domain"].to_numpy(dtype=np.int64)[order]
+        self.src = integers(ledger["source_domain"])[order]
+        self.dst = integers(ledger["destination_domain"])[order]
         if n and min(self.src.min(), self.dst.min()) < 0:
             raise DataError("domain ids must be non-negative integers")
-        self.burn_block = ledger["burn_block"].to_numpy(dtype=np.int64)[order]
-        self.mint_block = ledger["mint_block"].to_numpy(dtype=np.int64)[order]
+        self.burn_block = integers(ledger["burn_block"])[order]
+        self.mint_block = integers(ledger["mint_block"])[order]
         self.n_domains = int(max(self.src.max(), self.dst.max())) + 1 if n else 1
 
     def _index_mints(self) -> None:
@@ -345,7 +414,7 @@ class LedgerIndex:
         self.present_src = np.unique(self.mint_src)
         self.present_dst = np.unique(self.mint_dst)
 
-    def _index_addresses(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
+    def _index_addresses(self, ledger: Columns, order: np.ndarray) -> None:
         """Addresses dictionary-encoded, their output forms, and the recipients' CSR index."""
         self.codes: dict[str, np.ndarray] = {}
         self.uniques: dict[str, np.ndarray] = {}
@@ -363,13 +432,13 @@ class LedgerIndex:
             [[0], np.cumsum(np.bincount(rcpt, minlength=len(self.uniques["mint_recipient"])))]
         )
 
-    def _index_hashes(self, ledger: pd.DataFrame, order: np.ndarray) -> None:
+    def _index_hashes(self, ledger: Columns, order: np.ndarray) -> None:
         """Tx hashes: raw bytes + a sorted uint64 prefix index over burn and mint hashes."""
         self._burn_hash, self._has_burn_hash, burn_other = _hash_bytes(
-            ledger["burn_tx_hash"].iloc[order], "burn_tx_hash"
+            take(ledger["burn_tx_hash"], order), "burn_tx_hash"
         )
         self._mint_hash, self._has_mint_hash, mint_other = _hash_bytes(
-            ledger["mint_tx_hash"].iloc[order], "mint_tx_hash"
+            take(ledger["mint_tx_hash"], order), "mint_tx_hash"
         )
         self._has_mint_hash &= self.minted
         # Hashes not written as 0x hex (Solana signatures, Noble hashes) are few:

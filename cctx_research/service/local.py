@@ -168,6 +168,7 @@ def local_service(
     """
     from ..provenance import is_synthetic, provenance
     from .app import make_app
+    from .dataset import LedgerDataset, ledger_dataset
     from .loading import for_service, load_ledger, to_ledger
     from .store import Store
 
@@ -197,6 +198,11 @@ def local_service(
             named = record.source if record is not None else "in-memory data"
             source = f"{named} (frame of {len(data)} rows, digest {_digest(ledger)})"
             synthetic = is_synthetic(data)
+        elif isinstance(data, (str, Path)) and (found := ledger_dataset(data)) is not None:
+            # served as it lies on disk, a column at a time: no frame of the whole ledger
+            ledger = LedgerDataset(found, fractions=fractions)
+            source = f"data {data!s} (ledger dataset, digest {ledger.digest()})"
+            synthetic = ledger.synthetic
         elif isinstance(data, (str, Path, list, tuple)):
             ledger = load_ledger(data, fractions=fractions)
             path = Path(data).expanduser() if isinstance(data, (str, Path)) else None
@@ -216,8 +222,11 @@ def local_service(
         store, api_key=api_key.get(), project_id=project_id, log_level=logging.DEBUG,
         synthetic=synthetic,
     )  # fmt: skip
-    held = pd.concat([ledger["source_domain"], ledger["destination_domain"]]).dropna()
-    domains = tuple(sorted(int(d) for d in held.unique()))
+    if isinstance(ledger, LedgerDataset):
+        domains = store.domains()
+    else:
+        held = pd.concat([ledger["source_domain"], ledger["destination_domain"]]).dropna()
+        domains = tuple(sorted(int(d) for d in held.unique()))
     return LocalService(
         app, project_id, api_key, source, synthetic, len(store), pinned, domains=domains
     )

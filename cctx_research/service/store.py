@@ -49,6 +49,7 @@ from ..addressing import normalize_hash
 from ..errors import NotFoundError
 from ..times import TimeLike, to_timestamp
 from . import records
+from .dataset import LedgerDataset
 from .index import SPLIT, LedgerIndex, TimeSums, domain_mask, time_sums, wire
 
 __all__ = [
@@ -81,11 +82,13 @@ class Store:
 
     Parameters
     ----------
-    ledger : pandas.DataFrame
+    ledger : pandas.DataFrame or LedgerDataset
         Kind ``"ledger"`` (see :func:`cctx_research.schema.validate`); any row
-        order. ``mint_timestamp`` NaT means never minted; ``burn_timestamp``
-        NaT (with a mint time) is a mint whose burn is not in the data; a
-        missing tx hash means that transaction cannot be looked up by hash.
+        order. A :class:`~cctx_research.service.dataset.LedgerDataset` (a ledger
+        dataset on disk) is indexed a column at a time, with no frame of it.
+        ``mint_timestamp`` NaT means never minted; ``burn_timestamp`` NaT
+        (with a mint time) is a mint whose burn is not in the data; a missing
+        tx hash means that transaction cannot be looked up by hash.
     clock : date-like, optional
         Pin the service's clock; ``None`` (default) means "now", read again
         on every call.
@@ -110,13 +113,18 @@ class Store:
     """
 
     def __init__(
-        self, ledger: pd.DataFrame, *, clock: TimeLike | None = None, trusted: bool = False
+        self,
+        ledger: pd.DataFrame | LedgerDataset,
+        *,
+        clock: TimeLike | None = None,
+        trusted: bool = False,
     ) -> None:
-        schema.validate(ledger, "ledger")
+        if not isinstance(ledger, LedgerDataset):  # a dataset checks its columns when opened
+            schema.validate(ledger, "ledger")
         self.clock: pd.Timestamp | None = None if clock is None else to_timestamp(clock)
         self._n = len(ledger)
         self._lock = threading.Lock()
-        self._ledger: pd.DataFrame | None = ledger
+        self._ledger: pd.DataFrame | LedgerDataset | None = ledger
         self._index: LedgerIndex | None = None
         self._sums: TimeSums | None = None  # the volume's arrays, before the index is needed
         if not trusted:
@@ -143,15 +151,20 @@ class Store:
 
         See :func:`cctx_research.service.loading.load_ledger` (a ``"transfers"``
         file has no hashes: hash look-ups of it find nothing; ``fractions``
-        says what to do with times finer than a second).
+        says what to do with times finer than a second). A ledger dataset, or a
+        sync directory's, is indexed as it lies on disk (:class:`LedgerDataset`).
 
         Raises
         ------
         DataError
             If the file is missing or does not fit either kind.
         """
+        from .dataset import ledger_dataset
         from .loading import load_ledger
 
+        found = ledger_dataset(path)
+        if found is not None:
+            return cls(LedgerDataset(found, fractions=fractions), clock=clock)
         return cls(load_ledger(path, fractions=fractions), clock=clock)
 
     # ------------------------------------------------------------------
@@ -163,6 +176,10 @@ class Store:
     def __repr__(self) -> str:
         clock = "now" if self.clock is None else self.clock.isoformat()
         return f"<Store {self._n} transfers, clock={clock}>"
+
+    def domains(self) -> tuple[int, ...]:
+        """The CCTP domains its transfers leave or reach, sorted (builds the index if needed)."""
+        return tuple(int(d) for d in np.union1d(self._ix.src, self._ix.dst))
 
     def now(self) -> pd.Timestamp:
         """The current clock: the pinned one, or the wall clock (UTC)."""

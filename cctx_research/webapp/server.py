@@ -123,7 +123,9 @@ def data_source(data: str | Path | None = None, *, sample: bool = False) -> Data
     Parameters
     ----------
     data : path, optional
-        A file :func:`cctx_research.load` reads (a ledger or transfers file).
+        A file :func:`cctx_research.load` reads (a ledger or transfers file), or
+        a ledger dataset or ``sync`` directory (served as it lies on disk, a
+        column at a time: :class:`cctx_research.service.dataset.LedgerDataset`).
     sample : bool, default False
         The bundled synthetic sample even when credentials are configured.
 
