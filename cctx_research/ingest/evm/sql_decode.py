@@ -53,16 +53,21 @@ CREATE OR REPLACE MACRO cx_u(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::BI
 CREATE OR REPLACE MACRO cx_uu(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::UBIGINT END;
 CREATE OR REPLACE MACRO cx_zero(b, n) AS b = unhex(repeat('00', n));
 CREATE OR REPLACE MACRO cx_w(d, i) AS d[32 * i + 1 : 32 * i + 32];
-CREATE OR REPLACE MACRO cx_fits(w, k) AS octet_length(w) = 32 AND cx_zero(w[1 : 32 - k], 32 - k);
-CREATE OR REPLACE MACRO cx_i64(w) AS cx_fits(w, 8) AND cx_u(w[25:32]) >= 0;
+CREATE OR REPLACE MACRO cx_below(w, lead, n) AS
+  octet_length(w) = 32 AND w < unhex(repeat('00', 31 - n) || lead || repeat('00', n));
+CREATE OR REPLACE MACRO cx_fits(w, k) AS cx_below(w, '01', k);
+CREATE OR REPLACE MACRO cx_i64(w) AS cx_below(w, '80', 7);
 CREATE OR REPLACE MACRO cx_low(w) AS cx_u(w[25:32]);
 CREATE OR REPLACE MACRO cx_a32(w) AS CASE WHEN cx_zero(w[1:12], 12) THEN w[13:32] ELSE w END;
-CREATE OR REPLACE MACRO cx_addr(t) AS octet_length(t) = 32 AND cx_zero(t[1:12], 12);
+CREATE OR REPLACE MACRO cx_addr(t) AS cx_below(t, '01', 20);
 """
 """Byte helpers (1-based, inclusive slices): ``cx_u`` a big-endian integer of up to 8 bytes,
 ``cx_zero(b, n)`` b is n zero bytes (n a constant, so the zeros are folded once),
-``cx_w`` the i-th 32-byte word, ``cx_fits(w, k)`` a word whose value fits its low k bytes,
-``cx_i64`` a uint256 word within int64, ``cx_a32`` a bytes32 address spelled as the decoder
+``cx_w`` the i-th 32-byte word, ``cx_below(w, lead, n)`` a 32-byte word below the word of
+byte ``lead`` followed by n zero bytes (blobs compare byte by byte, unsigned: for words of
+32 bytes, as numbers; one comparison with a folded constant, no slice), ``cx_fits(w, k)`` a
+word whose value fits its low k bytes, ``cx_i64`` a uint256 word within int64, ``cx_addr`` a
+topic holding a 20-byte address, ``cx_a32`` a bytes32 address spelled as the decoder
 spells it (20 bytes when padded). An ABI ``bytes`` parameter is read by :func:`_abi_bytes`,
 in steps, so that its offset and length are computed once a row."""
 
@@ -122,22 +127,26 @@ FROM {src} x LEFT JOIN (SELECT DISTINCT domain, word FROM cx_tm) t
 domain has none: only those are read as burns."""
 
 
-def _body(body: str, version: str) -> dict[str, str]:
+def _body_step(body: str, version: str) -> str:
+    """The step adding ``bok``, whether ``body`` is a burn message (``BurnMessage``/``V2``
+    of ``version``), and ``bv2``, whether it is one of V2: each computed once a row."""
+    return (f"SELECT *, (({version}) = 1 AND octet_length({body}) = 132 OR "
+            f"({version}) = 2 AND octet_length({body}) >= 228) AS bok, "
+            f"({version}) = 2 AS bv2 FROM {{src}}")
+
+
+def _body(body: str) -> dict[str, str]:
     """The burn message fields of ``body`` (1-based offsets of ``BurnMessage``/``V2``), read
-    where ``ok`` says the body is one."""
-    v2 = f"({version}) = 2"
-    ok = (f"(({version}) = 1 AND octet_length({body}) = 132 OR "
-          f"({version}) = 2 AND octet_length({body}) >= 228)")  # fmt: skip
+    where ``bok`` (:func:`_body_step`) says the body is one."""
     return {
-        "ok": ok,
-        "burn_token": f"CASE WHEN {ok} THEN cx_a32({body}[5:36]) END",
-        "mint_recipient": f"CASE WHEN {ok} THEN cx_a32({body}[37:68]) END",
-        "amount": f"CASE WHEN {ok} THEN cx_low({body}[69:100]) END",
-        "message_sender": f"CASE WHEN {ok} THEN cx_a32({body}[101:132]) END",
-        "max_fee": f"CASE WHEN {ok} AND {v2} THEN cx_low({body}[133:164]) END",
-        "fee_executed": f"CASE WHEN {ok} AND {v2} THEN cx_low({body}[165:196]) END",
-        "hook": f"CASE WHEN {ok} AND {v2} THEN {body}[229:octet_length({body})] END",
-        "bad": f"({ok} AND NOT (cx_i64({body}[69:100]) AND (NOT {v2} OR cx_i64({body}[133:164])"
+        "burn_token": f"CASE WHEN bok THEN cx_a32({body}[5:36]) END",
+        "mint_recipient": f"CASE WHEN bok THEN cx_a32({body}[37:68]) END",
+        "amount": f"CASE WHEN bok THEN cx_low({body}[69:100]) END",
+        "message_sender": f"CASE WHEN bok THEN cx_a32({body}[101:132]) END",
+        "max_fee": f"CASE WHEN bok AND bv2 THEN cx_low({body}[133:164]) END",
+        "fee_executed": f"CASE WHEN bok AND bv2 THEN cx_low({body}[165:196]) END",
+        "hook": f"CASE WHEN bok AND bv2 THEN {body}[229:octet_length({body})] END",
+        "bad": f"(bok AND NOT (cx_i64({body}[69:100]) AND (NOT bv2 OR cx_i64({body}[133:164])"
         f" AND cx_i64({body}[165:196]) AND cx_i64({body}[197:228]))))",
     }
 
@@ -192,7 +201,8 @@ def _sent() -> tuple[list[str], str, str]:
         _TOKEN_STEP,
     ]
     version = "CASE WHEN mv = 1 THEN 2 ELSE 1 END"
-    b = _body("body", version)
+    steps.append(_body_step("body", version))
+    b = _body("body")
     fields = f"""{_COMMON}, {version} AS version,
       src AS source_domain, cx_u(m[9:12]) AS destination_domain,
       CASE WHEN mv = 1 THEN '0x' || lower(hex(m[13:44]))
@@ -216,8 +226,9 @@ def _received() -> tuple[list[str], str, str]:
         *_abi_bytes(2, "okb", "body0"),
         "SELECT *, cx_low(cx_w(data, 0)) AS src, cx_w(data, 1) AS hs FROM {src}",
         _TOKEN_STEP,
+        _body_step("body", version),
     ]
-    b = _body("body", version)
+    b = _body("body")
     fields = f"""{_COMMON}, {version} AS version,
       topic1[13:32] AS caller, src AS source_domain,
       CASE WHEN {v1} THEN CAST(cx_uu(topic2[25:32]) AS VARCHAR)

@@ -138,21 +138,34 @@ def _one_side_burns(source: str, deposits: bool) -> str:
     return f"SELECT {select}, row_number() OVER (ORDER BY x.r) - 1 AS _p FROM {source} x"
 
 
-def _merged_burns() -> str:
+def _ranked(con: Any, source: str, keys: str) -> str:
+    """``r``, the key and ``k``, the row's rank by log index among the rows of ``source``
+    sharing its key: a window of these narrow rows only, and none when no key repeats."""
+    if not _repeated(con, source, keys, "true"):
+        return f"SELECT r, {keys}, 1 AS k FROM {source}"
+    return (f"SELECT r, {keys}, row_number() OVER (PARTITION BY {keys} ORDER BY log_index) AS k "
+            f"FROM {source}")
+
+
+def _merged_burns(con: Any) -> str:
     """Deposits joined to their messages by key and rank in the transaction, ordered as the
-    pandas outer join orders them: by key and rank, the messages alone last."""
+    pandas outer join orders them: by key and rank, the messages alone last.
+
+    The join and its order are of narrow rows (the keys and ``r``, in ``cx_pairs``); the
+    burn columns are gathered after, by ``r``: no window or sort carries the wide rows."""
     keys = ", ".join(_KEY)
     on = " AND ".join(f"d.{k} = s.{k}" for k in (*_KEY, "k"))
     cols = _burn_columns(True)
     select = ", ".join(f"{cols[c]} AS {c}" for c in BURN_COLUMNS)
     key = ", ".join(f"coalesce(d.{k}, s.{k})" for k in (*_KEY, "k"))
+    con.execute("CREATE OR REPLACE TEMP VIEW cx_sx AS SELECT * FROM cx_st WHERE transfer")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_pairs AS
+      WITH d AS ({_ranked(con, "cx_dep", keys)}), s AS ({_ranked(con, "cx_sx", keys)})
+      SELECT d.r AS dr, s.r AS sr, row_number() OVER (ORDER BY d.r IS NULL, {key}) - 1 AS _p
+      FROM d FULL JOIN s ON {on}""")
     return f"""
-      WITH d AS (SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY log_index) AS k
-                 FROM cx_dep),
-      s AS (SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY log_index) AS k
-            FROM cx_st WHERE transfer)
-      SELECT {select}, row_number() OVER (ORDER BY d.r IS NULL, {key}) - 1 AS _p
-      FROM d FULL JOIN s ON {on}"""
+      SELECT {select}, p._p FROM cx_pairs p LEFT JOIN cx_dep d ON d.r = p.dr
+      LEFT JOIN cx_sx s ON s.r = p.sr"""
 
 
 def _burns(con: Any) -> dict[str, int]:
@@ -166,7 +179,7 @@ def _burns(con: Any) -> dict[str, int]:
     if not n_dep and not n_sent:
         counts = {}
     if n_transfer and n_dep:
-        query = _merged_burns()
+        query = _merged_burns(con)
     elif n_transfer:
         query = _one_side_burns("(SELECT * FROM cx_st WHERE transfer)", deposits=False)
     else:
@@ -174,6 +187,8 @@ def _burns(con: Any) -> dict[str, int]:
     con.execute(f"CREATE OR REPLACE TEMP TABLE cx_burns_all AS {query}")
     if n_transfer and n_dep:
         counts["merged"] = n_dep + n_transfer - _count(con, "cx_burns_all")
+        con.execute("DROP VIEW cx_sx")
+        con.execute("DROP TABLE cx_pairs")
     return counts
 
 
@@ -206,11 +221,14 @@ def _arrivals(con: Any) -> dict[str, int]:
     n_received, n_mints = _count(con, "cx_rc"), _count(con, "cx_mn")
     transfer = _TRANSFER.format(p="r.", sender="sender")
     select = ", ".join(f"{_ARRIVALS[c]} AS {c}" for c in ARRIVAL_COLUMNS)
+    # the rows' places are numbered on the narrow rows, then the wide ones gathered by ``r``
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_rp AS
+      SELECT r.r, row_number() OVER (ORDER BY r.r) - 1 AS _p FROM cx_rc r WHERE {transfer}""")
     con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_arrivals_all AS
-      SELECT {select}, row_number() OVER (ORDER BY r.r) - 1 AS _p, m.r IS NOT NULL AS _mint
-      FROM cx_rc r LEFT JOIN cx_mn m
-        ON m.domain = r.domain AND m.tx = r.tx AND m.log_index + 1 = r.log_index
-      WHERE {transfer}""")
+      SELECT {select}, p._p, m.r IS NOT NULL AS _mint
+      FROM cx_rp p JOIN cx_rc r ON r.r = p.r LEFT JOIN cx_mn m
+        ON m.domain = r.domain AND m.tx = r.tx AND m.log_index + 1 = r.log_index""")
+    con.execute("DROP TABLE cx_rp")
     if not n_received and not n_mints:
         return {}
     merged = _count(con, "cx_arrivals_all", "_mint")

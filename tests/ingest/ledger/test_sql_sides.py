@@ -192,3 +192,24 @@ def test_other_inputs_keep_the_pandas_reader(tmp_path) -> None:
     assert not sql_decode.readable(EVM / "cryo_logs.parquet")  # no block_timestamp
     assert not sql_decode.readable(EVM / "cryo_logs.csv")
     assert not sql_decode.readable(tmp_path / "absent.parquet")
+
+
+def test_the_word_checks_agree_with_the_numbers_at_their_bounds() -> None:
+    """``cx_fits`` / ``cx_i64`` / ``cx_addr`` compare a word with a constant: at each bound,
+    and for words too short, they say what the number says."""
+    con = sqllink.connect()
+    try:
+        con.execute(sql_decode._MACROS)
+        values = [0, 1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 1, 2**64,
+                  2**160 - 1, 2**160, 2**255, 2**256 - 1]  # fmt: skip
+        for value in values:
+            word = value.to_bytes(32, "big")
+            got = con.execute("SELECT cx_fits($w, 4), cx_fits($w, 8), cx_i64($w), cx_addr($w)",
+                              {"w": word}).fetchone()  # fmt: skip
+            assert got == (value < 2**32, value < 2**64, value < 2**63, value < 2**160), value
+        for short in (b"", b"\x00" * 31, b"\x00" * 33):
+            got = con.execute("SELECT cx_fits($w, 8), cx_i64($w), cx_addr($w)",
+                              {"w": short}).fetchone()  # fmt: skip
+            assert got == (False, False, False), short
+    finally:
+        con.close()
