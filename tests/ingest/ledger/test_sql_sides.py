@@ -213,3 +213,45 @@ def test_the_word_checks_agree_with_the_numbers_at_their_bounds() -> None:
             assert got == (False, False, False), short
     finally:
         con.close()
+
+
+def test_two_identical_burns_in_one_transaction(tmp_path, monkeypatch) -> None:
+    """A contract that burns the same amount for the same recipient twice in one transaction:
+    two deposits and two messages share the key, and pair by their rank in it (the pandas
+    sides' rule). The scale dataset's V2 burn is copied within its own transaction (V2's
+    ``MessageSent`` carries no nonce, so the copy is what such a contract emits): the message
+    then the deposit, after the transaction's last log."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from scale_data import dataset_files, generate
+
+    generate(tmp_path / "sync", 2_000, seed=3, part_logs=30_000)
+    files = dataset_files(tmp_path / "sync")
+    table = pq.read_table(files[0])
+    deposit, sent = (bytes.fromhex(encoded.topic0(encoded.SIGNATURES[(event, 2)])[2:])
+                     for event in ("DepositForBurn", "MessageSent"))  # fmt: skip
+    at = pc.index(table["topic0"], pa.scalar(deposit, pa.binary())).as_py()
+    assert at >= 0
+    tx = table["transaction_hash"][at]
+    same_tx = table.filter(pc.equal(table["transaction_hash"], tx))
+    message = same_tx.filter(pc.equal(same_tx["topic0"], pa.scalar(sent, pa.binary())))
+    assert message.num_rows == 1
+    last = pc.max(same_tx["log_index"]).as_py()
+    copies = pa.concat_tables([message, table.slice(at, 1)])
+    index = pa.array([last + 1, last + 2], table.schema.field("log_index").type)
+    copies = copies.set_column(table.schema.get_field_index("log_index"), "log_index", index)
+    pq.write_table(pa.concat_tables([table, copies]), files[0])
+
+    repeated: list[str] = []  # the tables whose keys repeat
+    real = sql_sides._repeated
+
+    def spied(con, table, *args):
+        found = real(con, table, *args)
+        repeated.extend([table] if found else [])
+        return found
+
+    monkeypatch.setattr(sql_sides, "_repeated", spied)
+    burns, _, _ = _same(files, tmp_path, monkeypatch)
+    assert {"cx_dep", "cx_sx"} <= set(repeated), "the burns' keys repeat: the ranked path runs"
+    twins = burns[burns["burn_tx_hash"] == "0x" + tx.as_py().hex()]
+    assert len(twins) == 2
+    assert twins["burn_log_index"].tolist() == sorted(twins["burn_log_index"])
