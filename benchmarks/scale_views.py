@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # browser_support, shared with the brow
 
 from scale import label, size  # noqa: E402
 from scale_run import GIB, Child, memory_cap, spawn  # noqa: E402
-from suite import Row, machine, table  # noqa: E402
+from suite import Row, machine, stop, table  # noqa: E402
 
 QUICK = 20_000
 STATUS = re.compile(r"[\d,]+ transfers \([^)]*\) of [\d,]+ minted [^\n]*")
@@ -164,12 +164,7 @@ def _dashboard(ledger: Path, cache: Path, cap: int) -> dict[str, Any]:
             finally:
                 browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 60)
         peak.stop.set()
         peak.join()
     figures["peak"] = peak.peak

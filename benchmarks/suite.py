@@ -144,6 +144,17 @@ def machine() -> str:
 # the service in its own process
 
 
+def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """End a child process: asked to stop, then killed if it has not within ``grace`` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -176,12 +187,7 @@ def served(per_day: int, *, timeout: float = 600) -> Iterator[str]:
                 time.sleep(0.2)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @contextlib.contextmanager
@@ -193,8 +199,7 @@ def delayed(url: str, rtt_ms: float) -> Iterator[str]:
         assert proc.stdout is not None
         yield proc.stdout.readline().strip()
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
 
 
 # ---------------------------------------------------------------------------

@@ -64,7 +64,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from suite import Row, cctp_logs, delayed, machine, table  # noqa: E402
+from suite import Row, cctp_logs, delayed, machine, stop, table  # noqa: E402
 
 from cctx_research.nodes import sync  # noqa: E402
 from cctx_research.nodes.engine import TOPICS, contracts_of  # noqa: E402
@@ -144,8 +144,7 @@ def counting(upstream: str, cap: int | None, strip: bool) -> Iterator[Counter]:
     try:
         yield Counter(proc)
     finally:
-        proc.terminate()
-        proc.wait(10)
+        stop(proc)
 
 
 def counter_worker(args: argparse.Namespace) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
+from collections.abc import Callable
 
 from ..errors import CctxError
 
@@ -100,6 +102,22 @@ def _is_chain(text: str) -> bool:
     return True
 
 
+def _whole_errors(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
+    """``command`` with a toolkit error told whole on stderr (exit 1): an import's errors
+    list the formats and the missing columns, which the CLI's one-line message would cut."""
+
+    @functools.wraps(command)
+    def told(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except CctxError as exc:
+            sys.stderr.write(f"cctx-research: error: {exc}\n")
+            return 1
+
+    return told
+
+
+@_whole_errors
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -138,9 +156,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             write_atomically(ledger, out)
         report("write", done=1)
-    except CctxError as exc:  # the whole message: it lists formats and missing columns
-        sys.stderr.write(f"cctx-research: error: {exc}\n")
-        return 1
     finally:
         if bar is not None:
             bar.close()
@@ -190,9 +205,6 @@ def _run_in_duckdb(args: argparse.Namespace, out: object, to_dataset: bool) -> i
             blocks=args.blocks, ambiguous=args.ambiguous, progress=bar, engine="duckdb",
             out=out,
         )  # fmt: skip
-    except CctxError as exc:  # the whole message: it lists formats and missing columns
-        sys.stderr.write(f"cctx-research: error: {exc}\n")
-        return 1
     finally:
         if bar is not None:
             bar.close()
