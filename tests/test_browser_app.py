@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,12 @@ CLIPPED = """() => {
 """JavaScript: what of the page's tables cannot be seen, even by scrolling inside its panel."""
 NO_GOODBYE = "Object.defineProperty(Navigator.prototype, 'sendBeacon', {value: () => true});"
 """A page that cannot tell Voila it closes (a crash, a lost network): its beacon goes nowhere."""
+NO_STATUS = "the dashboard's status line never showed"
+FIRST_ANSWER_MS = 180_000
+"""How long a new page may take to its first status line (a busy machine: the kernel starts,
+fetches and draws)."""
+LOGS: list[Path] = []
+"""The dashboard's log under test (one a module): a failure quotes its end."""
 
 
 @dataclass
@@ -93,6 +100,7 @@ def app(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(seed(tmp_path_factory.mktemp("cache")))  # built once a session
     log = tmp_path_factory.mktemp("log") / "dashboard.log"
+    LOGS.append(log)
     with log.open("w") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port),
@@ -117,7 +125,9 @@ def browser():
 
 
 def _open(browser_or_context, url: str, requests: list[str] | None = None, **options):
+    """A new page of the app, its widgets shown (``page.shots``: its failures' screenshots)."""
     page = browser_or_context.new_page(**options)
+    page.shots = Path(tempfile.mkdtemp(prefix="cctx-app-shots-"))  # type: ignore[attr-defined]
     if requests is not None:
         page.on("request", lambda request: requests.append(request.url))
     page.goto(url, timeout=180_000)
@@ -127,19 +137,23 @@ def _open(browser_or_context, url: str, requests: list[str] | None = None, **opt
 
 @pytest.fixture(scope="module")
 def page(app, browser, tmp_path_factory):
-    shots = tmp_path_factory.mktemp("screenshots")
     requests: list[str] = []
     page = _open(browser, app.url, requests, viewport={"width": 1400, "height": 1000})
-    page.shots = shots  # type: ignore[attr-defined]
+    page.shots = tmp_path_factory.mktemp("screenshots")  # type: ignore[attr-defined]
     page.requests = requests  # type: ignore[attr-defined]
     yield page
     page.close()
 
 
 def _fail(page, what: str) -> None:
+    """Fail with a screenshot, and with what the page and the dashboard's log said last."""
     shot = page.shots / f"{what.replace(' ', '-')}.png"
     page.screenshot(path=str(shot), full_page=True)
-    pytest.fail(f"{what} (screenshot: {shot})")
+    shown = page.inner_text("body")[-1500:]
+    log = LOGS[-1].read_text()[-3000:] if LOGS else ""
+    pytest.fail(
+        f"{what} (screenshot: {shot})\nthe page ends:\n{shown}\nthe dashboard's log ends:\n{log}"
+    )
 
 
 def _wait(page, check, what: str, timeout_ms: int = 90_000) -> None:
@@ -195,7 +209,7 @@ def _wait_for(check, what: str, timeout_s: float = 120) -> None:
 
 
 def test_every_widget_renders(page):
-    _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
+    _wait(page, lambda: _status(page) != "", NO_STATUS, FIRST_ANSWER_MS)
     for broken in ("Loading widget", "Error displaying widget"):
         assert page.get_by_text(broken).count() == 0, broken
     tabs = page.locator(".lm-TabBar-tab").all_inner_texts()
@@ -220,7 +234,7 @@ def test_both_tabs_count_the_days_shown_as_the_sample_holds_them(page):
     sample's own days (each UTC day's transfers depend only on that day), on one window."""
     from cctx_research.service.sample import generate
 
-    _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
+    _wait(page, lambda: _status(page) != "", NO_STATUS, FIRST_ANSWER_MS)
     shown = re.search(r"([\d,]+) transfers \(all chains\) of ([\d,]+) minted "
                       r"(\d{4}-\d\d-\d\d) to (\d{4}-\d\d-\d\d) \(UTC\)", _status(page))  # fmt: skip
     assert shown, _status(page)
@@ -251,7 +265,7 @@ def test_the_app_reads_right_at_common_widths(app, browser, width, tmp_path):
     kernels = app.kernels()
     page = _open(browser, app.url, requests, viewport={"width": width, "height": 900})
     try:
-        _wait(page, lambda: _status(page) != "", "the dashboard's status line never showed")
+        _wait(page, lambda: _status(page) != "", NO_STATUS, FIRST_ANSWER_MS)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{overflow}px wider than a {width}px window"
         picker = page.locator(".widget-select-multiple select").first
