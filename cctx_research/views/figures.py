@@ -10,7 +10,11 @@ key made of everything that shapes it (:func:`figure_key`):
 - a fingerprint of its data (:func:`fingerprint`: every value, the index,
   the columns and dtypes, the categories and ``attrs``, where results carry
   their span and provenance) and of its options (``figsize``, ``dpi``, the
-  keywords);
+  keywords); floats count to :data:`BITS` significant bits (about 11
+  decimal digits) of the largest value beside them (a column, an array; a
+  lone float its own), so the last bits by which two engines' sums and
+  quantiles differ (the order of summation: relative differences of 1e-16
+  to 1e-13) find the same picture, which no figure could tell apart;
 - the versions of Python, matplotlib, numpy, pandas and networkx, and
   matplotlib's settings (``rcParams``, a style or a ``matplotlibrc``).
 
@@ -46,6 +50,7 @@ import functools
 import hashlib
 import importlib
 import logging
+import math
 import os
 import sys
 import types
@@ -67,6 +72,12 @@ logger = logging.getLogger(__name__)
 
 MAX_BYTES = 256 * 2**20
 """The most a figure cache directory holds by default, in bytes."""
+
+BITS = 36
+"""Significant bits of a float that a figure's key holds (of the largest value beside it).
+
+A binary step, not a decimal one: amounts of six decimals would sit on a decimal step's
+halves, where the last bit decides which way they round."""
 
 _MAGIC = b"CCTXFIG1"
 _PNG = b"\x89PNG\r\n\x1a\n"
@@ -242,7 +253,7 @@ def figure_key(
     who = _function_identity(draw)
     if who is None:
         return None
-    digest = hashlib.sha256(b"cctx-figure/1\0")
+    digest = hashlib.sha256(b"cctx-figure/2\0")
     digest.update(who)
     digest.update(_environment())
     for part in (data, (tuple(figsize) if isinstance(figsize, list) else figsize, dpi),
@@ -370,6 +381,9 @@ def fingerprint(value: Any) -> bytes | None:
 def _print(value: Any, out: list[bytes]) -> bool:
     kind = type(value)
     out.append(f"<{kind.__module__}.{kind.__qualname__}>".encode())
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value:
+        mantissa, exponent = math.frexp(value)  # its own BITS: the last bits left out
+        value = float(round(mantissa * 2.0**BITS)) * 2.0 ** (exponent - BITS)
     if isinstance(value, _SCALARS):
         text = repr(value)
         out.append(f"{len(text)}:{text}".encode())
@@ -423,6 +437,9 @@ def _print_series(
         out.append(f"ordered={dtype.ordered}".encode())
     if isinstance(dtype, np.dtype) and dtype.kind in "biufcmM":
         _print_array(np.asarray(values), out)
+    elif pd.api.types.is_float_dtype(dtype):  # Float64 and the like: where NA is, then the values
+        out.append(np.asarray(pd.isna(values)).tobytes())
+        _print_array(values.to_numpy(dtype="float64", na_value=np.nan), out)
     elif isinstance(dtype, np.dtype) and dtype.kind == "O" and _mixed(values):
         return False  # Python objects: their hash would not tell 1 from "1"
     else:
@@ -442,5 +459,24 @@ def _print_array(array: np.ndarray, out: list[bytes]) -> bool:
     if array.dtype.kind not in "biufcmM":
         return _print(array.tolist(), out)
     out.append(f"{array.dtype.str}{array.shape}".encode())
+    if array.dtype.kind == "f":
+        exponent, array = _rounded(array)
+        out.append(f"p{exponent}".encode())  # the step: twice the values, another key
     out.append(hashlib.sha256(np.ascontiguousarray(array).tobytes()).digest())
     return True
+
+
+def _rounded(array: np.ndarray) -> tuple[int, np.ndarray]:
+    """``array`` in steps of :data:`BITS` significant bits of its largest finite value.
+
+    Returns the step's power of two and the values as counts of steps (inf and NaN
+    kept). Two engines' sums of the same numbers differ in their last bits; a step of
+    2**-36 of the largest value is far below what a figure can show, and far above them.
+    """
+    values = np.asarray(array, dtype=np.float64)
+    finite = np.isfinite(values)
+    top = float(np.abs(values[finite]).max()) if finite.any() else 0.0
+    if top == 0.0:
+        return 0, values + 0.0  # -0.0 is 0.0
+    exponent = math.frexp(top)[1] - BITS
+    return exponent, np.where(finite, np.round(np.ldexp(values, -exponent)), values) + 0.0
