@@ -77,3 +77,10 @@ def test_the_cpu_log_records_each_test_and_the_processes_it_waited_for(tmp_path:
     assert lines["test_own"]["children"] < 0.1
     assert lines["test_child"]["children"] >= 0.25
     assert lines["test_child"]["own"] < 0.2
+
+
+def test_property_tests_have_no_deadline_that_a_busy_machine_would_fail() -> None:
+    from hypothesis import settings
+
+    assert settings.default.deadline is None  # 200 ms by default: a timed assertion
+    assert settings.default.max_examples == settings.get_profile("default").max_examples
