@@ -57,8 +57,9 @@ CREATE OR REPLACE MACRO cx_below(w, lead, n) AS
   octet_length(w) = 32 AND w < unhex(repeat('00', 31 - n) || lead || repeat('00', n));
 CREATE OR REPLACE MACRO cx_fits(w, k) AS cx_below(w, '01', k);
 CREATE OR REPLACE MACRO cx_i64(w) AS cx_below(w, '80', 7);
-CREATE OR REPLACE MACRO cx_low(w) AS cx_u(w[25:32]);
-CREATE OR REPLACE MACRO cx_a32(w) AS CASE WHEN cx_zero(w[1:12], 12) THEN w[13:32] ELSE w END;
+CREATE OR REPLACE MACRO cx_lowat(d, s) AS cx_u(d[s + 24 : s + 31]);
+CREATE OR REPLACE MACRO cx_a32at(d, s) AS CASE WHEN cx_zero(d[s:s + 11], 12)
+  THEN d[s + 12:s + 31] ELSE d[s:s + 31] END;
 CREATE OR REPLACE MACRO cx_addr(t) AS cx_below(t, '01', 20);
 """
 """Byte helpers (1-based, inclusive slices): ``cx_u`` a big-endian integer of up to 8 bytes,
@@ -67,9 +68,10 @@ CREATE OR REPLACE MACRO cx_addr(t) AS cx_below(t, '01', 20);
 byte ``lead`` followed by n zero bytes (blobs compare byte by byte, unsigned: for words of
 32 bytes, as numbers; one comparison with a folded constant, no slice), ``cx_fits(w, k)`` a
 word whose value fits its low k bytes, ``cx_i64`` a uint256 word within int64, ``cx_addr`` a
-topic holding a 20-byte address, ``cx_a32`` a bytes32 address spelled as the decoder
-spells it (20 bytes when padded). An ABI ``bytes`` parameter is read by :func:`_abi_bytes`,
-in steps, so that its offset and length are computed once a row."""
+topic holding a 20-byte address; of the word of ``d`` at byte s, ``cx_lowat(d, s)`` its low
+8 bytes as an integer and ``cx_a32at(d, s)`` a bytes32 address as the decoder spells it
+(20 bytes when padded), each one slice of ``d``, not word then part (a slice is a copy).
+An ABI ``bytes`` parameter: :func:`_abi_bytes` (its offset and length read once a row)."""
 
 
 def _abi_bytes(j: int, ok: str, name: str) -> list[str]:
@@ -78,7 +80,7 @@ def _abi_bytes(j: int, ok: str, name: str) -> list[str]:
     o, n, k = f"_o{j}", f"_n{j}", f"_k{j}"
     sound = f"{k} AND {n} <= (octet_length(data) - {o} - 32)::UBIGINT"
     return [
-        f"SELECT *, cx_low(cx_w(data, {j})) AS {o}, cx_fits(cx_w(data, {j}), 8) AS {k}0 "
+        f"SELECT *, cx_lowat(data, {32 * j + 1}) AS {o}, cx_fits(cx_w(data, {j}), 8) AS {k}0 "
         "FROM {src}",
         f"SELECT *, {k}0 AND {o} >= 0 AND {o} % 32 = 0 AND {o} + 32 <= octet_length(data) "
         f"AS {k} FROM {{src}}",
@@ -139,12 +141,12 @@ def _body(body: str) -> dict[str, str]:
     """The burn message fields of ``body`` (1-based offsets of ``BurnMessage``/``V2``), read
     where ``bok`` (:func:`_body_step`) says the body is one."""
     return {
-        "burn_token": f"CASE WHEN bok THEN cx_a32({body}[5:36]) END",
-        "mint_recipient": f"CASE WHEN bok THEN cx_a32({body}[37:68]) END",
-        "amount": f"CASE WHEN bok THEN cx_low({body}[69:100]) END",
-        "message_sender": f"CASE WHEN bok THEN cx_a32({body}[101:132]) END",
-        "max_fee": f"CASE WHEN bok AND bv2 THEN cx_low({body}[133:164]) END",
-        "fee_executed": f"CASE WHEN bok AND bv2 THEN cx_low({body}[165:196]) END",
+        "burn_token": f"CASE WHEN bok THEN cx_a32at({body}, 5) END",
+        "mint_recipient": f"CASE WHEN bok THEN cx_a32at({body}, 37) END",
+        "amount": f"CASE WHEN bok THEN cx_lowat({body}, 69) END",
+        "message_sender": f"CASE WHEN bok THEN cx_a32at({body}, 101) END",
+        "max_fee": f"CASE WHEN bok AND bv2 THEN cx_lowat({body}, 133) END",
+        "fee_executed": f"CASE WHEN bok AND bv2 THEN cx_lowat({body}, 165) END",
         "hook": f"CASE WHEN bok AND bv2 THEN {body}[229:octet_length({body})] END",
         "bad": f"(bok AND NOT (cx_i64({body}[69:100]) AND (NOT bv2 OR cx_i64({body}[133:164])"
         f" AND cx_i64({body}[165:196]) AND cx_i64({body}[197:228]))))",
@@ -161,12 +163,12 @@ def _deposits() -> tuple[list[str], str, str]:
       CASE WHEN {v1} THEN 1 ELSE 2 END AS version,
       CASE WHEN {v1} THEN cx_uu(topic1[25:32]) END AS nonce,
       CASE WHEN {v1} THEN topic2 ELSE topic1 END[13:32] AS burn_token,
-      cx_low(cx_w(data, 0)) AS amount,
+      cx_lowat(data, 1) AS amount,
       CASE WHEN {v1} THEN topic3 ELSE topic2 END[13:32] AS sender,
-      cx_a32(cx_w(data, 1)) AS mint_recipient, cx_low(cx_w(data, 2)) AS destination_domain,
-      cx_a32(cx_w(data, 3)) AS dtm, cx_a32(cx_w(data, 4)) AS dcaller,
-      CASE WHEN NOT {v1} THEN cx_low(cx_w(data, 5)) END AS max_fee,
-      CASE WHEN NOT {v1} THEN cx_low(topic3) END AS min_finality,
+      cx_a32at(data, 33) AS mint_recipient, cx_lowat(data, 65) AS destination_domain,
+      cx_a32at(data, 97) AS dtm, cx_a32at(data, 129) AS dcaller,
+      CASE WHEN NOT {v1} THEN cx_lowat(data, 161) END AS max_fee,
+      CASE WHEN NOT {v1} THEN cx_lowat(topic3, 1) END AS min_finality,
       CASE WHEN NOT {v1} THEN hook6 END AS hook"""
     bad = f"""{_topics(3)} OR ({v1} AND octet_length(data) <> 160)
       OR (NOT {v1} AND octet_length(data) < 256)
@@ -182,8 +184,8 @@ def _deposits() -> tuple[list[str], str, str]:
 def _mints() -> tuple[list[str], str, str]:
     v1 = "ev = 2"
     fields = f"""{_COMMON},
-      CASE WHEN {v1} THEN 1 ELSE 2 END AS version, cx_low(cx_w(data, 0)) AS amount,
-      CASE WHEN NOT {v1} THEN cx_low(cx_w(data, 1)) END AS fee"""
+      CASE WHEN {v1} THEN 1 ELSE 2 END AS version, cx_lowat(data, 1) AS amount,
+      CASE WHEN NOT {v1} THEN cx_lowat(data, 33) END AS fee"""
     bad = f"""{_topics(2)} OR octet_length(data) <> CASE WHEN {v1} THEN 32 ELSE 64 END
       OR NOT cx_addr(topic1) OR NOT cx_addr(topic2) OR NOT cx_i64(cx_w(data, 0))
       OR (NOT {v1} AND NOT cx_i64(cx_w(data, 1)))"""
@@ -207,8 +209,8 @@ def _sent() -> tuple[list[str], str, str]:
       src AS source_domain, cx_u(m[9:12]) AS destination_domain,
       CASE WHEN mv = 1 THEN '0x' || lower(hex(m[13:44]))
            ELSE CAST(cx_uu(m[13:20]) AS VARCHAR) END AS nonce,
-      hs AS hsender, cx_a32(CASE WHEN mv = 1 THEN m[77:108] ELSE m[53:84] END) AS recipient,
-      cx_a32(CASE WHEN mv = 1 THEN m[109:140] ELSE m[85:116] END) AS dcaller,
+      hs AS hsender, cx_a32at(m, CASE WHEN mv = 1 THEN 77 ELSE 53 END) AS recipient,
+      cx_a32at(m, CASE WHEN mv = 1 THEN 109 ELSE 85 END) AS dcaller,
       CASE WHEN mv = 1 THEN cx_u(m[141:144]) END AS min_finality,
       {b['burn_token']} AS burn_token, {b['mint_recipient']} AS mint_recipient,
       {b['amount']} AS amount, {b['message_sender']} AS message_sender,
@@ -224,7 +226,7 @@ def _received() -> tuple[list[str], str, str]:
     version = f"CASE WHEN {v1} THEN 1 ELSE 2 END"
     steps = [
         *_abi_bytes(2, "okb", "body0"),
-        "SELECT *, cx_low(cx_w(data, 0)) AS src, cx_w(data, 1) AS hs FROM {src}",
+        "SELECT *, cx_lowat(data, 1) AS src, cx_w(data, 1) AS hs FROM {src}",
         _TOKEN_STEP,
         _body_step("body", version),
     ]
@@ -233,7 +235,7 @@ def _received() -> tuple[list[str], str, str]:
       topic1[13:32] AS caller, src AS source_domain,
       CASE WHEN {v1} THEN CAST(cx_uu(topic2[25:32]) AS VARCHAR)
            ELSE '0x' || lower(hex(topic2)) END AS nonce,
-      hs AS sender, CASE WHEN NOT {v1} THEN cx_low(topic3) END AS executed,
+      hs AS sender, CASE WHEN NOT {v1} THEN cx_lowat(topic3, 1) END AS executed,
       {b['burn_token']} AS burn_token, {b['mint_recipient']} AS mint_recipient,
       {b['amount']} AS amount, {b['message_sender']} AS message_sender,
       {b['max_fee']} AS max_fee, {b['fee_executed']} AS fee_executed, {b['hook']} AS hook"""
