@@ -22,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,8 +69,8 @@ NO_STATUS = "the dashboard's status line never showed"
 FIRST_ANSWER_MS = 180_000
 """How long a new page may take to its first status line (a busy machine: the kernel starts,
 fetches and draws)."""
-LOGS: list[Path] = []
-"""The dashboard's log under test (one a module): a failure quotes its end."""
+RUN: dict[str, Path] = {}
+"""The app under test's log (a failure quotes its end) and the folder of failures' screenshots."""
 
 
 @dataclass
@@ -100,7 +99,7 @@ def app(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     env["CCTX_CACHE_DIR"] = str(seed(tmp_path_factory.mktemp("cache")))  # built once a session
     log = tmp_path_factory.mktemp("log") / "dashboard.log"
-    LOGS.append(log)
+    RUN.update(log=log, shots=tmp_path_factory.mktemp("screenshots"))
     with log.open("w") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cctx_research.cli", "dashboard", "--port", str(port),
@@ -125,9 +124,8 @@ def browser():
 
 
 def _open(browser_or_context, url: str, requests: list[str] | None = None, **options):
-    """A new page of the app, its widgets shown (``page.shots``: its failures' screenshots)."""
+    """A new page of the app, its widgets shown."""
     page = browser_or_context.new_page(**options)
-    page.shots = Path(tempfile.mkdtemp(prefix="cctx-app-shots-"))  # type: ignore[attr-defined]
     if requests is not None:
         page.on("request", lambda request: requests.append(request.url))
     page.goto(url, timeout=180_000)
@@ -139,7 +137,6 @@ def _open(browser_or_context, url: str, requests: list[str] | None = None, **opt
 def page(app, browser, tmp_path_factory):
     requests: list[str] = []
     page = _open(browser, app.url, requests, viewport={"width": 1400, "height": 1000})
-    page.shots = tmp_path_factory.mktemp("screenshots")  # type: ignore[attr-defined]
     page.requests = requests  # type: ignore[attr-defined]
     yield page
     page.close()
@@ -147,10 +144,10 @@ def page(app, browser, tmp_path_factory):
 
 def _fail(page, what: str) -> None:
     """Fail with a screenshot, and with what the page and the dashboard's log said last."""
-    shot = page.shots / f"{what.replace(' ', '-')}.png"
+    shot = RUN["shots"] / f"{what.replace(' ', '-')}.png"
     page.screenshot(path=str(shot), full_page=True)
     shown = page.inner_text("body")[-1500:]
-    log = LOGS[-1].read_text()[-3000:] if LOGS else ""
+    log = RUN["log"].read_text()[-3000:]
     pytest.fail(
         f"{what} (screenshot: {shot})\nthe page ends:\n{shown}\nthe dashboard's log ends:\n{log}"
     )
