@@ -68,7 +68,6 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import report
-    from ..connection import connect
     from ..report.progress import progress_bar
 
     report.output_path(args.out)  # a wrong name or a missing directory: said before any work
@@ -84,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         if args.data:
             built = _report_on_data(args, on_step, options)
         else:
+            from ..connection import connect  # the client: not imported for --data
+
             _check_window(args)  # before the sample is built or a service reached
             service = service_options(args)
             sample = True if args.sample else (False if service else None)
@@ -142,13 +143,14 @@ def _report_on_data(args: argparse.Namespace, on_step: ProgressCallback,
     import pandas as pd
 
     from .. import report
-    from ..ingest import load
     from ..report.engine_ledger import count
     from ..views.ledger_files import open_ledger
 
     engine = args.engine or "duckdb"
     ledger = None if engine == "pandas" else open_ledger(Path(args.data).expanduser(), engine)
     if ledger is None:
+        from ..ingest import load  # the readers: only for files that are no ledger dataset
+
         ledger = load(args.data)
         if not len(ledger):
             raise ValueError(f"--data {args.data!r} holds no transfers to report on")
