@@ -242,25 +242,38 @@ def _arrivals(con: Any) -> dict[str, int]:
 
 def _unique(con: Any, table: str, into: str, event: tuple[str, str, str]) -> int:
     """``table`` with each event, then each (source domain, nonce), once (the first by
-    ``_p``), renumbered; how many rows were dropped."""
-    columns = ", ".join(BURN_COLUMNS if into == "cx_burns" else ARRIVAL_COLUMNS)
+    ``_p``), renumbered; how many rows were dropped.
+
+    The windows that choose the rows run on narrow rows (``_p`` and the keys); the wide
+    rows are gathered once, by ``_p``. When nothing repeats, ``table`` is renamed, not
+    copied: a whole history's side is never held twice."""
+    columns = BURN_COLUMNS if into == "cx_burns" else ARRIVAL_COLUMNS
     keys = ", ".join(event)
     known = " AND ".join(f"{k} IS NOT NULL" for k in event)
     if not (_repeated(con, table, keys, known)
             or _repeated(con, table, "source_domain, nonce", "nonce IS NOT NULL")):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT {columns}, _p FROM {table}")
-        con.execute(f"DROP TABLE {table}")
+        for extra in sorted(set(_columns(con, table)) - {*columns, "_p"}):
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {extra}")
+        con.execute(f"ALTER TABLE {table} RENAME TO {into}")
         return 0
     con.execute(f"""
-      CREATE OR REPLACE TEMP TABLE {into} AS
-      WITH e AS (SELECT * FROM {table} QUALIFY NOT ({known}) OR
+      CREATE OR REPLACE TEMP TABLE cx_keep AS
+      WITH e AS (SELECT _p, source_domain, nonce FROM {table} QUALIFY NOT ({known}) OR
                  row_number() OVER (PARTITION BY {keys} ORDER BY _p) = 1),
-      n AS (SELECT * FROM e QUALIFY nonce IS NULL OR
+      n AS (SELECT _p FROM e QUALIFY nonce IS NULL OR
             row_number() OVER (PARTITION BY source_domain, nonce ORDER BY _p) = 1)
-      SELECT {columns}, row_number() OVER (ORDER BY _p) - 1 AS _p FROM n""")
+      SELECT _p AS old, row_number() OVER (ORDER BY _p) - 1 AS new FROM n""")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {into} AS
+      SELECT {", ".join(f"t.{c}" for c in columns)}, k.new AS _p
+      FROM cx_keep k JOIN {table} t ON t._p = k.old""")
     dropped = _count(con, table) - _count(con, into)
     con.execute(f"DROP TABLE {table}")
+    con.execute("DROP TABLE cx_keep")
     return dropped
+
+
+def _columns(con: Any, table: str) -> list[str]:
+    return [row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()]
 
 
 def build(con: Any) -> tuple[dict[str, int], dict[str, int]]:
