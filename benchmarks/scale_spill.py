@@ -54,6 +54,11 @@ class Probe:
 
     def _begin(self, query: str) -> None:
         text = " ".join(str(query).split())[:90]
+        if self._now is not None:  # each statement as it ends: a run stopped midway says how far
+            done = self._now
+            print(f"{time.perf_counter() - done['start']:7.1f} s {done['spill'] / MIB:7.0f} MiB "
+                  f"spill {done['rss'] / MIB:6.0f} MiB RSS  {done['sql']}", file=sys.stderr,
+                  flush=True)  # fmt: skip
         self._now = {"sql": text, "start": time.perf_counter(), "spill": 0, "rss": 0}
         self.stages.append(self._now)
 

@@ -66,7 +66,8 @@ def _once(con: Any, table: str, into: str) -> int:
     """``table``'s events (``_flag`` 0) less those an earlier file had, ``r`` a number in the
     pandas decoder's order; how many were dropped."""
     if not _repeated(con, table, "domain, tx, log_index", "_flag = 0"):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT * EXCLUDE (_flag), "
+        # a view, not a copy: the event table is not held twice (it is dropped with the view)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {into} AS SELECT * EXCLUDE (_flag), "
                     f"{_KEY_OF_ORDER} AS r FROM {table} WHERE _flag = 0")
         return 0
     con.execute(f"""
@@ -75,7 +76,17 @@ def _once(con: Any, table: str, into: str) -> int:
         SELECT * EXCLUDE (_flag), {_KEY_OF_ORDER} AS r,
                row_number() OVER (PARTITION BY domain, tx, log_index ORDER BY {ORDER}) AS k
         FROM {table} WHERE _flag = 0) WHERE k = 1""")
-    return _count(con, table, "_flag = 0") - _count(con, into)
+    dropped = _count(con, table, "_flag = 0") - _count(con, into)
+    con.execute(f"DROP TABLE {table}")
+    return dropped
+
+
+def _drop(con: Any, name: str) -> None:
+    """Drop the view or table ``name``, if there is one."""
+    for kind in ("view", "table"):
+        if con.execute(f"SELECT count(*) FROM duckdb_{kind}s() WHERE {kind}_name = ? "
+                       "AND temporary", [name]).fetchone()[0]:  # fmt: skip
+            con.execute(f"DROP {kind.upper()} {name}")
 
 
 def _count(con: Any, table: str, where: str = "true") -> int:
@@ -169,7 +180,7 @@ def _merged_burns(con: Any) -> str:
 
 
 def _burns(con: Any) -> dict[str, int]:
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_st AS
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW cx_st AS
       SELECT *, {_TRANSFER.format(p='', sender='hsender')} AS transfer,
              source_domain NOT IN (SELECT domain FROM cx_tm) AS unverified FROM cx_se""")
     n_dep, n_sent = _count(con, "cx_dep"), _count(con, "cx_se")
@@ -289,16 +300,18 @@ def build(con: Any) -> tuple[dict[str, int], dict[str, int]]:
         :func:`~.linking.unique_sides` would drop.
     """
     duplicates = 0
-    for table, into in (("cx_deposits", "cx_dep"), ("cx_sent", "cx_se"),
-                        ("cx_received", "cx_rc"), ("cx_mints", "cx_mn")):  # fmt: skip
+    events = (("cx_deposits", "cx_dep"), ("cx_sent", "cx_se"), ("cx_received", "cx_rc"),
+              ("cx_mints", "cx_mn"))  # fmt: skip
+    for table, into in events:
         duplicates += _once(con, table, into)
-        con.execute(f"DROP TABLE {table}")
     counts: dict[str, int] = {"duplicates": duplicates}
     for made in (_burns(con), _arrivals(con)):
         for key, value in made.items():
             counts[key] = counts.get(key, 0) + value
-    for table in ("cx_dep", "cx_se", "cx_st", "cx_rc", "cx_mn"):
-        con.execute(f"DROP TABLE {table}")
+    con.execute("DROP VIEW cx_st")
+    for table, into in events:  # a view, and the table under it, or the table alone
+        _drop(con, into)
+        _drop(con, table)
     dropped = _unique(con, "cx_burns_all", "cx_burns",
                       ("source_domain", "burn_tx_hash", "burn_log_index"))
     dropped += _unique(con, "cx_arrivals_all", "cx_arrivals",
