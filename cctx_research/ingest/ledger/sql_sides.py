@@ -24,6 +24,19 @@ every other input (Dune, XChainDataGen, JSON logs, frames in memory) without
 DuckDB; ``tests/ingest/ledger/test_sql_sides.py`` holds them equal row for row,
 column for column and in order (the order is the linker's tie order).
 
+Out of core, on narrow rows: a whole history's events and sides do not fit in
+DuckDB's memory limit, and what DuckDB spills of them (in-memory tables, the
+joins' and windows' rows) is uncompressed, so the disk a load needs grows with
+the width of every row a join, window or sort carries. Each join, window and
+sort here therefore carries keys and a row's number only (``r``: the decoder's
+order; ``_p``: the side's), and the wide columns are gathered once by that
+number; no table is copied to add a column or to drop nothing (views over the
+event tables, a side renamed when no row repeats). Measured at 1M and 12M in
+``benchmarks/README.md`` (figure 13, "The SQL load's spill by statement"):
+narrower rows shrink the sides' spill but do not bound it, since the decoded
+events themselves grow with the history; a load a partition at a time is the
+bound that remains.
+
 The sides are the tables ``cx_burns`` and ``cx_arrivals``: the columns of
 :data:`~.linking.BURN_COLUMNS` and :data:`~.linking.ARRIVAL_COLUMNS`, plus ``_p``,
 each row's place (from 0) in the pandas sides.
