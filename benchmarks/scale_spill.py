@@ -93,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args(argv)
     from scale_data import dataset_files
+
+    if not (args.root / "generated.json").is_file():
+        parser.error(f"{args.root} is not a dataset of benchmarks/scale.py (no generated.json): "
+                     "make one with benchmarks/scale.py --generate DIR -n 1M")  # fmt: skip
+    if args.top < 1:
+        parser.error(f"--top must be 1 or more, got {args.top}")
     from scale_run import _write_ledger
 
     import cctx_research as cctx
@@ -121,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         top = sorted(stages, key=lambda s: -s[by])[: args.top]
         for s in sorted(top, key=lambda s: s["start"]):
             print(f"{s['seconds']:6.1f} {s['spill'] / MIB:9.0f} {s['rss'] / MIB:8.0f}  {s['sql']}")
-    print(f"total {total:.1f} s; peak spill {max(s['spill'] for s in stages) / MIB:.0f} MiB; "
-          f"peak RSS {max(s['rss'] for s in stages) / MIB:.0f} MiB; {len(stages)} statements")
+    print(
+        f"total {total:.1f} s; peak spill {max(s['spill'] for s in stages) / MIB:.0f} MiB; "
+        f"peak RSS {max(s['rss'] for s in stages) / MIB:.0f} MiB; {len(stages)} statements"
+    )
     out.unlink(missing_ok=True)
     return 0
 
