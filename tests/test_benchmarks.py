@@ -191,3 +191,28 @@ def test_scale_views_quick_run_prints_every_row(tmp_path):
     if shown:  # the opening week (today's) holds nothing; the data's last week does
         redraw = rows[SCALE_VIEWS_FIGURES[5]]["detail"]
         assert re.search(r"now: '[1-9][\d,]* transfers \(all chains\)", redraw), redraw
+
+
+def test_scale_spill_probes_every_statement_of_the_sql_load(tmp_path, monkeypatch):
+    """``scale_spill.py`` on a small generated dataset: the load's statements listed with
+    their spill and RSS, the run's peaks said, its ledger file removed; no dataset refused."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from scale_data import generate
+
+    generate(tmp_path / "sync", 2_000, seed=5, part_logs=4_000, check=4)
+    script = ROOT / "benchmarks" / "scale_spill.py"
+    run = subprocess.run([sys.executable, str(script), str(tmp_path / "sync"), "--top", "3"],
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    listed = [line for line in run.stdout.splitlines() if re.match(r"^ +\d+\.\d ", line)]
+    assert len(listed) == 6, run.stdout  # the top 3 by spill, then by time
+    peaks = re.search(r"peak spill (\d+) MiB; peak RSS (\d+) MiB; (\d+) statements", run.stdout)
+    assert peaks, run.stdout
+    assert int(peaks.group(2)) > 50, run.stdout  # the RSS was sampled
+    assert int(peaks.group(3)) > 10, run.stdout  # every statement, not one
+    assert "cx_" in run.stderr  # each statement as it ends, the load's own tables named
+    assert not (tmp_path / "probe-ledger.parquet").exists()
+    refused = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+    assert refused.returncode == 2
+    assert "no generated.json" in refused.stderr

@@ -24,6 +24,19 @@ every other input (Dune, XChainDataGen, JSON logs, frames in memory) without
 DuckDB; ``tests/ingest/ledger/test_sql_sides.py`` holds them equal row for row,
 column for column and in order (the order is the linker's tie order).
 
+Out of core, on narrow rows: a whole history's events and sides do not fit in
+DuckDB's memory limit, and what DuckDB spills of them (in-memory tables, the
+joins' and windows' rows) is uncompressed, so the disk a load needs grows with
+the width of every row a join, window or sort carries. Each join, window and
+sort here therefore carries keys and a row's number only (``r``: the decoder's
+order; ``_p``: the side's), and the wide columns are gathered once by that
+number; no table is copied to add a column or to drop nothing (views over the
+event tables, a side renamed when no row repeats). Measured at 1M and 12M in
+``benchmarks/README.md`` (figure 13, "The SQL load's spill by statement"):
+narrower rows shrink the sides' spill but do not bound it, since the decoded
+events themselves grow with the history; a load a partition at a time is the
+bound that remains.
+
 The sides are the tables ``cx_burns`` and ``cx_arrivals``: the columns of
 :data:`~.linking.BURN_COLUMNS` and :data:`~.linking.ARRIVAL_COLUMNS`, plus ``_p``,
 each row's place (from 0) in the pandas sides.
@@ -66,7 +79,8 @@ def _once(con: Any, table: str, into: str) -> int:
     """``table``'s events (``_flag`` 0) less those an earlier file had, ``r`` a number in the
     pandas decoder's order; how many were dropped."""
     if not _repeated(con, table, "domain, tx, log_index", "_flag = 0"):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT * EXCLUDE (_flag), "
+        # a view, not a copy: the event table is not held twice (it is dropped with the view)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {into} AS SELECT * EXCLUDE (_flag), "
                     f"{_KEY_OF_ORDER} AS r FROM {table} WHERE _flag = 0")
         return 0
     con.execute(f"""
@@ -75,7 +89,17 @@ def _once(con: Any, table: str, into: str) -> int:
         SELECT * EXCLUDE (_flag), {_KEY_OF_ORDER} AS r,
                row_number() OVER (PARTITION BY domain, tx, log_index ORDER BY {ORDER}) AS k
         FROM {table} WHERE _flag = 0) WHERE k = 1""")
-    return _count(con, table, "_flag = 0") - _count(con, into)
+    dropped = _count(con, table, "_flag = 0") - _count(con, into)
+    con.execute(f"DROP TABLE {table}")
+    return dropped
+
+
+def _drop(con: Any, name: str) -> None:
+    """Drop the view or table ``name``, if there is one."""
+    for kind in ("view", "table"):
+        if con.execute(f"SELECT count(*) FROM duckdb_{kind}s() WHERE {kind}_name = ? "
+                       "AND temporary", [name]).fetchone()[0]:  # fmt: skip
+            con.execute(f"DROP {kind.upper()} {name}")
 
 
 def _count(con: Any, table: str, where: str = "true") -> int:
@@ -169,7 +193,7 @@ def _merged_burns(con: Any) -> str:
 
 
 def _burns(con: Any) -> dict[str, int]:
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_st AS
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW cx_st AS
       SELECT *, {_TRANSFER.format(p='', sender='hsender')} AS transfer,
              source_domain NOT IN (SELECT domain FROM cx_tm) AS unverified FROM cx_se""")
     n_dep, n_sent = _count(con, "cx_dep"), _count(con, "cx_se")
@@ -242,25 +266,38 @@ def _arrivals(con: Any) -> dict[str, int]:
 
 def _unique(con: Any, table: str, into: str, event: tuple[str, str, str]) -> int:
     """``table`` with each event, then each (source domain, nonce), once (the first by
-    ``_p``), renumbered; how many rows were dropped."""
-    columns = ", ".join(BURN_COLUMNS if into == "cx_burns" else ARRIVAL_COLUMNS)
+    ``_p``), renumbered; how many rows were dropped.
+
+    The windows that choose the rows run on narrow rows (``_p`` and the keys); the wide
+    rows are gathered once, by ``_p``. When nothing repeats, ``table`` is renamed, not
+    copied: a whole history's side is never held twice."""
+    columns = BURN_COLUMNS if into == "cx_burns" else ARRIVAL_COLUMNS
     keys = ", ".join(event)
     known = " AND ".join(f"{k} IS NOT NULL" for k in event)
     if not (_repeated(con, table, keys, known)
             or _repeated(con, table, "source_domain, nonce", "nonce IS NOT NULL")):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT {columns}, _p FROM {table}")
-        con.execute(f"DROP TABLE {table}")
+        for extra in sorted(set(_columns(con, table)) - {*columns, "_p"}):
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {extra}")
+        con.execute(f"ALTER TABLE {table} RENAME TO {into}")
         return 0
     con.execute(f"""
-      CREATE OR REPLACE TEMP TABLE {into} AS
-      WITH e AS (SELECT * FROM {table} QUALIFY NOT ({known}) OR
+      CREATE OR REPLACE TEMP TABLE cx_keep AS
+      WITH e AS (SELECT _p, source_domain, nonce FROM {table} QUALIFY NOT ({known}) OR
                  row_number() OVER (PARTITION BY {keys} ORDER BY _p) = 1),
-      n AS (SELECT * FROM e QUALIFY nonce IS NULL OR
+      n AS (SELECT _p FROM e QUALIFY nonce IS NULL OR
             row_number() OVER (PARTITION BY source_domain, nonce ORDER BY _p) = 1)
-      SELECT {columns}, row_number() OVER (ORDER BY _p) - 1 AS _p FROM n""")
+      SELECT _p AS old, row_number() OVER (ORDER BY _p) - 1 AS new FROM n""")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {into} AS
+      SELECT {", ".join(f"t.{c}" for c in columns)}, k.new AS _p
+      FROM cx_keep k JOIN {table} t ON t._p = k.old""")
     dropped = _count(con, table) - _count(con, into)
     con.execute(f"DROP TABLE {table}")
+    con.execute("DROP TABLE cx_keep")
     return dropped
+
+
+def _columns(con: Any, table: str) -> list[str]:
+    return [row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()]
 
 
 def build(con: Any) -> tuple[dict[str, int], dict[str, int]]:
@@ -276,16 +313,18 @@ def build(con: Any) -> tuple[dict[str, int], dict[str, int]]:
         :func:`~.linking.unique_sides` would drop.
     """
     duplicates = 0
-    for table, into in (("cx_deposits", "cx_dep"), ("cx_sent", "cx_se"),
-                        ("cx_received", "cx_rc"), ("cx_mints", "cx_mn")):  # fmt: skip
+    events = (("cx_deposits", "cx_dep"), ("cx_sent", "cx_se"), ("cx_received", "cx_rc"),
+              ("cx_mints", "cx_mn"))  # fmt: skip
+    for table, into in events:
         duplicates += _once(con, table, into)
-        con.execute(f"DROP TABLE {table}")
     counts: dict[str, int] = {"duplicates": duplicates}
     for made in (_burns(con), _arrivals(con)):
         for key, value in made.items():
             counts[key] = counts.get(key, 0) + value
-    for table in ("cx_dep", "cx_se", "cx_st", "cx_rc", "cx_mn"):
-        con.execute(f"DROP TABLE {table}")
+    con.execute("DROP VIEW cx_st")
+    for table, into in events:  # a view, and the table under it, or the table alone
+        _drop(con, into)
+        _drop(con, table)
     dropped = _unique(con, "cx_burns_all", "cx_burns",
                       ("source_domain", "burn_tx_hash", "burn_log_index"))
     dropped += _unique(con, "cx_arrivals_all", "cx_arrivals",

@@ -50,8 +50,8 @@ __all__ = ["connect", "link", "links_query"]
 
 _MIN, _MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _SIDES = """
-b AS MATERIALIZED (SELECT * FROM burns_in),
-a AS MATERIALIZED (SELECT * FROM arrivals_in),
+b AS MATERIALIZED (SELECT {narrow}, burn_ts FROM burns_in),
+a AS MATERIALIZED (SELECT {narrow}, mint_ts FROM arrivals_in),
 nl AS MATERIALIZED (SELECT b._p AS bp, a._p AS ap,
               CASE WHEN b.cctp_version = 2 THEN 1 ELSE 0 END AS pairing,
               NULL::BIGINT AS grp, 0 AS part
@@ -124,7 +124,10 @@ def links_query(*, ambiguous: str = "link") -> str:
         link_ambiguous="true" if ambiguous == "link" else "false",
         keep="true" if ambiguous == "keep" else "false",
     )  # fmt: skip
-    return f"WITH {_SIDES},{content}\nSELECT bp, ap, pairing, grp FROM pairs ORDER BY part, bp, ap"
+    # the sides' key columns alone: the links are decided on narrow rows, whatever the
+    # side tables carry (the ledger's wide columns are gathered once, when its rows are read)
+    sides = _SIDES.format(narrow=", ".join(dict.fromkeys(("_p", *_KEYS))))
+    return f"WITH {sides},{content}\nSELECT bp, ap, pairing, grp FROM pairs ORDER BY part, bp, ap"
 
 
 def connect(*, memory_limit: str | None = None, temp_directory: str | None = None,
