@@ -108,6 +108,11 @@ assert cctx.plots is sys.modules["cctx_research.plots"]
 assert "cctx_research.ingest.datasets" not in sys.modules and "datasets" in dir(cctx)
 from cctx_research import datasets  # the face serves the module that lives in ingest/
 assert datasets is cctx.datasets is sys.modules["cctx_research.ingest.datasets"]
+# a ledger dataset is read without the readers (a report on one never loads logs)
+assert "cctx_research.ingest.loader" not in sys.modules
+assert "cctx_research.ingest.solana" not in sys.modules
+from cctx_research import ingest
+assert "load" in dir(ingest) and ingest.load is sys.modules["cctx_research.ingest.loader"].load
 assert cctx.selection is sys.modules["cctx_research.views.selection"]
 assert callable(cctx.export.write) and callable(cctx.export.export_notebook)
 try:
