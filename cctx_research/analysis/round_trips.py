@@ -222,20 +222,23 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     the files a DuckDB relation scans) cannot change which legs pair.
     """
     sender, src, dst, stamps = facts.user, facts.src, facts.dst, facts.stamps
-    d = len(facts.domains)
     pos = np.flatnonzero((sender >= 0) & (src != dst) & legs)
-    if len(pos) > 1 and (np.diff(stamps[pos]) < 0).any():  # a ledger is mostly in burn order
+    # a ledger is mostly in burn order: then no leg's time is gathered to check it
+    if len(pos) > 1 and not _ascending(stamps) and not _ascending(stamps[pos]):
         pos = pos[np.argsort(stamps[pos], kind="stable")]
     # 32-bit positions where they fit: at ten million rows, memory is most of the time
     index = np.int32 if len(sender) < 2**31 else np.int64
     pos = pos.astype(index)
     a, b = src[pos], dst[pos]
     forward = a < b  # which way along its pair of chains
-    # (end user, pair of chains) as one key, 32-bit where it fits
-    wide = np.int32 if (int(sender.max(initial=0)) + 1) * d * d < 2**31 else np.int64
+    pairs = _pair_codes(len(facts.domains))
+    # (end user, pair of chains) as one key, 32-bit where it fits: the pairs counted as
+    # unordered, so the keys span half the codes a (source, destination) key would
+    p = max(int(pairs.max(initial=0)) + 1, 1)
+    wide = np.int32 if (int(sender.max(initial=0)) + 1) * p < 2**31 else np.int64
     group = sender[pos].astype(wide)
-    group *= d * d
-    group += np.minimum(a, b).astype(wide) * d + np.maximum(a, b).astype(wide)
+    group *= p
+    group += pairs[a, b]
     del a, b
     # a group with legs one way only has no round trip: its legs are dropped before the sort
     both = _both_ways(group, forward)
@@ -278,6 +281,20 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
     return i[first], j[first]
 
 
+def _ascending(values: np.ndarray) -> bool:
+    """Whether ``values`` never decrease (one comparison a pair, no difference made)."""
+    return bool((values[1:] >= values[:-1]).all())
+
+
+def _pair_codes(d: int) -> np.ndarray:
+    """Per (source, destination) code, the code of their unordered pair of chains, in the
+    order of (smaller code, greater code): keys sort as by those two codes."""
+    lo, hi = np.triu_indices(d, 1)  # row by row: (0, 1), (0, 2), ..., (1, 2), ...
+    table = np.zeros((d, d), dtype=np.int32)
+    table[lo, hi] = table[hi, lo] = np.arange(len(lo), dtype=np.int32)
+    return table
+
+
 def _both_ways(group: np.ndarray, forward: np.ndarray) -> np.ndarray | None:
     """Which legs are in a group with legs both ways (None: all are).
 
@@ -290,9 +307,12 @@ def _both_ways(group: np.ndarray, forward: np.ndarray) -> np.ndarray | None:
         return None
     cells = min(size, 2 * len(group) + (1 << 16))
     key = group if cells == size else group % cells
-    ways = np.bincount(key[forward], minlength=cells).astype(bool)
-    ways &= np.bincount(key[~forward], minlength=cells).astype(bool)
-    keep = ways[key]
+    # one count of (cell, way) pairs, not a count of each way's legs picked out
+    pair = key.astype(np.intp) * 2
+    pair += forward
+    ways = np.bincount(pair, minlength=2 * cells).reshape(cells, 2)
+    del pair
+    keep = ((ways[:, 0] > 0) & (ways[:, 1] > 0))[key]
     return None if keep.all() else keep
 
 
@@ -354,10 +374,14 @@ def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], 
         return _duckdb_ids(lf).take(pa.array(at, pa.int64()))
 
     sender = _hash_codes(got["sender"])
-    frame = pd.DataFrame(index=pd.RangeIndex(got.num_rows))
-    for col in ("source_domain", "destination_domain", "amount_raw"):
-        frame[col] = got[col].to_numpy().astype(np.int64, copy=False)  # a block each, no copy
-    frame["mint_recipient"] = pd.array(got["mint_recipient"].combine_chunks(), dtype=schema.STRING)
+    # a block each, no copy (a column set into a frame would be copied)
+    columns = {
+        col: got[col].to_numpy().astype(np.int64, copy=False)
+        for col in ("source_domain", "destination_domain", "amount_raw")
+    }
+    recipients = got["mint_recipient"].combine_chunks()
+    columns["mint_recipient"] = pd.array(recipients, dtype=schema.STRING)
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(got.num_rows), copy=False)
     src, dst, domains = _route_codes(frame)
     facts = Rows(
         burned=true(got["burned"]),
