@@ -277,12 +277,12 @@ def round_trip_rows(lf: nw.LazyFrame, labelled: Sequence[str], *, users: bool) -
     (``labelled_sender``) and ``mint_recipient``.
 
     The ledger's addresses are canonical, as the labels' are (:mod:`cctx_research.schema`):
-    a labelled depositor is found by an exact test of the column, on the few labelled
-    addresses, and only its rows carry strings."""
+    a labelled depositor is found by an exact test of the column on the rows a filter of
+    the labelled addresses' hashes lets through (:func:`_maybe_labelled`), and only those
+    rows carry strings."""
     rel = lf.to_native()
     sender = "CASE WHEN message_sender IS NULL THEN NULL ELSE hash(message_sender) END"
-    wanted = ", ".join("'" + str(a).replace("'", "''") + "'" for a in labelled)
-    known = f"message_sender IN ({wanted})" if wanted else "false"
+    maybe = _maybe_labelled(rel, labelled)
     columns = [
         "source_domain",
         "destination_domain",
@@ -293,9 +293,41 @@ def round_trip_rows(lf: nw.LazyFrame, labelled: Sequence[str], *, users: bool) -
         "coalesce(message_sender = mint_recipient, false) AS same",
         "burn_tx_from IS NOT NULL AS signed",
         f"{sender} AS sender",
-        f"CASE WHEN {known} THEN message_sender END AS labelled_sender",
-        f"CASE WHEN {known} THEN mint_recipient END AS mint_recipient",
+        f"CASE WHEN {maybe} THEN message_sender END AS labelled_sender",
+        f"CASE WHEN {maybe} THEN mint_recipient END AS mint_recipient",
     ]
     if users:
         columns.append(f"CASE WHEN {END_USER} IS NULL THEN NULL ELSE hash({END_USER}) END AS user")
-    return rel.project(", ".join(columns)).to_arrow_table()
+    got = rel.project(", ".join(columns)).to_arrow_table()
+    if maybe == "false":
+        return got
+    # the filter's false positives dropped: the depositor's string is tested exactly
+    found = got["labelled_sender"]
+    hit = pc.fill_null(pc.is_in(found, value_set=pa.array(list(labelled), found.type)), False)
+    for name in ("labelled_sender", "mint_recipient"):
+        column = got[name]
+        kept = pc.if_else(hit, column, pa.scalar(None, column.type))
+        got = got.set_column(got.schema.get_field_index(name), name, kept)
+    return got
+
+
+def _maybe_labelled(rel: Any, labelled: Sequence[str]) -> str:
+    """An SQL test of ``message_sender`` true for each ``labelled`` address (and for about
+    one other address in sixty-four): a bit of a constant bit string, addressed by the
+    address's hash.
+
+    Not ``message_sender IN (...)``: DuckDB answers a list of more than a few values
+    with a join, whose rows come back out of the scan's order, and the rows of
+    :func:`round_trip_rows` must keep it (the transfer ids, asked for by a second
+    query when legs tie, are matched to them by position)."""
+    if not labelled:
+        return "false"
+    listed = ", ".join("'" + str(a).replace("'", "''") + "'" for a in labelled)
+    hashes = rel.limit(1).project(f"[hash(a) FOR a IN [{listed}]] AS h").fetchall()
+    if not hashes:  # no rows: nothing to label
+        return "false"
+    size = 1 << max(12, (64 * len(labelled)).bit_length())
+    bits = bytearray(b"0" * size)
+    for h in hashes[0][0]:
+        bits[h % size] = ord("1")
+    return f"get_bit('{bits.decode()}'::BITSTRING, (hash(message_sender) % {size})::INTEGER) = 1"

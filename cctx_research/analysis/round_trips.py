@@ -368,10 +368,16 @@ def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], 
     pool = ThreadPoolExecutor(1)
     checked = pool.submit(_exact, lf, users)
     pool.shutdown(wait=False)  # returns at once: the check runs on
+    stamps = np.asarray(pc.fill_null(got["stamp"], 0), dtype=np.int64)
+    aligned = [True]
 
     def ids(at: np.ndarray) -> pa.Array:
         checked.result()  # one query at a time on the relation's connection
-        return _duckdb_ids(lf).take(pa.array(at, pa.int64()))
+        table = _duckdb_ids(lf)
+        # matched by position: if the engine gave its rows in another order this time (a
+        # connection set not to keep it), the codes are not trusted and the rules run in SQL
+        aligned[0] = np.array_equal(np.asarray(table["stamp"], dtype=np.int64), stamps)
+        return table["transfer_id"].take(pa.array(at, pa.int64()))
 
     sender = _hash_codes(got["sender"])
     # a block each, no copy (a column set into a frame would be copied)
@@ -394,11 +400,11 @@ def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], 
         src=src,
         dst=dst,
         domains=domains,
-        stamps=np.asarray(pc.fill_null(got["stamp"], 0), dtype=np.int64),
+        stamps=stamps,
         ids=ids,
         labelled=got["labelled_sender"],
     )
-    return frame, facts, checked.result
+    return frame, facts, lambda: checked.result() and aligned[0]
 
 
 def _exact(lf: Any, users: bool) -> bool:
@@ -408,11 +414,16 @@ def _exact(lf: Any, users: bool) -> bool:
     return not users or actors_lazy.hashed_values(lf, actors_lazy.END_USER) is not None
 
 
-def _duckdb_ids(lf: Any) -> pa.ChunkedArray:
+def _duckdb_ids(lf: Any) -> pa.Table:
     """A DuckDB ledger's ``transfer_id``, in the order of :func:`.actors_lazy.round_trip_rows`
-    (a projection of the same relation: DuckDB keeps a scan's order). Asked only when two
-    legs of one end user tie on time: their ids order them."""
-    return lf.to_native().project("transfer_id").to_arrow_table()["transfer_id"]
+    (a projection of the same relation: DuckDB keeps a scan's order), with the burn's time
+    as ``stamp`` (ns, 0 where none) to check it. Asked only when two legs of one end user
+    tie on time: their ids order them."""
+    return (
+        lf.to_native()
+        .project("transfer_id, coalesce(epoch_ns(burn_timestamp), 0) AS stamp")
+        .to_arrow_table()
+    )
 
 
 def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], bool]]:

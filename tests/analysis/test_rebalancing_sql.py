@@ -167,3 +167,53 @@ def test_groups_one_way_only_are_dropped_before_the_sort_and_change_no_pair(monk
     monkeypatch.setattr(round_trips, "_both_ways", lambda group, forward: None)
     got = round_trips.round_trips(facts, 86_400 * 10**9, facts.burned)
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
+def test_duckdb_rows_keep_the_scan_order_with_many_labelled_addresses():
+    # the transfer ids of tied legs come from a second query, matched by position: the rows'
+    # query must keep the scan's order. A test of the depositor against the forty labelled
+    # addresses as `IN (...)` was a join in DuckDB, whose rows came back out of order
+    # (150k rows, two threads: every row out of place)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from actors import generate
+
+    from cctx_research.analysis import actors_lazy
+
+    ledger = generate(150_000)
+    relation = duckdb.connect(config={"threads": 2}).from_df(ledger)
+    lf = actor_inputs.ledger_lazy(relation, movements._COLUMNS, what="test")
+    labelled = sorted(set(actor_inputs.labels_of(True).addresses()))
+    assert len(labelled) > 6
+    got = actors_lazy.round_trip_rows(lf, labelled, users=False)
+    stamps = ledger["burn_timestamp"].to_numpy(dtype="datetime64[ns]").view("int64")
+    assert got["stamp"].to_numpy().tolist() == stamps.tolist()
+    # only the labelled depositors' rows carry strings: the filter's false positives dropped
+    known = ledger["message_sender"].isin(labelled).to_numpy()
+    assert 0 < known.sum() < len(ledger)
+    assert got["labelled_sender"].is_valid().to_numpy(zero_copy_only=False).tolist() == (
+        known.tolist()
+    )
+    assert got["mint_recipient"].null_count == (~known).sum()
+
+
+def test_duckdb_ids_out_of_the_rows_order_send_the_rules_to_sql(monkeypatch):
+    # tied legs are ordered by ids matched to the rows by position: ids in another order
+    # (checked by the burn times beside them) must not be trusted
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from actors import generate
+
+    from cctx_research.analysis import round_trips
+
+    ledger = generate(20_000)
+    want = movements.rebalancing_share(ledger)
+    ids_of = round_trips._duckdb_ids
+    monkeypatch.setattr(round_trips, "_duckdb_ids", lambda lf: ids_of(lf)[::-1])
+    in_engine = []
+    share = rebalancing_sql.share
+    monkeypatch.setattr(rebalancing_sql, "share", lambda *a: in_engine.append(1) or share(*a))
+    got = movements.rebalancing_share(duckdb.from_df(ledger))
+    assert in_engine == [1]
+    pd.testing.assert_frame_equal(got, want)
+    monkeypatch.setattr(round_trips, "_duckdb_ids", ids_of)
+    assert_same(movements.rebalancing_share(duckdb.from_df(ledger)), want)
+    assert in_engine == [1]
