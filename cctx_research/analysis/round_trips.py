@@ -333,6 +333,14 @@ def _ties_by_id(
     member[:-1] |= tie
     at = np.flatnonzero(member)
     run = np.cumsum(np.concatenate([[True], ~tie]))[at]
+    # only legs of one way are ever compared (the latest outbound leg, the first return
+    # leg): a run with at most one leg each way keeps its order, and needs no ids
+    dense = np.cumsum(np.concatenate([[0], run[1:] != run[:-1]]))
+    ways = np.bincount(dense * 2 + forward[at], minlength=2 * (int(dense[-1]) + 1))
+    several = (ways.reshape(-1, 2).max(axis=1) > 1)[dense]
+    if not several.any():
+        return
+    at, run = at[several], run[several]
     rank = np.asarray(pc.rank(ids(rows[at]), sort_keys="ascending", tiebreaker="first"))
     order = np.lexsort((rank, run))
     rows[at] = rows[at][order]
@@ -373,11 +381,8 @@ def _duckdb_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], 
 
     def ids(at: np.ndarray) -> pa.Array:
         checked.result()  # one query at a time on the relation's connection
-        table = _duckdb_ids(lf)
-        # matched by position: if the engine gave its rows in another order this time (a
-        # connection set not to keep it), the codes are not trusted and the rules run in SQL
-        aligned[0] = np.array_equal(np.asarray(table["stamp"], dtype=np.int64), stamps)
-        return table["transfer_id"].take(pa.array(at, pa.int64()))
+        found, aligned[0] = _duckdb_ids(lf, stamps, at)
+        return found
 
     sender = _hash_codes(got["sender"])
     # a block each, no copy (a column set into a frame would be copied)
@@ -414,16 +419,38 @@ def _exact(lf: Any, users: bool) -> bool:
     return not users or actors_lazy.hashed_values(lf, actors_lazy.END_USER) is not None
 
 
-def _duckdb_ids(lf: Any) -> pa.Table:
-    """A DuckDB ledger's ``transfer_id``, in the order of :func:`.actors_lazy.round_trip_rows`
-    (a projection of the same relation: DuckDB keeps a scan's order), with the burn's time
-    as ``stamp`` (ns, 0 where none) to check it. Asked only when two legs of one end user
-    tie on time: their ids order them."""
-    return (
-        lf.to_native()
-        .project("transfer_id, coalesce(epoch_ns(burn_timestamp), 0) AS stamp")
-        .to_arrow_table()
-    )
+_FEW_STAMPS = 4096  # tied burn times up to which the ids are asked for by a filter
+
+
+def _duckdb_ids(lf: Any, stamps: np.ndarray, at: np.ndarray) -> tuple[pa.Array, bool]:
+    """The ``transfer_id`` of a DuckDB ledger's rows at positions ``at`` of
+    :func:`.actors_lazy.round_trip_rows` (whose burn times are ``stamps``, ns, 0 where
+    none), and whether they are those rows'.
+
+    Asked only for legs that tie on time, so a filter lets through the rows at those
+    burn times (a bit of a constant bit string, addressed by the time; with a few false
+    positives), not every row's id. The rows are matched by position (a projection
+    of the same relation: DuckDB keeps a scan's order), checked by their burn times: if
+    the engine gave them in another order (a connection set not to keep it), the answer
+    is False and the caller runs the rules in SQL.
+    """
+    stamp = "coalesce(epoch_ns(burn_timestamp), 0)"
+    rel, positions = lf.to_native(), None
+    wanted = np.unique(stamps[at])
+    if len(wanted) <= _FEW_STAMPS:
+        size = 1 << max(12, (64 * len(wanted)).bit_length())
+        bits = np.zeros(size, dtype=bool)
+        bits[wanted % size] = True
+        text = (bits.astype(np.uint8) + ord("0")).tobytes().decode()
+        slot = f"((({stamp} % {size}) + {size}) % {size})::INTEGER"  # as numpy's: never < 0
+        rel = rel.filter(f"get_bit('{text}'::BITSTRING, {slot}) = 1")
+        positions = np.flatnonzero(bits[stamps % size])
+    table = rel.project(f"transfer_id, {stamp} AS stamp").to_arrow_table()
+    expected = stamps if positions is None else stamps[positions]
+    if not np.array_equal(np.asarray(table["stamp"], dtype=np.int64), expected):
+        return pa.nulls(len(at), pa.string()), False
+    where = at if positions is None else np.searchsorted(positions, at)
+    return table["transfer_id"].take(pa.array(where, pa.int64())), True
 
 
 def engine_rows(lf: Any, table: Any) -> tuple[pd.DataFrame, Rows, Callable[[], bool]]:

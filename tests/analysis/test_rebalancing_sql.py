@@ -205,15 +205,26 @@ def test_duckdb_ids_out_of_the_rows_order_send_the_rules_to_sql(monkeypatch):
     from cctx_research.analysis import round_trips
 
     ledger = generate(20_000)
+    # legs of one end user, one way, at one time: their ids order them
+    twin = np.random.default_rng(3).choice(len(ledger) - 1, 500, replace=False)
+    for col in ("message_sender", "source_domain", "destination_domain", "burn_timestamp"):
+        ledger.loc[twin + 1, col] = ledger[col].to_numpy()[twin]
     want = movements.rebalancing_share(ledger)
     ids_of = round_trips._duckdb_ids
-    monkeypatch.setattr(round_trips, "_duckdb_ids", lambda lf: ids_of(lf)[::-1])
+    asked = []
+    monkeypatch.setattr(round_trips, "_duckdb_ids", lambda *a: asked.append(1) or ids_of(*a))
     in_engine = []
     share = rebalancing_sql.share
     monkeypatch.setattr(rebalancing_sql, "share", lambda *a: in_engine.append(1) or share(*a))
+    # the ids asked for by a filter of the tied burn times, and (many times) all of them
+    for few in (round_trips._FEW_STAMPS, 0):
+        monkeypatch.setattr(round_trips, "_FEW_STAMPS", few)
+        assert_same(movements.rebalancing_share(duckdb.from_df(ledger)), want)
+    assert in_engine == []
+    assert asked == [1, 1]
+    # as if the rows' query had come back in the reverse order
+    reverse = lambda lf, stamps, at: ids_of(lf, stamps[::-1].copy(), at)  # noqa: E731
+    monkeypatch.setattr(round_trips, "_duckdb_ids", reverse)
     got = movements.rebalancing_share(duckdb.from_df(ledger))
     assert in_engine == [1]
     pd.testing.assert_frame_equal(got, want)
-    monkeypatch.setattr(round_trips, "_duckdb_ids", ids_of)
-    assert_same(movements.rebalancing_share(duckdb.from_df(ledger)), want)
-    assert in_engine == [1]
