@@ -216,12 +216,9 @@ def test_duckdb_ids_out_of_the_rows_order_send_the_rules_to_sql(monkeypatch):
     in_engine = []
     share = rebalancing_sql.share
     monkeypatch.setattr(rebalancing_sql, "share", lambda *a: in_engine.append(1) or share(*a))
-    # the ids asked for by a filter of the tied burn times, and (many times) all of them
-    for few in (round_trips._FEW_STAMPS, 0):
-        monkeypatch.setattr(round_trips, "_FEW_STAMPS", few)
-        assert_same(movements.rebalancing_share(duckdb.from_df(ledger)), want)
+    assert_same(movements.rebalancing_share(duckdb.from_df(ledger)), want)
     assert in_engine == []
-    assert asked == [1, 1]
+    assert asked == [1]
     # as if the rows' query had come back in the reverse order
     reverse = lambda lf, stamps, at: ids_of(lf, stamps[::-1].copy(), at)  # noqa: E731
     monkeypatch.setattr(round_trips, "_duckdb_ids", reverse)
