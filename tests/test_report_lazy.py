@@ -47,8 +47,9 @@ def figures(tmp_path_factory):
 
     Its key holds a fingerprint of every value handed to the draw function, so an engine
     whose section hands over other data (a dtype, a row, an order) still draws, and differs.
+    It is ``figures/`` of a cache directory, where ``cctx-research report`` keeps its own.
     """
-    return tmp_path_factory.mktemp("figures")
+    return tmp_path_factory.mktemp("cache") / "figures"
 
 
 def _lazy(engine: str, path) -> object:
@@ -110,9 +111,13 @@ def test_links_counted_in_the_engine_equal_pandas(ledger, tmp_path, engine):
         assert int(mine["content_ambiguous"].sum()) > 0
 
 
-def test_report_data_on_a_ledger_dataset_reads_no_pandas_ledger(ledger, tmp_path, monkeypatch):
+def test_report_data_on_a_ledger_dataset_reads_no_pandas_ledger(ledger, tmp_path, monkeypatch,
+                                                                figures):  # fmt: skip
     # the command must not load the ledger into pandas: `load` is not called at all
     datasets.write(ledger, tmp_path / "ledger")
+    # the command's cache directory is the module's (not the user's): its figure cache
+    # holds the pictures the module's builds on this ledger drew
+    monkeypatch.setenv("CCTX_CACHE_DIR", str(figures.parent))
 
     def refused(*args, **kwargs):
         raise AssertionError("report --data read the ledger dataset into pandas")
