@@ -7,7 +7,6 @@ sample, on tied legs (identical burn times), on self-sends and on nothing.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,16 @@ from cctx_research import schema
 from cctx_research.analysis import actor_inputs, movements, rebalancing_sql
 
 from .test_actors import POOL, SETTINGS, build, tied, tied_legs
+
+
+def _benchmark_ledger(transfers: int) -> pd.DataFrame:
+    """The actor benchmark's synthetic ledger (``benchmarks/actors.py``) of ``transfers`` rows."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+        from actors import generate
+
+    return generate(transfers)
+
 
 # each example runs DuckDB several times: fewer than the suite's default, the ties as
 # strategies (burns within minutes by few addresses: most examples tie somewhere)
@@ -109,10 +118,7 @@ def test_sql_self_sends_and_nothing():
 
 
 def test_sql_rules_equal_numpy_on_the_benchmark_ledger():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from actors import generate
-
-    ledger = generate(20_000)
+    ledger = _benchmark_ledger(20_000)
     want = movements.rebalancing_share(ledger)
     assert want["round_trip_volume"].sum() > 0
     assert_same(in_sql(ledger), want)
@@ -150,12 +156,9 @@ def test_duckdb_rows_carry_strings_only_where_the_depositor_is_labelled(sample, 
 
 
 def test_groups_one_way_only_are_dropped_before_the_sort_and_change_no_pair(monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from actors import generate
-
     from cctx_research.analysis import round_trips
 
-    ledger = generate(20_000).assign(burn_tx_from=pd.NA)
+    ledger = _benchmark_ledger(20_000).assign(burn_tx_from=pd.NA)
     facts = round_trips.rows(ledger)
     d, src, dst = len(facts.domains), facts.src.astype(np.int64), facts.dst.astype(np.int64)
     group = facts.user.astype(np.int64) * d * d + np.minimum(src, dst) * d + np.maximum(src, dst)
@@ -174,12 +177,9 @@ def test_duckdb_rows_keep_the_scan_order_with_many_labelled_addresses():
     # query must keep the scan's order. A test of the depositor against the forty labelled
     # addresses as `IN (...)` was a join in DuckDB, whose rows came back out of order
     # (150k rows, two threads: every row out of place)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from actors import generate
-
     from cctx_research.analysis import actors_lazy
 
-    ledger = generate(150_000)
+    ledger = _benchmark_ledger(150_000)
     relation = duckdb.connect(config={"threads": 2}).from_df(ledger)
     lf = actor_inputs.ledger_lazy(relation, movements._COLUMNS, what="test")
     labelled = sorted(set(actor_inputs.labels_of(True).addresses()))
@@ -199,12 +199,9 @@ def test_duckdb_rows_keep_the_scan_order_with_many_labelled_addresses():
 def test_duckdb_ids_out_of_the_rows_order_send_the_rules_to_sql(monkeypatch):
     # tied legs are ordered by ids matched to the rows by position: ids in another order
     # (checked by the burn times beside them) must not be trusted
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from actors import generate
-
     from cctx_research.analysis import round_trips
 
-    ledger = generate(20_000)
+    ledger = _benchmark_ledger(20_000)
     # legs of one end user, one way, at one time: their ids order them
     twin = np.random.default_rng(3).choice(len(ledger) - 1, 500, replace=False)
     for col in ("message_sender", "source_domain", "destination_domain", "burn_timestamp"):

@@ -4,10 +4,10 @@ A 2M-transfer ``load(engine="duckdb")`` once stopped with DuckDB's "failed to pi
 error at its 2 GB limit in the deposit-message join (``cx_burns_all``), whose windows ranked
 the whole decoded rows (``SELECT *, row_number() OVER (...)``): DuckDB cannot spill
 enough of a window's wide rows. The sides now rank keys and a row's number only and gather
-the wide rows after (``benchmarks/README.md``, figure 13, "The SQL load under an
-address-space cap, 2M"). These tests hold that shape on a small sync-shaped dataset: every
-window of the load is over named columns, and the load completes under a memory limit far
-below the data's size, giving the pandas load's ledger.
+the wide rows after (``benchmarks/README.md``, figure 13, "The whole history end to end",
+"The 2M load that stopped under a 7 GiB cap"). These tests hold that shape on a small
+sync-shaped dataset: every window of the load is over named columns, and the load completes
+under a memory limit far below the data's size, giving the pandas load's ledger.
 """
 
 from __future__ import annotations
