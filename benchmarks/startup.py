@@ -219,7 +219,8 @@ def _visit(browser, url: str) -> float:
     try:
         page = context.new_page()
         began = time.perf_counter()
-        page.goto(url, timeout=VISIT_TIMEOUT_S * 1000, wait_until="commit")  # Voila streams the page
+        # Voila streams the page: its first bytes are the commit
+        page.goto(url, timeout=VISIT_TIMEOUT_S * 1000, wait_until="commit")
         # the overview's status line: its widgets are on the page and have drawn
         page.get_by_text("transfers (all chains)").first.wait_for(timeout=VISIT_TIMEOUT_S * 1000)
         took = time.perf_counter() - began
