@@ -20,7 +20,24 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["from_char_matrix", "interleave"]
+__all__ = ["char_rows", "from_char_matrix", "interleave"]
+
+
+_ROWS = 1 << 16  # rows a block of :func:`char_rows`: its index is ``_ROWS * k`` integers
+
+
+def char_rows(chars: np.ndarray, begin: np.ndarray, k: int) -> np.ndarray:
+    """The ``(m, k)`` ``uint8`` matrix of ``chars[begin[i] : begin[i] + k]`` per row ``i``.
+
+    Gathered a block of rows at a time: one index of ``m * k`` integers (eight
+    bytes each, for a byte each gathered) would take eight times the result's
+    memory, gigabytes at millions of addresses.
+    """
+    out = np.empty((len(begin), k), dtype=np.uint8)
+    step = np.arange(k)
+    for at in range(0, len(begin), _ROWS):
+        out[at : at + _ROWS] = chars[begin[at : at + _ROWS, None] + step]
+    return out
 
 
 def from_char_matrix(matrix: np.ndarray) -> pa.LargeStringArray:

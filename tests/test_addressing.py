@@ -254,6 +254,12 @@ def test_the_fast_spelling_of_wire_columns_equals_the_rule():
     assert canonical_addresses(values).tolist() == [rule(v) for v in values]
     # anything else takes the general path
     assert _bytes32_canonical(pa.array([*values, "0x12"], pa.large_string())) is None
+    # a column longer than two of the blocks its characters are gathered in
+    many = values * 281
+    rng.shuffle(many)
+    fast = _bytes32_canonical(pa.array(many, pa.large_string()))
+    assert fast is not None
+    assert fast.to_pylist() == [rule(v) for v in many]
 
 
 @given(st.lists(st.binary(min_size=32, max_size=32), min_size=1, max_size=40),

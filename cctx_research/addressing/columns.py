@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._codes import unique_ints
-from .._textarrays import from_char_matrix, interleave
+from .._textarrays import char_rows, from_char_matrix, interleave
 from .codecs import base58_encode_rows
 from .spellings import _PAD_HEX, _encode, _format_of, _hex_bytes
 
@@ -74,15 +74,15 @@ def _bytes32_canonical(raw: pa.Array) -> pa.Array | None:
         return None
     # a wide row padded with 24 zero digits is an EVM address: "0x" + its last 40
     padded = np.zeros(n, dtype=bool)
-    padded[wide] = (lower[starts[wide, None] + np.arange(2, 26)] == ord("0")).all(axis=1)
+    padded[wide] = (char_rows(lower, starts[wide] + 2, 24) == ord("0")).all(axis=1)
     lower[starts[padded] + 24] = ord("0")
     lower[starts[padded] + 25] = ord("x")
     short = ~wide | padded
     begin = np.where(padded, starts + 24, starts)
     return interleave(
         short,
-        from_char_matrix(lower[begin[short, None] + np.arange(42)]),
-        from_char_matrix(lower[begin[~short, None] + np.arange(66)]),
+        from_char_matrix(char_rows(lower, begin[short], 42)),
+        from_char_matrix(char_rows(lower, begin[~short], 66)),
     )
 
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import chains as chain_registry
 from ..addressing import canonical_addresses
@@ -91,11 +94,16 @@ def with_main_chain(ranked: pd.DataFrame, transfers: pd.DataFrame, *, role: str)
     if not len(out):
         out.insert(position, "chain", pd.Series(dtype=object, index=out.index))
         return out
+    # the column as it is (Arrow strings cross without a Python string per row), and only
+    # the rows of the ranked addresses summed: a whole history names millions of others
+    spelled = pa.array(canonical_addresses(transfers[column].array).array)
+    ranked_ = pa.array(out["address"].astype(str).tolist(), spelled.type)
+    rows = np.flatnonzero(pc.fill_null(pc.is_in(spelled, value_set=ranked_), False))
     sides = pd.DataFrame(
         {
-            "address": canonical_addresses(transfers[column].tolist()).to_numpy(),
-            "chain": transfers[chain_column].astype(str).to_numpy(),
-            "amount": transfers["amount"].to_numpy(),
+            "address": spelled.take(rows).to_numpy(zero_copy_only=False),
+            "chain": transfers[chain_column].iloc[rows].astype(str).to_numpy(),
+            "amount": transfers["amount"].to_numpy()[rows],
         }
     )
     volume = (
