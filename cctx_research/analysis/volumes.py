@@ -300,7 +300,8 @@ def kpis(
     period)``.
 
     Distinct senders and recipients need the addresses: given a Polars,
-    DuckDB or Dask frame, this collects the four columns it uses only.
+    DuckDB or Dask frame, this collects the four columns it uses, of the
+    last two 30-day periods only.
 
     Parameters
     ----------
@@ -347,18 +348,13 @@ def kpis(
     --------
     >>> kpis(transfers).loc[("24h", "volume"), "current"]  # doctest: +SKIP
     """
-    transfers = _common.transfers_frame(
-        once.transfers_once(transfers, dedupe),
-        columns=["timestamp", "amount", "message_sender", "mint_recipient"],
-    )
-    if now is not None:
-        end = times.to_timestamp(now, name="now")
-    elif len(transfers) and not pd.isna(transfers["timestamp"].max()):
-        end = transfers["timestamp"].max().floor("s") + pd.Timedelta(seconds=1)
-    else:
-        end = None
+    end = None if now is None else times.to_timestamp(now, name="now")
+    transfers, whole, end = _kpi_rows(once.transfers_once(transfers, dedupe), end)
     ts = transfers["timestamp"]
-    span = coverage if coverage is not None else _coverage.covered(transfers, ts)
+    if coverage is not None:
+        span = coverage
+    else:
+        span = _coverage.recorded(transfers) or (None if whole[0] is None else whole)
     rows = []
     for period, length in _PERIODS:
         if end is None:
@@ -399,7 +395,43 @@ def kpis(
     for col in ("current", "previous", "change"):
         out[col] = out[col].astype("float64")
     out = out.set_index(["period", "metric"])
-    return results.describe(out, span=results.span_of(transfers["timestamp"]))
+    return results.describe(out, span=whole)
+
+
+_KPI_COLUMNS = ["timestamp", "amount", "message_sender", "mint_recipient"]
+
+
+def _kpi_rows(source: Any, end: pd.Timestamp | None) -> tuple[pd.DataFrame, Any, Any]:
+    """The rows :func:`kpis` reads, the first and last time of all of them, and the
+    periods' end (``end``, else one second after the last time; None without times).
+
+    Of a Polars, DuckDB or Dask frame only the rows of the last two longest periods
+    are collected: the span is the engine's, and a whole history's addresses would
+    be gigabytes in pandas (2.8 million recipients in twelve million transfers).
+    """
+    if engines.is_pandas(source) or not engines.recognised(source):
+        frame = _common.transfers_frame(source, columns=_KPI_COLUMNS)
+        whole = results.span_of(frame["timestamp"])
+    else:
+        lf = engines.lazy(source, "transfers", columns=_KPI_COLUMNS)
+        lo, hi = engines.span(lf)
+        whole = (None, None) if lo is None else (_utc(lo), _utc(hi))
+        if end is None and whole[1] is not None:
+            end = whole[1].floor("s") + pd.Timedelta(seconds=1)
+        if end is not None:
+            since = end - 2 * _PERIODS[-1][1]
+            recent = nw.col("timestamp").is_between(nw.lit(since), nw.lit(end), closed="left")
+            lf = lf.filter(recent.fill_null(False))
+        frame = _common.transfers_frame(lf.to_native(), columns=_KPI_COLUMNS)
+    if end is None and whole[1] is not None:
+        end = whole[1].floor("s") + pd.Timedelta(seconds=1)
+    return frame, whole, end
+
+
+def _utc(value: Any) -> pd.Timestamp:
+    """An engine's time as a UTC Timestamp (DuckDB's may come naive or as 'Etc/UTC')."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def _kpi_values(frame: pd.DataFrame) -> dict[str, float]:

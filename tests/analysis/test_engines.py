@@ -47,6 +47,7 @@ def assert_same_frame(got: pd.DataFrame, want: pd.DataFrame) -> None:
     assert result_info(got).span == result_info(want).span
 
 
+_SINCE_MAY = (pd.Timestamp("2024-05-01", tz="UTC"), pd.Timestamp("2024-08-15", tz="UTC"))
 CASES = {
     "flows.matrix": lambda t: flows.matrix(t),
     "flows.matrix count": lambda t: flows.matrix(t, values="count"),
@@ -58,6 +59,11 @@ CASES = {
     "volumes.timeseries source": lambda t: volumes.timeseries(t, freq="7D", by="source_chain"),
     "volumes.seasonality": lambda t: volumes.seasonality(t),
     "volumes.kpis": lambda t: volumes.kpis(t).reset_index(),
+    # the periods end 75 days after the data's first day: an engine collects only the last
+    # 60 days' rows (half the 30 days of data), the span is still all of it
+    "volumes.kpis, a later now": lambda t: volumes.kpis(
+        t, now="2024-08-15", coverage=_SINCE_MAY
+    ).reset_index(),
     "addresses.top": lambda t: addresses.top(t, role="sender", n=15),
     "addresses.top count": lambda t: addresses.top(t, by="count", n=None),
 }
