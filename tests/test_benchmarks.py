@@ -220,3 +220,27 @@ def test_scale_spill_probes_every_statement_of_the_sql_load(tmp_path, monkeypatc
                              text=True, timeout=120)  # fmt: skip
     assert refused.returncode == 2
     assert "no generated.json" in refused.stderr
+
+
+def test_memory_stacks_names_where_a_command_took_its_memory(tmp_path):
+    """``memory_stacks.py``: the command ran (its file written), then its peak and a line
+    per step of RSS with the toolkit's frames taking the memory."""
+    src = ROOT / "tests" / "fixtures" / "dune" / "bridges_evms_flows.csv"
+    out = tmp_path / "ledger.parquet"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "memory_stacks.py"), "--step", "1",
+         "import", str(src), "--no-progress", "--out", str(out)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert out.is_file()
+    lines = done.stdout.splitlines()
+    peak = next(i for i, line in enumerate(lines) if re.search(r"s, peak RSS \d+\.\d\d GiB$", line))
+    steps = lines[peak + 1 :]
+    assert steps, done.stdout
+    assert all(re.match(r"^ +\d+\.\d s +\d+\.\d\d GiB  ", line) for line in steps), steps
+    assert any(".py:" in line for line in steps), steps  # some step named a frame of ours
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "memory_stacks.py")],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert bad.returncode == 2
+    assert "give the cctx-research command to run" in bad.stderr
