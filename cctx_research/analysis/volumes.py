@@ -415,7 +415,7 @@ def _kpi_rows(source: Any, end: pd.Timestamp | None) -> tuple[pd.DataFrame, Any,
     else:
         lf = engines.lazy(source, "transfers", columns=_KPI_COLUMNS)
         lo, hi = engines.span(lf)
-        whole = (None, None) if lo is None else (_utc(lo), _utc(hi))
+        whole = (None, None) if lo is None else (times.to_timestamp(lo), times.to_timestamp(hi))
         if end is None and whole[1] is not None:
             end = whole[1].floor("s") + pd.Timedelta(seconds=1)
         if end is not None:
@@ -426,12 +426,6 @@ def _kpi_rows(source: Any, end: pd.Timestamp | None) -> tuple[pd.DataFrame, Any,
     if end is None and whole[1] is not None:
         end = whole[1].floor("s") + pd.Timedelta(seconds=1)
     return frame, whole, end
-
-
-def _utc(value: Any) -> pd.Timestamp:
-    """An engine's time as a UTC Timestamp (DuckDB's may come naive or as 'Etc/UTC')."""
-    stamp = pd.Timestamp(value)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def _kpi_values(frame: pd.DataFrame) -> dict[str, float]:
