@@ -18,9 +18,6 @@ from typing import Any
 import pytest
 from sample_seed import seed
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 EXPECTED = [
@@ -35,7 +32,19 @@ EXPECTED = [
 CELL_TIMEOUT = 120  # seconds per cell
 
 
-def _read(name: str):
+@pytest.fixture
+def nbformat() -> Any:
+    """nbformat, imported by the tests that read a notebook: its validator loads jsonschema
+    and lark grammars (seconds of CPU), which collection of the suite need not pay."""
+    return pytest.importorskip("nbformat")
+
+
+@pytest.fixture
+def nbclient() -> Any:
+    return pytest.importorskip("nbclient")
+
+
+def _read(nbformat: Any, name: str) -> Any:
     return nbformat.read(NOTEBOOKS / name, as_version=4)
 
 
@@ -44,8 +53,8 @@ def test_the_notebooks_are_there() -> None:
 
 
 @pytest.mark.parametrize("name", EXPECTED)
-def test_stored_clean(name: str) -> None:
-    nb = _read(name)
+def test_stored_clean(name: str, nbformat: Any) -> None:
+    nb = _read(nbformat, name)
     nbformat.validate(nb)
     first = nb.cells[0]
     assert first.cell_type == "markdown"
@@ -77,13 +86,15 @@ def _outputs_text(nb) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", EXPECTED)
-def test_runs_in_a_kernel(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_in_a_kernel(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nbformat: Any, nbclient: Any
+) -> None:
     from cctx_research.config import DEMO_API_KEY
 
     for variable in ("CCTX_API_KEY", "CCTX_PROJECT_ID", "CCTX_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("CCTX_CACHE_DIR", str(seed(tmp_path / "cache")))  # built once a session
-    nb = _read(name)
+    nb = _read(nbformat, name)
     client = nbclient.NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
@@ -126,7 +137,7 @@ def _each_actor_row_says_it_is_synthetic(nb: Any) -> None:
 
 @pytest.mark.slow
 def test_export_to_html_with_nbconvert_as_documented(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nbformat: Any
 ) -> None:
     """The README's export command: execute a notebook and write it as HTML."""
     pytest.importorskip("nbconvert")
@@ -151,4 +162,5 @@ def test_export_to_html_with_nbconvert_as_documented(
     page = (tmp_path / "exports" / "01_quickstart.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page  # the plots, inline
     assert "SYNTHETIC SAMPLE" in page
-    assert _read("01_quickstart.ipynb").cells[3].outputs == []  # the stored copy stays clean
+    stored = _read(nbformat, "01_quickstart.ipynb")
+    assert stored.cells[3].outputs == []  # the stored copy stays clean

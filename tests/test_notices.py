@@ -10,9 +10,6 @@ import pytest
 from cctx_research.errors import CoverageWarning, SyntheticDataWarning
 from cctx_research.views import notices
 
-nbclient = pytest.importorskip("nbclient")
-nbformat = pytest.importorskip("nbformat")
-
 CELLS = [
     # what a notebook does: import the toolkit, then something warns
     "import warnings\n"
@@ -35,6 +32,10 @@ def _outputs(cell) -> list[dict]:
 
 @pytest.mark.slow
 def test_a_kernel_shows_the_toolkits_warnings_as_status_lines(tmp_path):
+    # imported here, not at module level: nbformat's validator costs seconds of CPU that
+    # collection of the suite need not pay
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
     nbclient.NotebookClient(
         nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
