@@ -412,20 +412,21 @@ def _kpi_rows(source: Any, end: pd.Timestamp | None) -> tuple[pd.DataFrame, Any,
     if engines.is_pandas(source) or not engines.recognised(source):
         frame = _common.transfers_frame(source, columns=_KPI_COLUMNS)
         whole = results.span_of(frame["timestamp"])
-    else:
-        lf = engines.lazy(source, "transfers", columns=_KPI_COLUMNS)
-        lo, hi = engines.span(lf)
-        whole = (None, None) if lo is None else (times.to_timestamp(lo), times.to_timestamp(hi))
-        if end is None and whole[1] is not None:
-            end = whole[1].floor("s") + pd.Timedelta(seconds=1)
-        if end is not None:
-            since = end - 2 * _PERIODS[-1][1]
-            recent = nw.col("timestamp").is_between(nw.lit(since), nw.lit(end), closed="left")
-            lf = lf.filter(recent.fill_null(False))
-        frame = _common.transfers_frame(lf.to_native(), columns=_KPI_COLUMNS)
-    if end is None and whole[1] is not None:
-        end = whole[1].floor("s") + pd.Timedelta(seconds=1)
-    return frame, whole, end
+        return frame, whole, _after(whole) if end is None else end
+    lf = engines.lazy(source, "transfers", columns=_KPI_COLUMNS)
+    lo, hi = engines.span(lf)
+    whole = (None, None) if lo is None else (times.to_timestamp(lo), times.to_timestamp(hi))
+    end = _after(whole) if end is None else end
+    if end is not None:
+        since = end - 2 * _PERIODS[-1][1]
+        recent = nw.col("timestamp").is_between(nw.lit(since), nw.lit(end), closed="left")
+        lf = lf.filter(recent.fill_null(False))
+    return _common.transfers_frame(lf.to_native(), columns=_KPI_COLUMNS), whole, end
+
+
+def _after(span: Any) -> pd.Timestamp | None:
+    """One second after the last time of ``span`` (floored to the second); None without."""
+    return None if span[1] is None else span[1].floor("s") + pd.Timedelta(seconds=1)
 
 
 def _kpi_values(frame: pd.DataFrame) -> dict[str, float]:

@@ -97,7 +97,8 @@ def with_main_chain(ranked: pd.DataFrame, transfers: pd.DataFrame, *, role: str)
     # the column as it is (Arrow strings cross without a Python string per row), and only
     # the rows of the ranked addresses summed: a whole history names millions of others
     spelled = pa.array(canonical_addresses(transfers[column].array).array)
-    ranked_ = pa.array(out["address"].astype(str).tolist(), spelled.type)
+    # a missing address (NaN or None) ranked too is null here, as in pandas' groupby: no chain
+    ranked_ = pa.array(out["address"].astype(str).tolist(), spelled.type, from_pandas=True)
     rows = np.flatnonzero(pc.fill_null(pc.is_in(spelled, value_set=ranked_), False))
     sides = pd.DataFrame(
         {
