@@ -198,7 +198,7 @@ def first_page(suite: Suite, tmp: Path, quick: bool) -> None:
         with sync_playwright() as p:
             browser = launch(p)
             try:
-                while len(took) < 2:
+                for _ in range(2):
                     took.append(_visit(browser, app.url))
             finally:
                 browser.close()
