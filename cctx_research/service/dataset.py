@@ -49,7 +49,13 @@ _GROUPS = (
 )
 """Columns read in one pass over the files: the small ones together (a dataset is
 thousands of small files, and each pass opens them all), then each address and hash
-column alone, so that one wide text column at a time is in memory."""
+column alone, so that one wide text column at a time is in memory. A pass reads ahead
+the groups not yet read while they fit :data:`PASS_BYTES`: a small dataset is read in
+two passes (the first one counts the rows), a whole history a group at a time."""
+PASS_BYTES = 128 * 2**20
+"""What one pass over the files may bring into memory, estimated at :data:`_TEXT_BYTES`
+a row and column (a 0x hash, the widest, is 66 characters and an offset)."""
+_TEXT_BYTES = 80
 _PATTERN = ("day=*", "source_chain=*", "*.parquet")
 _NS = 1_000_000_000
 
@@ -108,6 +114,8 @@ class LedgerDataset:
         self._fractions = fractions
         self._keep: pa.Array | None = None
         self._held: dict[str, pa.ChunkedArray] = {}
+        self._unread = list(_GROUPS)
+        self._rows: int | None = None
         times = {name: self._read(name) for name in _TIMES}
         self._held.update(times)
         self._check_fractions(times)
@@ -169,11 +177,27 @@ class LedgerDataset:
         if name not in self._held:
             # what earlier columns left in Arrow's pool goes back before the next pass
             pa.default_memory_pool().release_unused()
-            group = next(g for g in _GROUPS if name in g)
-            read = self._dataset.to_table(columns=list(group))  # in file order
-            self._held.update({c: read.column(c) for c in group})
+            columns = self._pass(next(g for g in _GROUPS if name in g))
+            read = self._dataset.to_table(columns=columns)  # in file order
+            self._held.update({c: read.column(c) for c in columns})
+            self._rows = read.num_rows
             del read
         return self._held.pop(name)
+
+    def _pass(self, group: tuple[str, ...]) -> list[str]:
+        """``group``, then the groups never read yet while the pass fits :data:`PASS_BYTES`
+        (a column asked for again is read again, alone)."""
+        if group not in self._unread:
+            return list(group)
+        self._unread.remove(group)
+        columns = list(group)
+        while self._rows is not None and self._unread:
+            more = columns + list(self._unread[0])
+            if len(more) * self._rows * _TEXT_BYTES > PASS_BYTES:
+                break
+            columns = more
+            self._unread.pop(0)
+        return columns
 
     def _check_columns(self) -> None:
         if not self.files:

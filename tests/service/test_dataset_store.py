@@ -303,3 +303,48 @@ def test_hashes_parsed_a_slice_at_a_time_are_found_alike(cases, monkeypatch):
     start = int(frame["burn_timestamp"].min().value // NS)
     for store in sliced:
         assert store.received(who, start, 2**33) == whole.received(who, start, 2**33)
+
+
+class _Passes:
+    """The dataset's reader, counting its passes over the files and the columns of each."""
+
+    def __init__(self, dataset) -> None:
+        self.dataset, self.passes = dataset, []
+
+    def to_table(self, columns):
+        self.passes.append(tuple(columns))
+        return self.dataset.to_table(columns=columns)
+
+
+def test_a_small_dataset_is_read_in_two_passes_a_large_one_a_group_at_a_time(
+    cases, monkeypatch
+):
+    """Each pass opens every file (the 20k-transfer dataset's 1,900-odd files were opened
+    eight times). A pass now reads ahead what fits ``PASS_BYTES``; under a budget of one
+    column, a group at a time as before. Every column is the same either way, and a
+    column asked for again is read again."""
+    from cctx_research.service import dataset as module
+
+    frame, directory, _ = cases["sample"]
+    served = [name for name in module.SERVED if name not in module._GROUPS[0]]
+
+    def read(budget: int) -> tuple[dict, list]:
+        monkeypatch.setattr(module, "PASS_BYTES", budget)
+        held = LedgerDataset(directory)
+        counted = _Passes(held._dataset)
+        held._dataset = counted
+        columns = {name: held[name] for name in reversed(served)}
+        columns["burn_tx_hash_again"] = held["burn_tx_hash"]
+        return columns, counted.passes
+
+    small, passes = read(module.PASS_BYTES)
+    assert len(passes) == 2, passes  # the rest in one pass, then the hashes asked again
+    assert sorted(passes[0]) == sorted(served)
+    assert passes[1] == ("burn_tx_hash",)
+    large, passes = read(1)
+    assert len(passes) == len(module._GROUPS), passes  # every group alone, the hashes again
+    assert all(len(p) == 1 for p in passes)
+    assert small.keys() == large.keys()
+    for name, column in small.items():
+        assert column.equals(large[name]), name
+        assert len(column) == len(frame), name
