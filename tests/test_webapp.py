@@ -59,6 +59,35 @@ def test_a_missing_data_file_is_a_one_line_error(tmp_path, capsys):
     assert "no.parquet" in capsys.readouterr().err
 
 
+def test_the_server_starts_without_compiling_the_iri_grammar():
+    """jsonschema under Jupyter's server imports rfc3987_syntax when installed, which
+    compiles Lark grammars (1.4 s a start); the app's process skips it, and jsonschema's
+    other format checks stay."""
+    import importlib.metadata
+
+    try:  # the suite's own workers skip it too (tests/conftest.py): asked of the installation
+        importlib.metadata.distribution("rfc3987-syntax")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("rfc3987_syntax is not installed: nothing to skip")
+    code = (
+        "import sys\n"
+        "from cctx_research.webapp import server\n"
+        "server._without_iri_grammar()\n"
+        "import voila.app, jsonschema\n"
+        "checker = jsonschema.FormatChecker()\n"
+        "print(sorted(m for m in ('lark', 'rfc3987_syntax') if sys.modules.get(m)),\n"
+        "      checker.conforms('2026-11-28T00:00:00Z', 'date-time'),\n"
+        "      checker.conforms('not a time', 'date-time'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    assert done.stdout.split() == ["[]", "True", "False"], done.stdout + done.stderr
+    unguarded = code.replace("server._without_iri_grammar()\n", "")
+    done = subprocess.run([sys.executable, "-c", unguarded], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    assert done.stdout.startswith("['lark', 'rfc3987_syntax']"), done.stdout  # what it spares
+
+
 @pytest.mark.slow
 def test_serves_the_panels_and_stops_on_ctrl_c(tmp_path):
     port = free_port()
