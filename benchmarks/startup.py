@@ -157,7 +157,10 @@ def report(suite: Suite, tmp: Path, quick: bool) -> None:
         cmd += ["--start", (today - pd.Timedelta(days=3)).date().isoformat(),
                 "--end", today.date().isoformat()]  # fmt: skip
     kept = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    kept["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
+    # --quick proves the rows: it reads the caller's kept bytecode when it has some (the
+    # test suite's), rather than compiling pandas, matplotlib and the toolkit again
+    if not (quick and env.get("PYTHONPYCACHEPREFIX")):
+        kept["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
     # --quick proves the rows: its cold run also writes the bytecode 4b reads (one report
     # process fewer); the full run writes it in a run of its own, so its cold run is cold
     cold = _wall(cmd, kept if quick else env)
