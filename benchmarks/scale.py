@@ -92,6 +92,7 @@ class Options:
     check: int
     keep: bool
     part_logs: int
+    days: int | None = None  # the transfers over the window's first days only
 
 
 def _gib(child: Child) -> float:
@@ -136,6 +137,8 @@ def _agreement(figure: str, child: Child, planted: dict, check: str) -> Row:
 def _command(kind: str, root: Path, opts: Options, **extra: object) -> list[str]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--root", str(root),
            "--seed", str(opts.seed), "--part-logs", str(opts.part_logs), "--check", str(opts.check)]
+    if opts.days is not None:
+        cmd += ["--days", str(opts.days)]
     for key, value in extra.items():
         cmd += [f"--{key.replace('_', '-')}", str(value)]
     return cmd  # fmt: skip
@@ -309,6 +312,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--part-logs", type=int, default=1_000_000, help="logs a part, at most")
     parser.add_argument("--check", type=int, default=None,
                         help="transfers of each group of each part checked with eth-abi (16)")
+    parser.add_argument("--days", type=int, default=None,
+                        help="the transfers over the window's first DAYS days (default: all "
+                             "of it, V2's launch to Circle's count; --quick: a month)")
     parser.add_argument("--generate", type=Path, metavar="DIR", help="only write a dataset there")
     parser.add_argument("-n", "--transfers", type=size, default=1_000_000, help="with --generate")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
@@ -320,6 +326,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     check = 16 if args.check is None else args.check
+    if args.days is None and args.quick:
+        from scale_data import QUICK_DAYS
+
+        args.days = QUICK_DAYS
     if args.worker:
         args.check = check
         return worker(args)
@@ -327,14 +337,14 @@ def main(argv: list[str] | None = None) -> int:
         from scale_data import generate
 
         planted = generate(args.generate, args.transfers, seed=args.seed,
-                           part_logs=args.part_logs, check=check)  # fmt: skip
+                           part_logs=args.part_logs, check=check, days=args.days)  # fmt: skip
         print(json.dumps(planted, indent=1))
         return 0
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES if args.full else SIZES)
     work = args.work or Path(tempfile.mkdtemp(prefix="cctx-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     opts = Options(args.seed, memory_cap(args.memory_cap), work.resolve(), check, args.keep,
-                   args.part_logs)  # fmt: skip
+                   args.part_logs, args.days)  # fmt: skip
     engines = args.engines or load_engines()
     runs = [measure(n, opts, engines) for n in sizes]
     rows = [row for run in runs for row in rows_of(run)]

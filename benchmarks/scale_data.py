@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from scale_plan import CHAINS, END, HOOK_LENGTHS, START, Plan, block_time, plan
+from scale_plan import CHAINS, HOOK_LENGTHS, START, Plan, block_time, plan
 
 HERE = Path(__file__).resolve().parent
 if str(HERE.parent / "tests") not in sys.path:
@@ -45,6 +45,9 @@ from ingest.logs import SIGNATURES, topic0  # noqa: E402  (eth-abi, from the sig
 
 __all__ = ["MANIFEST", "Part", "dataset_files", "generate", "random_bytes", "write_dataset"]
 
+QUICK_DAYS = 30
+"""The window of the quick runs and the tests: 20k transfers in 240 files, a file a day and
+chain (over the whole window: 1,973). They prove rows and rules; they do not measure."""
 MANIFEST = "generated.json"
 """What the generator planted (counts), beside the manifest."""
 
@@ -351,7 +354,7 @@ def _parts(p: Plan, part_logs: int, check: Check) -> Iterator[Part]:
     """Every chain's parts in turn; the last one of a chain reaches the window's end."""
     for c, chain in enumerate(CHAINS):
         events = _chain_events(p, c)
-        end = chain.first_block + ((END - START) * 1000 - 1) // chain.block_ms
+        end = chain.first_block + ((p.end - START) * 1000 - 1) // chain.block_ms
         first = chain.first_block
         ranges = _cuts(events.block, max(part_logs // 2, 1))
         for i, (lo, hi) in enumerate(ranges):
@@ -401,8 +404,10 @@ def dataset_files(root: str | Path) -> list[Path]:
 
 
 def generate(root: str | Path, n: int, *, seed: int, part_logs: int = 1_000_000,
-             unminted: float = 0.03, check: int = 64) -> dict:  # fmt: skip
+             unminted: float = 0.03, check: int = 64, days: int | None = None) -> dict:  # fmt: skip
     """Write N planned transfers as a sync dataset under ``root``; returns what was planted.
+
+    ``days``: over the window's first ``days`` days only (:func:`scale_plan.plan`).
 
     ``check`` transfers of every group of every part are encoded again with
     eth-abi and compared byte for byte (raises AssertionError on the first
@@ -411,12 +416,13 @@ def generate(root: str | Path, n: int, *, seed: int, part_logs: int = 1_000_000,
     from scale_check import LogCheck
 
     started = time.perf_counter()
-    p = plan(n, seed=seed, unminted=unminted)
+    p = plan(n, seed=seed, unminted=unminted, days=days)
     checker = LogCheck(check)
     written = write_dataset(root, _parts(p, part_logs, checker))
     v2 = p.version == 2
     planted = {
-        "transfers": n, "seed": seed, "v1": int((~v2).sum()), "v2": int(v2.sum()),
+        "transfers": n, "seed": seed, "days": (p.end - START) // 86_400,
+        "v1": int((~v2).sum()), "v2": int(v2.sum()),
         "minted": int(p.minted.sum()), "never_minted": int((~p.minted).sum()),
         "fast": int((p.min_finality == 1000).sum()), "chains": len(CHAINS), **written,
         "checked_logs": checker.checked, "plan_mb": round(p.nbytes() / 2**20, 1),

@@ -140,13 +140,15 @@ class Plan:
     burn_block: np.ndarray  # int64
     mint_block: np.ndarray  # int64 (-1 where never minted)
     minted: np.ndarray  # bool
+    end: int = END  # the window's end (Unix seconds, excluded): END, or sooner (``days=``)
 
     @property
     def n(self) -> int:
         return len(self.version)
 
     def nbytes(self) -> int:
-        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name != "seed")
+        return sum(getattr(self, f.name).nbytes for f in fields(self)
+                   if f.name not in ("seed", "end"))  # fmt: skip
 
 
 def block_of(chain: np.ndarray, t: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -256,19 +258,27 @@ def _nonces(p: Plan) -> None:
 
 
 def _times(rng: np.random.Generator, p: Plan, unminted: float) -> None:
-    burn_time = np.sort(rng.integers(START, END - 60, p.n))
+    burn_time = np.sort(rng.integers(START, p.end - 60, p.n))
     p.burn_block[:] = block_of(p.src.astype(np.int64), burn_time, rng)
     mint_time = block_time(p.src.astype(np.int64), p.burn_block) + _delays(rng, p)
     mint_block = block_of(p.dst.astype(np.int64), mint_time, rng)
-    in_window = block_time(p.dst.astype(np.int64), mint_block) < END
+    in_window = block_time(p.dst.astype(np.int64), mint_block) < p.end
     p.minted[:] = in_window & (rng.random(p.n) >= unminted)
     p.mint_block[:] = np.where(p.minted, mint_block, -1)
 
 
-def plan(n: int, *, seed: int, unminted: float = 0.03, v2_share: float = V2_SHARE) -> Plan:
-    """N transfers drawn as the module says, reproducibly from ``seed``."""
+def plan(n: int, *, seed: int, unminted: float = 0.03, v2_share: float = V2_SHARE,
+         days: int | None = None) -> Plan:  # fmt: skip
+    """N transfers drawn as the module says, reproducibly from ``seed``.
+
+    ``days``: over the window's first ``days`` days rather than all of it (a dataset
+    is a file a day and chain: the tests' 20k transfers in 240 files, not 1,973)."""
     if n < 1:
         raise ValueError(f"n must be a positive number of transfers, got {n}")
+    whole = (END - START) // 86_400
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int)
+                             or not 1 <= days <= whole):  # fmt: skip
+        raise ValueError(f"days must be a whole number of days from 1 to {whole}, got {days!r}")
     rng = np.random.default_rng(seed)
     version = np.where(rng.random(n) < v2_share, 2, 1).astype(np.int8)
     src, dst = _routes(rng, version)
@@ -284,7 +294,7 @@ def plan(n: int, *, seed: int, unminted: float = 0.03, v2_share: float = V2_SHAR
         relayer=(24 * rng.random(n) ** 2).astype(np.int64),
         named_caller=rng.random(n) < 0.1, nonce=np.zeros(n, np.int64),
         burn_block=np.zeros(n, np.int64), mint_block=np.zeros(n, np.int64),
-        minted=np.zeros(n, bool),
+        minted=np.zeros(n, bool), end=END if days is None else START + days * 86_400,
     )  # fmt: skip
     _finality(rng, p)
     _identical(rng, p)

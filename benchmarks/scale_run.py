@@ -179,10 +179,11 @@ def _floor(root: Path, out: Path, memory_limit: str | None) -> dict[str, Any]:
     return {**floor(files, out, memory_limit=memory_limit, temp=out.parent), "imports": imports}
 
 
-def _generate(root: Path, n: int, seed: int, part_logs: int, check: int) -> dict[str, Any]:
+def _generate(root: Path, n: int, seed: int, part_logs: int, check: int,
+              days: int | None) -> dict[str, Any]:  # fmt: skip
     from scale_data import generate
 
-    planted = generate(root, n, seed=seed, part_logs=part_logs, check=check)
+    planted = generate(root, n, seed=seed, part_logs=part_logs, check=check, days=days)
     planted["disk_mb"] = round(sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
                                / 2**20, 1)  # fmt: skip
     return planted
@@ -192,7 +193,7 @@ def worker(args: Any) -> int:
     """Run one step (``args.worker``) and print its figures as one JSON line."""
     root, out = Path(args.root), Path(args.out) if args.out else None
     if args.worker == "generate":
-        result = _generate(root, args.transfers, args.seed, args.part_logs, args.check)
+        result = _generate(root, args.transfers, args.seed, args.part_logs, args.check, args.days)
     elif args.worker == "floor":
         assert out is not None
         result = _floor(root, out, args.memory_limit)

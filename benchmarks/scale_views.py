@@ -256,10 +256,11 @@ def measure(args: argparse.Namespace, work: Path) -> list[Row]:
     loaded = None
     ledger = args.ledger
     if ledger is None:
-        from scale_data import generate
+        from scale_data import QUICK_DAYS, generate
 
         parts = work / "sync"
-        generate(parts, n, seed=args.seed, part_logs=args.part_logs)
+        generate(parts, n, seed=args.seed, part_logs=args.part_logs,
+                 days=QUICK_DAYS if args.quick else None)  # fmt: skip
         ledger = work / "ledger"
         loaded = _child("load", ledger, parts, cap)
         if loaded.failure:

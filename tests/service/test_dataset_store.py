@@ -57,10 +57,10 @@ def cases(tmp_path_factory) -> dict[str, tuple[pd.DataFrame, Path, pd.Timestamp]
     sampled = _write(sample, root / "sample")
     out["sample"] = (load_ledger(sampled), sampled, pd.Timestamp("2024-07-01", tz="UTC"))
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from scale_data import dataset_files
+    from scale_data import QUICK_DAYS, dataset_files
     from scale_data import generate as scale_generate
 
-    scale_generate(root / "sync", 20_000, seed=1, part_logs=1_000_000)
+    scale_generate(root / "sync", 20_000, seed=1, part_logs=1_000_000, days=QUICK_DAYS)
     cctx.load(dataset_files(root / "sync"), engine="duckdb", out=root / "scale")
     scaled = root / "scale"
     frame = load_ledger(scaled)

@@ -155,9 +155,9 @@ def test_the_scale_benchmarks_dataset(tmp_path, monkeypatch) -> None:
     on eight chains, Circle's TokenMessengers, merged events, transfers never minted,
     identical transfers (the sides' order decides their links)."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from scale_data import dataset_files, generate
+    from scale_data import QUICK_DAYS, dataset_files, generate
 
-    generate(tmp_path / "sync", 20_000, seed=3, part_logs=30_000)
+    generate(tmp_path / "sync", 20_000, seed=3, part_logs=30_000, days=QUICK_DAYS)
     files = dataset_files(tmp_path / "sync")
     _, arrivals, counts = _same(files, tmp_path, monkeypatch)
     for key in ("merged", "exact", "content", "content_ambiguous", "pending"):

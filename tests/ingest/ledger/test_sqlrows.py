@@ -156,9 +156,9 @@ def test_load_of_the_scale_benchmarks_dataset(tmp_path: Path, monkeypatch) -> No
     """``scale.py --generate``'s data: V1 and V2 on eight chains, fast and standard, some
     never minted, identical transfers (linked in time order, or kept apart)."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from scale_data import dataset_files, generate
+    from scale_data import QUICK_DAYS, dataset_files, generate
 
-    generate(tmp_path / "sync", 20_000, seed=5, part_logs=20_000)
+    generate(tmp_path / "sync", 20_000, seed=5, part_logs=20_000, days=QUICK_DAYS)
     files = dataset_files(tmp_path / "sync")
     for ambiguous in ("link", "keep"):
         want = cctx.load(files, ambiguous=ambiguous)
