@@ -7,6 +7,7 @@ import os
 import re
 import resource
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,7 +165,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not path:
         yield
         return
-    before = _cpu_now()
+    before, began = _cpu_now(), time.time()
     yield
     after = _cpu_now()
     line = {
@@ -172,6 +173,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "scope": scope_of(item.nodeid),
         "own": round(after[0] - before[0], 3),
         "children": round(after[1] - before[1], 3),
+        # when and where: the run's timeline (which worker idles, what runs last)
+        "began": round(began, 2),
+        "ended": round(time.time(), 2),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
     }
     with open(path, "a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
