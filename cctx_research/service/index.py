@@ -116,13 +116,6 @@ def arrow_strings(series: Column) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-def take(series: Column, order: np.ndarray) -> Column:
-    """The column's rows in ``order``."""
-    if isinstance(series, pd.Series):
-        return series.iloc[order]
-    return series.take(pa.array(order, type=pa.int64()))
-
-
 def _missing(series: Column) -> np.ndarray:
     if isinstance(series, pd.Series):
         return np.array(series.isna(), dtype=bool)
@@ -172,6 +165,19 @@ def _hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, di
         out[a:b], present[a:b], found = _slice_hash_bytes(part, column)
         other.update({a + row: value for row, value in found.items()})
     return out, present, other
+
+
+def _hashes_in_order(
+    ledger: Columns, column: str, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, dict[int, Any]]:
+    """:func:`_hash_bytes` of a column, its rows put in ``order``: the 32 bytes a row are
+    reordered, not the text (66 characters a row, and a copy of it)."""
+    raw, present, other = _hash_bytes(ledger[column], column)
+    if other:  # the few hashes not written as 0x hex, by their row in the new order
+        where = np.empty(len(order), dtype=order.dtype)
+        where[order] = np.arange(len(order), dtype=order.dtype)
+        other = {int(where[row]): value for row, value in other.items()}
+    return raw[order], present[order], other
 
 
 def _slice_hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -323,6 +329,21 @@ def time_sums(ledger: Columns) -> TimeSums:
     )
 
 
+def _positions(n: int) -> type[np.integer]:
+    """The integer type of row positions (and of twice as many slots) among ``n`` rows:
+    32 bits below a billion rows, where they are 8 of the index's 400 bytes a row."""
+    return np.int32 if 2 * n < 2**31 else np.int64
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """Non-negative integers (domain ids) in the narrowest signed type that holds them."""
+    top = int(values.max(initial=0))
+    for dtype in (np.int8, np.int16, np.int32):
+        if top <= np.iinfo(dtype).max:
+            return values.astype(dtype)
+    return values
+
+
 def _id_ranks(ledger: Columns) -> tuple[pa.Array, np.ndarray]:
     """The transfer ids (ledger's row order) and each row's rank among them."""
     ids = arrow_strings(ledger["transfer_id"])
@@ -330,8 +351,8 @@ def _id_ranks(ledger: Columns) -> tuple[pa.Array, np.ndarray]:
         raise DataError("column 'transfer_id' has missing values")
     n = len(ids)
     id_sort = np.asarray(pc.array_sort_indices(ids), dtype=np.int64)
-    id_rank = np.empty(n, dtype=np.int64)
-    id_rank[id_sort] = np.arange(n, dtype=np.int64)
+    id_rank = np.empty(n, dtype=_positions(n))
+    id_rank[id_sort] = np.arange(n, dtype=id_rank.dtype)
     return ids, id_rank
 
 
@@ -368,7 +389,7 @@ class LedgerIndex:
         burn_ns, mint_ns, amount = _times_and_amounts(ledger)
         # order: (burn time, transfer id); id ranks break ties in every listing
         ids, id_rank = _id_ranks(ledger)
-        order = np.lexsort((id_rank, burn_ns))
+        order = np.lexsort((id_rank, burn_ns)).astype(_positions(n))
 
         self.ids = ids.take(pa.array(order))
         self.id_rank = id_rank[order]
@@ -376,6 +397,9 @@ class LedgerIndex:
         self.mint_ns = mint_ns[order]
         self.minted = self.mint_ns != NAT
         self.amount = amount[order]
+        # the ledger's order of each is not kept through the rest of the build (the ids
+        # alone: 70 bytes a row)
+        del ids, id_rank, burn_ns, mint_ns, amount
         self._index_routes(ledger, order)
         # burn side: prefix sums over burn order
         self.burn_cum = np.concatenate([[0], np.cumsum(self.amount)])
@@ -401,10 +425,11 @@ class LedgerIndex:
         self.burn_block = integers(ledger["burn_block"])[order]
         self.mint_block = integers(ledger["mint_block"])[order]
         self.n_domains = int(max(self.src.max(), self.dst.max())) + 1 if n else 1
+        self.src, self.dst = _narrow(self.src), _narrow(self.dst)  # a byte a row, not eight
 
     def _index_mints(self) -> None:
         """The mint order: minted rows by (mint time, id), with their domains and prefix sums."""
-        minted_rows = np.flatnonzero(self.minted)
+        minted_rows = np.flatnonzero(self.minted).astype(_positions(self.n))
         by_mint = np.lexsort((self.id_rank[minted_rows], self.mint_ns[minted_rows]))
         self.mint_rows = minted_rows[by_mint]
         self.mint_ns_sorted = self.mint_ns[self.mint_rows]
@@ -427,18 +452,18 @@ class LedgerIndex:
             self.out[column] = _bytes32_all(table) if column in _PADDED else table.tolist()
         # recipients: CSR of rows (burn order) by recipient code
         rcpt = self.codes["mint_recipient"]
-        self.rcpt_rows = np.argsort(rcpt, kind="stable")
+        self.rcpt_rows = np.argsort(rcpt, kind="stable").astype(_positions(self.n))
         self.rcpt_off = np.concatenate(
             [[0], np.cumsum(np.bincount(rcpt, minlength=len(self.uniques["mint_recipient"])))]
         )
 
     def _index_hashes(self, ledger: Columns, order: np.ndarray) -> None:
         """Tx hashes: raw bytes + a sorted uint64 prefix index over burn and mint hashes."""
-        self._burn_hash, self._has_burn_hash, burn_other = _hash_bytes(
-            take(ledger["burn_tx_hash"], order), "burn_tx_hash"
+        self._burn_hash, self._has_burn_hash, burn_other = _hashes_in_order(
+            ledger, "burn_tx_hash", order
         )
-        self._mint_hash, self._has_mint_hash, mint_other = _hash_bytes(
-            take(ledger["mint_tx_hash"], order), "mint_tx_hash"
+        self._mint_hash, self._has_mint_hash, mint_other = _hashes_in_order(
+            ledger, "mint_tx_hash", order
         )
         self._has_mint_hash &= self.minted
         # Hashes not written as 0x hex (Solana signatures, Noble hashes) are few:
@@ -447,8 +472,9 @@ class LedgerIndex:
         other.update({(r, True): v for r, v in mint_other.items() if self.minted[r]})
         self._other_text = {k: given for k, (given, _) in other.items()}
         self._other_slot = {normal: k for k, (_, normal) in other.items()}
-        burn_slots = np.flatnonzero(self._has_burn_hash) * 2
-        mint_slots = np.flatnonzero(self._has_mint_hash) * 2 + 1
+        slot = _positions(self.n)
+        burn_slots = np.flatnonzero(self._has_burn_hash).astype(slot) * 2
+        mint_slots = np.flatnonzero(self._has_mint_hash).astype(slot) * 2 + 1
         slots = np.concatenate([burn_slots, mint_slots])
         prefixes = np.concatenate(
             [_prefix(self._burn_hash[burn_slots // 2]), _prefix(self._mint_hash[mint_slots // 2])]

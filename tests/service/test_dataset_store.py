@@ -348,3 +348,21 @@ def test_a_small_dataset_is_read_in_two_passes_a_large_one_a_group_at_a_time(
     for name, column in small.items():
         assert column.equals(large[name]), name
         assert len(column) == len(frame), name
+
+
+def test_a_ledger_in_any_row_order_finds_every_hash_alike(cases):
+    """The index reorders the hashes' 32 bytes, not their text, and the few hashes not
+    written as 0x hex (Solana's base58 signatures) by their row in the new order: the
+    sample's rows shuffled find every hash, 0x or not, as in burn order."""
+    frame, _, clock = cases["sample"]
+    shuffled = frame.sample(frac=1.0, random_state=7).reset_index(drop=True)
+    assert not shuffled["burn_timestamp"].is_monotonic_increasing
+    stores = [Store(frame, clock=clock), Store(shuffled, clock=clock)]
+    solana = frame[(frame["source_domain"] == 5) | (frame["destination_domain"] == 5)]
+    rows = pd.concat([frame.iloc[::211], solana.iloc[::17]])
+    hashes = [h for c in ("burn_tx_hash", "mint_tx_hash") for h in rows[c].dropna()]
+    assert sum(not h.startswith("0x") for h in hashes) >= 5
+    for tx_hash in hashes:
+        answer = stores[0].transaction(tx_hash)
+        assert answer["transaction"]["transactionHash"] == tx_hash
+        assert stores[1].transaction(tx_hash) == answer
