@@ -18,7 +18,7 @@ a partitioned ledger dataset). Each step runs in a fresh process:
    peak RSS (``ru_maxrss`` from ``os.wait4``), against the baseline's;
 4. ``cctx-research dashboard --data LEDGER`` driven by Playwright in Debian's
    Chromium: the server's start (until it prints its URL: its local service
-   has indexed the dataset, a column at a time), the first page (navigation
+   has indexed the dataset, never a frame of it), the first page (navigation
    until the overview's status line shows) and one window change (the "From"
    date moved to a week before the data's last day, until the status line
    says the new window); the peak RSS of the server and its kernels together
@@ -241,7 +241,7 @@ def _rows(n: int | None, loaded: Child | None, read: Child, report: Child,
                     None if base is None else _gib(base), "GiB", "< baseline",
                     None if base is None or not judged else dash["peak"] < base,
                     f"server up in {dash['start']:.1f} s; the server alone (its local service "
-                    f"indexing the dataset a column at a time) {_gib(dash['server']):.2f} GiB, "
+                    f"indexing the dataset, never a frame of it) {_gib(dash['server']):.2f} GiB, "
                     "the rest its page's kernel"))  # fmt: skip
     rows.append(Row(f"15c dashboard --data {tag}: first page", dash["first_page"], None, "s",
                     "-", None, "navigation until the overview's status line"))  # fmt: skip
