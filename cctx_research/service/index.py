@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,13 +22,11 @@ import pyarrow.compute as pc
 from ..addressing import canonical_addresses, from_bytes32, normalize_hash, to_bytes32
 from ..addressing.codecs import base58_decode_rows
 from ..errors import DataError
+from .columns import NAT, Column, Columns, arrow_strings, integers, missing, nanos
 
 __all__ = ["Columns", "LedgerIndex", "TimeSums", "bytes32", "domain_mask", "time_sums", "wire"]
 
 logger = logging.getLogger(__name__)
-
-NAT = np.iinfo(np.int64).min
-"""int64 nanoseconds of a missing time (NaT)."""
 
 _HASH_SLICE = 1 << 18
 SPLIT = 26  # amounts are summed by bincount as (hi << 26) + lo, each part exact in float64
@@ -73,53 +71,6 @@ def wire(address: str) -> str:
 
 # --------------------------------------------------------------------------
 # building blocks of the index
-
-
-Column = pd.Series | pa.ChunkedArray | pa.Array
-"""A ledger column as the index reads it: a frame's, or Arrow's read from a dataset
-(:class:`~cctx_research.service.dataset.LedgerDataset`). Each reader below turns
-either into the same arrays, so the two stores answer alike."""
-
-
-class Columns(Protocol):
-    """What the index reads a ledger through: its length and its columns by name
-    (a ``"ledger"`` frame, or a :class:`~cctx_research.service.dataset.LedgerDataset`)."""
-
-    def __len__(self) -> int: ...
-
-    def __getitem__(self, name: str) -> Column: ...
-
-
-def nanos(series: Column) -> np.ndarray:
-    """Nanoseconds since the epoch of a tz-aware column (NaT -> int64 min)."""
-    if not isinstance(series, pd.Series):
-        cast = pc.cast(series, pa.timestamp("ns", tz="UTC")).cast(pa.int64())
-        return np.asarray(pc.fill_null(cast, NAT).to_numpy(), dtype=np.int64).copy()
-    values = series.dt.tz_convert("UTC").dt.as_unit("ns").array
-    return np.asarray(values.asi8, dtype=np.int64).copy()
-
-
-def integers(series: Column) -> np.ndarray:
-    """An integer column as int64 (a missing value is an error, as in a frame)."""
-    if not isinstance(series, pd.Series):
-        if series.null_count:
-            raise DataError("an integer column has missing values (use -1 for 'none')")
-        return np.asarray(series.to_numpy(), dtype=np.int64)
-    return series.to_numpy(dtype=np.int64)
-
-
-def arrow_strings(series: Column) -> pa.Array:
-    if isinstance(series, pd.Series):
-        array = pa.array(series.array, type=pa.large_string(), from_pandas=True)
-    else:
-        array = series.cast(pa.large_string())
-    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-
-
-def _missing(series: Column) -> np.ndarray:
-    if isinstance(series, pd.Series):
-        return np.array(series.isna(), dtype=bool)
-    return np.asarray(pc.is_null(series).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _normal_hashes(values: list[Any], column: str) -> list[str]:
@@ -192,7 +143,7 @@ def _hashes_in_order(
 
 def _slice_hash_bytes(series: Column, column: str) -> tuple[np.ndarray, np.ndarray, dict]:
     n = len(series)
-    present = ~_missing(series)
+    present = ~missing(series)
     out = np.zeros((n, 32), dtype=np.uint8)
     if not present.any():
         return out, present, {}
@@ -226,7 +177,7 @@ def _prefix(hash_rows: np.ndarray) -> np.ndarray:
 
 def encode_addresses(series: Column, column: str) -> tuple[np.ndarray, np.ndarray]:
     """Dictionary-encode an address column: (int32 codes, sorted unique canonical forms)."""
-    if _missing(series).any():
+    if missing(series).any():
         raise DataError(
             f"column {column!r} has missing values",
             hint="every transfer needs an address there (use 0x00..00 for 'none')",
