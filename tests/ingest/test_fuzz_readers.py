@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import cctx_research as cctx
@@ -130,6 +130,9 @@ _JSONISH = st.text(alphabet='0123456789abcdefXYZ{}[]":, -.', min_size=1, max_siz
 @FUZZ
 @given(name=st.sampled_from(SOLANA_FILES), at=st.floats(0, 1), junk=_JSONISH,
        errors=st.sampled_from(["raise", "report"]))  # fmt: skip
+# a token balance whose "mint" became "mi0t": its transaction's owners were read with a
+# KeyError (now a balance that names no mint names no owner; the other balances still do)
+@example(name="v2_synthetic_mint_base_to_solana.json", at=0.4765625, junk="0", errors="raise")
 def test_damaged_solana_replies_never_crash_nor_invent_a_transfer(tmp_path, name, at, junk,
                                                                   errors):  # fmt: skip
     text = (SOLANA / name).read_text()

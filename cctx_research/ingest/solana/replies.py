@@ -412,9 +412,13 @@ def balances(flat: Flat, rows: Iterable[int]) -> tuple[list[int], list[str], lis
     per_row = list(map(add, sizes[::2], sizes[1::2]))
     entries = list(chain.from_iterable(lists))
     owners = access.optional("owner", entries)
-    named = list(map(bool, owners))
-    entries = list(compress(entries, named))
+    mints = access.optional("mint", entries)
+    indexes = access.optional("accountIndex", entries)
+    row_keys = list(chain.from_iterable(map(repeat, keys, per_row)))
+    # a balance that names its owner, its mint and one of its transaction's accounts; a
+    # damaged one (a field lost or renamed, an index past the accounts) names no owner
+    named = [bool(o) and isinstance(m, str) and type(i) is int and 0 <= i < len(k)
+             for o, m, i, k in zip(owners, mints, indexes, row_keys, strict=True)]  # fmt: skip
     at = list(compress(chain.from_iterable(map(repeat, rows, per_row)), named))
-    row_keys = compress(chain.from_iterable(map(repeat, keys, per_row)), named)
-    account = list(map(getitem, row_keys, access.get("accountIndex", entries)))
-    return at, account, access.get("mint", entries), list(compress(owners, named))
+    account = list(map(getitem, compress(row_keys, named), compress(indexes, named)))
+    return at, account, list(compress(mints, named)), list(compress(owners, named))
