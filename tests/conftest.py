@@ -24,6 +24,22 @@ if "jsonschema" not in sys.modules:
     sys.modules.setdefault("rfc3987_syntax", None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test that names no cache directory uses the session's, never the user's.
+
+    The toolkit keeps its cache where ``CCTX_CACHE_DIR`` says, else in the platform's
+    (``~/.cache/cctx-research``): a test calling the CLI or ``connect()`` without a
+    directory of its own wrote fetched chunks and figures into the user's. The session's
+    directory is lent the sample's days (:func:`sample_seed.seed`), as a test's own is.
+    """
+    from sample_seed import seed
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CCTX_CACHE_DIR", str(seed(tmp_path_factory.mktemp("cctx-cache"))))
+        yield
+
+
 @pytest.fixture(scope="module")
 def sample_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A client of the embedded sample: 3 days pinned at SAMPLE_AS_OF, own cache."""
