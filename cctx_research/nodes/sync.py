@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from .. import chains, errors
-from ..config import iris_url
+from ..config import cache_dir, iris_url
 from ..errors import DataError
 from ..times import to_timestamp
 from . import attestations, blocks
@@ -159,10 +159,12 @@ def _iris_client(iris: Any) -> tuple[Any, bool]:
 
     if isinstance(iris, IrisClient):
         return iris, False
-    if iris is True:
-        return IrisClient(iris_url()), True  # CCTX_IRIS_URL, else Circle's mainnet API
+    # made here, it keeps Iris's replies where the toolkit keeps its cache (CCTX_CACHE_DIR,
+    # else the platform's), as connect() does the analytics client's
+    if iris is True:  # CCTX_IRIS_URL, else Circle's mainnet API
+        return IrisClient(iris_url(), cache_dir=cache_dir()), True
     if isinstance(iris, str):
-        return IrisClient(iris), True
+        return IrisClient(iris, cache_dir=cache_dir()), True
     raise TypeError(
         "iris must be True (Circle's API), an Iris URL, or an IrisClient; "
         f"got {type(iris).__name__}"

@@ -102,5 +102,7 @@ def test_the_command_takes_iris_and_says_what_it_asked(synced, iris_server, caps
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "iris: 1 burns asked (1 messages" in printed
+    # its replies are kept where CCTX_CACHE_DIR says (they went to the platform's cache)
+    assert (tmp_path / "cache" / "iris" / "http.sqlite").is_file()
     with pytest.raises(TypeError, match="iris must be True"):
         cctx.sync(out, nodes, iris=3)
