@@ -159,12 +159,10 @@ def _iris_client(iris: Any) -> tuple[Any, bool]:
 
     if isinstance(iris, IrisClient):
         return iris, False
-    # made here, it keeps Iris's replies where the toolkit keeps its cache (CCTX_CACHE_DIR,
-    # else the platform's), as connect() does the analytics client's
-    if iris is True:  # CCTX_IRIS_URL, else Circle's mainnet API
-        return IrisClient(iris_url(), cache_dir=cache_dir()), True
-    if isinstance(iris, str):
-        return IrisClient(iris, cache_dir=cache_dir()), True
+    if iris is True or isinstance(iris, str):  # True: CCTX_IRIS_URL, else Circle's mainnet API
+        # made here, it keeps Iris's replies where the toolkit keeps its cache
+        # (CCTX_CACHE_DIR, else the platform's), as connect() does the analytics client's
+        return IrisClient(iris_url() if iris is True else iris, cache_dir=cache_dir()), True
     raise TypeError(
         "iris must be True (Circle's API), an Iris URL, or an IrisClient; "
         f"got {type(iris).__name__}"
