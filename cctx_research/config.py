@@ -183,11 +183,11 @@ def cache_dir(environ: dict[str, str] | None = None) -> Path:
     >>> str(cache_dir({"CCTX_CACHE_DIR": "/tmp/cctx-cache"}))
     '/tmp/cctx-cache'
     """
-    import platformdirs
-
     value = _named("CCTX_CACHE_DIR", environ)
     if value:
         return Path(value).expanduser()
+    import platformdirs
+
     return Path(platformdirs.user_cache_dir("cctx-research", appauthor=False))
 
 
@@ -202,11 +202,11 @@ def config_dir(environ: dict[str, str] | None = None) -> Path:
     >>> str(config_dir({"CCTX_CONFIG_DIR": "/tmp/cctx"}))
     '/tmp/cctx'
     """
-    import platformdirs
-
     value = (os.environ if environ is None else environ).get("CCTX_CONFIG_DIR", "").strip()
     if value:
         return Path(value).expanduser()
+    import platformdirs
+
     return Path(platformdirs.user_config_dir("cctx-research"))
 
 

@@ -27,8 +27,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from .. import schema, storage
 from ..errors import CctxWarning, DataError
@@ -200,6 +198,10 @@ class LedgerDataset:
         return columns
 
     def _check_columns(self) -> None:
+        # here, not at the top: the in-process sample's service never opens a dataset
+        import pyarrow.dataset as ds
+        import pyarrow.parquet as pq
+
         if not self.files:
             raise DataError(
                 f"the ledger dataset {str(self.path)!r} holds no Parquet files",

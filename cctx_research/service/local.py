@@ -23,13 +23,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..config import DEMO_API_KEY, DEMO_PROJECT_ID, Secret, Settings
 from ..times import TimeLike, to_timestamp
-from .server import ServerHandle, start_in_background
+
+if TYPE_CHECKING:  # waitress is imported when a service is served on a port, not in-process
+    from .server import ServerHandle
 
 __all__ = ["PAGE_SIZE", "LocalService", "local_service"]
 
@@ -85,6 +87,8 @@ class LocalService:
             Running, with ``settings`` holding the URL, project id and key;
             ``close()`` it (or use ``with``).
         """
+        from .server import start_in_background
+
         handle = start_in_background(self.app, host, port)
         handle.settings = Settings(
             base_url=handle.url, project_id=self.project_id, api_key=self.api_key
