@@ -193,5 +193,37 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "ended": round(time.time(), 2),
         "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
     }
+    _log_line(path, line)
+
+
+def _log_line(path: str, line: dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
+
+
+def _probe() -> float:
+    """CPU seconds of one fixed piece of work (Python, then numpy): how fast the machine is now.
+
+    The same code's tests take 15-25 % more or less CPU from one run to the next on a
+    shared machine; a run's probes, taken when each worker starts and ends, say which.
+    """
+    import numpy as np
+
+    began = time.process_time()
+    sum(i * i for i in range(1_500_000))
+    np.sort(np.random.default_rng(0).random(2_000_000))
+    return round(time.process_time() - began, 4)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    path = os.environ.get(CPU_LOG)
+    if path:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        _log_line(path, {"probe": _probe(), "at": "start", "worker": worker, "when": time.time()})
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = os.environ.get(CPU_LOG)
+    if path:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        _log_line(path, {"probe": _probe(), "at": "end", "worker": worker, "when": time.time()})

@@ -43,7 +43,8 @@ def test_scopes_keep_a_module_together_unless_it_is_independent() -> None:
 
 
 def test_the_cpu_log_records_each_test_and_the_processes_it_waited_for(tmp_path: Path) -> None:
-    """``CCTX_TEST_CPU=FILE``: a line a test, its own CPU apart from its children's."""
+    """``CCTX_TEST_CPU=FILE``: a line a test, its own CPU apart from its children's, and
+    the machine's speed probed as the session starts and ends."""
     import json
     import os
     import subprocess
@@ -71,7 +72,12 @@ def test_the_cpu_log_records_each_test_and_the_processes_it_waited_for(tmp_path:
         text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    lines = {r["nodeid"].split("::")[-1]: r for r in map(json.loads, log.read_text().splitlines())}
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    probes = [r for r in records if "probe" in r]
+    # the machine's speed, when the session starts and when it ends
+    assert [p["at"] for p in probes] == ["start", "end"]
+    assert all(p["probe"] > 0 for p in probes)
+    lines = {r["nodeid"].split("::")[-1]: r for r in records if "nodeid" in r}
     assert set(lines) == {"test_own", "test_child"}
     assert lines["test_own"]["own"] >= 0.25
     assert lines["test_own"]["children"] < 0.1
