@@ -201,9 +201,9 @@ def test_scale_spill_probes_every_statement_of_the_sql_load(tmp_path, monkeypatc
     """``scale_spill.py`` on a small generated dataset: the load's statements listed with
     their spill and RSS, the run's peaks said, its ledger file removed; no dataset refused."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from scale_data import generate
+    from scale_data import QUICK_DAYS, generate
 
-    generate(tmp_path / "sync", 2_000, seed=5, part_logs=4_000, check=4)
+    generate(tmp_path / "sync", 2_000, seed=5, part_logs=4_000, check=4, days=QUICK_DAYS)
     script = ROOT / "benchmarks" / "scale_spill.py"
     run = subprocess.run([sys.executable, str(script), str(tmp_path / "sync"), "--top", "3"],
                          capture_output=True, text=True, timeout=600)  # fmt: skip

@@ -125,9 +125,9 @@ def _scale_parts(tmp_path, monkeypatch, n=2_000):
     """``scale.py``'s sync-shaped dataset of ``n`` transfers: cryo's Parquet log parts."""
     root = Path(__file__).resolve().parents[2]
     monkeypatch.syspath_prepend(str(root / "benchmarks"))
-    from scale_data import dataset_files, generate
+    from scale_data import QUICK_DAYS, dataset_files, generate
 
-    generate(tmp_path / "sync", n, seed=3, part_logs=2_000)
+    generate(tmp_path / "sync", n, seed=3, part_logs=2_000, days=QUICK_DAYS)
     return [str(p) for p in dataset_files(tmp_path / "sync")]
 
 

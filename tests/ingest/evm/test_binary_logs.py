@@ -30,9 +30,9 @@ def parts(tmp_path_factory):
     root = tmp_path_factory.mktemp("scale")
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from scale_data import dataset_files, generate
+        from scale_data import QUICK_DAYS, dataset_files, generate
 
-        generate(root, 1_500, seed=7, part_logs=2_500, check=4)
+        generate(root, 1_500, seed=7, part_logs=2_500, check=4, days=QUICK_DAYS)
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     return dataset_files(root)

@@ -33,10 +33,10 @@ def files(tmp_path_factory):
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from scale_data import dataset_files, generate
+        from scale_data import QUICK_DAYS, dataset_files, generate
 
         root = tmp_path_factory.mktemp("sync")
-        generate(root, 4_000, seed=3, part_logs=4_000)
+        generate(root, 4_000, seed=3, part_logs=4_000, days=QUICK_DAYS)
         return dataset_files(root)
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))

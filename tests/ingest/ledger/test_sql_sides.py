@@ -222,9 +222,9 @@ def test_two_identical_burns_in_one_transaction(tmp_path, monkeypatch) -> None:
     ``MessageSent`` carries no nonce, so the copy is what such a contract emits): the message
     then the deposit, after the transaction's last log."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from scale_data import dataset_files, generate
+    from scale_data import QUICK_DAYS, dataset_files, generate
 
-    generate(tmp_path / "sync", 2_000, seed=3, part_logs=30_000)
+    generate(tmp_path / "sync", 2_000, seed=3, part_logs=30_000, days=QUICK_DAYS)
     files = dataset_files(tmp_path / "sync")
     table = pq.read_table(files[0])
     deposit, sent = (bytes.fromhex(encoded.topic0(encoded.SIGNATURES[(event, 2)])[2:])

@@ -72,9 +72,9 @@ def test_equal_on_the_scale_benchmarks_dataset(tmp_path: Path, monkeypatch) -> N
     """The sync-shaped dataset of ``benchmarks/scale.py``: V1 and V2 on eight chains, some never
     minted, fast and standard, identical transfers among them."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from scale_data import dataset_files, generate
+    from scale_data import QUICK_DAYS, dataset_files, generate
 
-    generate(tmp_path / "sync", 3000, seed=5, part_logs=4000)
+    generate(tmp_path / "sync", 3000, seed=5, part_logs=4000, days=QUICK_DAYS)
     seen = _captured(monkeypatch)
     cctx.load(dataset_files(tmp_path / "sync"))
     (burns, arrivals, _), = seen
