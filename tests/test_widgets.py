@@ -250,6 +250,52 @@ def test_unexpected_errors_are_shown_not_swallowed() -> None:
     assert "nothing fetched" in dash.status.value
 
 
+def test_callbacks_on_two_threads_keep_their_warnings_apart() -> None:
+    """The app's first draw runs on a thread while a click may start another panel's
+    callback; each records warnings by swapping process-wide state, so the second waits
+    for the first. Were both let in, the first to finish would restore the state from
+    before both, the second then the first's recorder: its warning in the wrong panel,
+    and Python's ``showwarning`` left pointing at a finished callback's list."""
+    import threading
+
+    from cctx_research.errors import CctxWarning
+
+    first = widgets.dashboard(Failing(), start=DAY1, end=DAY2)
+    second = widgets.dashboard(Failing(), start=DAY1, end=DAY2)
+    shown_before = warnings.showwarning
+    inside, entered, done = threading.Event(), threading.Event(), threading.Event()
+
+    def slow() -> None:
+        inside.set()
+        entered.wait(2.0)  # the other callback, if it is let in meanwhile
+        warnings.warn(CoverageWarning("the first panel's window is partly covered"), stacklevel=1)
+        first._say_result("first done")
+
+    def quick() -> None:
+        entered.set()
+        done.wait(2.0)  # the first callback, if it ran meanwhile, has finished
+        warnings.warn(CacheWarning("the second panel's cache is read-only"), stacklevel=1)
+        second._say_result("second done")
+
+    def run_first() -> None:
+        first._run(slow)
+        done.set()
+
+    thread = threading.Thread(target=run_first)
+    thread.start()
+    assert inside.wait(10)
+    second._run(quick)
+    thread.join(10)
+    assert warnings.showwarning is shown_before
+    assert any("partly covered" in note for note in first.notes), first.notes
+    assert not any("read-only" in note for note in first.notes), first.notes
+    assert any("read-only" in note for note in second.notes), second.notes
+    with warnings.catch_warnings(record=True) as caught:  # Python's machinery still works
+        warnings.simplefilter("always")
+        warnings.warn(CctxWarning("after both"), stacklevel=1)
+    assert [str(c.message) for c in caught] == ["after both"]
+
+
 # ----------------------------------------------------------- address explorer
 
 

@@ -122,6 +122,15 @@ def last_day(end: Any) -> dt.date | None:
     return (times.to_timestamp(end, name="end") - pd.Timedelta(1, "ns")).date()
 
 
+_CALLBACKS = threading.RLock()
+"""Held while any panel's callback runs. The app draws its first page on a thread, and a
+click meanwhile waits for it (then draws what it picked). The wait is process-wide, not a
+panel's: a callback records warnings with :class:`warnings.catch_warnings`, which swaps
+process-wide state (the filters, ``showwarning``), so two panels' callbacks on two threads
+would each restore what the other had set: warnings recorded by the wrong panel, and
+Python's left pointing at a finished callback's list."""
+
+
 class Panel(w.VBox):
     """Status line, busy indicator, error and warning capture shared by the panels.
 
@@ -150,9 +159,8 @@ class Panel(w.VBox):
         self.images: dict[str, w.Image] = {}
         self.figures: FigureCache | None = None
         self._controls = controls
-        # one callback at a time: the app draws its first page on a thread, and a
-        # click meanwhile waits for it (then draws what it picked)
-        self._lock = threading.RLock()
+        # one callback at a time, in the whole process (see _CALLBACKS)
+        self._lock = _CALLBACKS
         if says_synthetic(client):
             self.banner.value = SYNTHETIC_NOTE
 
