@@ -25,6 +25,7 @@ from .conftest import API_KEY, PROJECT_ID, ids, mints_in
 
 START, END = "2024-06-27", "2024-07-01"
 DELAY = 20.0  # far longer than the test waits; released at its end
+STOPPED_WITHIN = 30.0  # a Ctrl-C stops a pull in well under a second
 
 
 class Slow:
@@ -73,12 +74,26 @@ def _cctx_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("cctx-client")]
 
 
-def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT handled as a terminal's Python and a notebook's kernel handle it: a
+    ``KeyboardInterrupt`` in the main thread. Python keeps SIGINT ignored when it starts
+    ignored (a suite started as a background job of a non-interactive shell, or under
+    nohup), and its workers inherit that; only a test that ran a notebook in the same
+    worker before (nbclient's asyncio handler, once removed, leaves Python's) put the
+    handler back. So this test passed, or hung 300 s, by which tests its worker ran first."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger, ctrl_c_raises):
     slow = Slow(app, DELAY)
     url = serve(slow).url
     client = make_client(url, chunk="6h", page_size=20, max_workers=4)
 
     missed: list[str] = []
+    returned = threading.Event()
 
     def interrupt_when_busy() -> None:
         try:
@@ -86,14 +101,31 @@ def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
         except AssertionError as exc:  # said below: the pull is stopped all the same, so a
             # pull that never got busy fails the test now, not after the 300 s timeout
             missed.append(f"{exc}: {slow.started} requests started, {slow.finished} done")
+        handler = signal.getsignal(signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, as a kernel's interrupt button
+        if not returned.wait(STOPPED_WITHIN):
+            # seen twice in a hundred-odd runs under load: the pull went on. Say what the
+            # signal met, and let the held requests go so the test ends now, not at 300 s
+            missed.append(
+                f"the pull went on {STOPPED_WITHIN:g} s after SIGINT (its Python handler "
+                f"was {handler!r}; pending now: {sorted(signal.sigpending())}; "
+                f"{slow.started} requests started, {slow.finished} done)"
+            )
+            slow.fast()
 
     timer = threading.Thread(target=interrupt_when_busy)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
+    try:
         client.mints(START, END)
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
+    finally:
+        returned.set()
     timer.join()
-    assert missed == []  # two requests were held when the pull was stopped
+    assert missed == []  # two requests were held when the pull was stopped, and it stopped
+    assert interrupted
     # the call returned while the service was still holding its requests:
     # they were abandoned, not waited for
     assert slow.in_flight() >= 1
