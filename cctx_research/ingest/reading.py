@@ -38,9 +38,11 @@ def _read_logs(
     # the message's hex (its fields are decoded beside it) is no side's: not made
     decoded = evm_logs.decode_logs(logs, chain=named, blocks=blocks, message=False)
     guards.refuse_testnet_logs(path, decoded)
+    decoded, damaged = guards.screen_message_sources(decoded)
     guards.check_log_chain(path, chain, logs, decoded)
     decoded, unknown = guards.skip_unknown_emitters(decoded)
     decoded, implausible = guards.screen_events(decoded, time_column="blockTimestamp")
+    implausible = damaged + implausible
     out = FileRead(
         format="evm-logs",
         burns=[decoded.burns],

@@ -260,6 +260,35 @@ def test_an_event_log_amount_beyond_usdcs_supply_is_a_bad_row_naming_the_log(tmp
     assert "is not an amount of USDC" in cctx.bad_rows(ledger)["reason"].iat[0]
 
 
+def test_a_message_sent_from_no_cctp_domain_is_a_bad_row_not_another_chain(tmp_path):
+    # the V1 MessageSent's source domain (bytes 4-8 of the message, after the two words of
+    # its ABI bytes) rewritten as 2**28, which no chain has: a damaged message (the fuzz
+    # test's find), where the file used to be refused as "domain-268435456"'s
+    def damaged(i, log):
+        if i == 0:
+            data = bytearray.fromhex(log["data"][2:])
+            data[68:72] = (2**28).to_bytes(4, "big")
+            log["data"] = "0x" + data.hex()
+
+    path = _logs(tmp_path, damaged)
+    with pytest.raises(DataError, match=r"log 10 of transaction 0xc94c32fe36\w+: MessageSent whose "
+                       r"message says source domain 268435456, which no CCTP chain has"):
+        cctx.load(path, chain="ethereum")
+    ledger = cctx.load(path, chain="ethereum", errors="report")
+    assert _counts(ledger)["bad"] == 1
+    assert "a damaged message" in cctx.bad_rows(ledger)["reason"].iat[0]
+
+    # a message naming another chain's domain still says the file is that chain's
+    def arbitrum(i, log):
+        if i == 0:
+            data = bytearray.fromhex(log["data"][2:])
+            data[68:72] = (3).to_bytes(4, "big")
+            log["data"] = "0x" + data.hex()
+
+    with pytest.raises(DataError, match="the data says arbitrum"):
+        cctx.load(_logs(tmp_path, arbitrum), chain="ethereum", errors="report")
+
+
 def test_an_own_ledger_amount_beyond_usdcs_supply_is_refused(tmp_path):
     ledger = cctx.load(DOCS / "eth.json", chain="ethereum")
     ledger.loc[0, "amount_raw"] = 2 * 10**17

@@ -222,6 +222,43 @@ def _evidence(decoded: Any) -> dict[int, str]:
     return said
 
 
+def screen_message_sources(decoded: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """Decoded events less the messages that say they were sent from no CCTP domain at all,
+    and those as bad rows (``source_file``, ``index``, ``reason``).
+
+    A ``MessageSent`` is emitted on its source chain, so its message names the file's own
+    domain. One naming another chain's domain says the file is that chain's
+    (:func:`check_log_chain` refuses the file, naming the chain to pass); one naming a
+    domain no chain has is a damaged message: its row, not the file's chain, is wrong.
+    """
+    sent = decoded.sent
+    if not len(sent):
+        return decoded, []
+    source = pd.to_numeric(sent["source_domain"], errors="coerce")
+    ours = ~unknown_emitters(sent["contract"], np.full(len(sent), -1), "message_transmitter")
+    own = sent["domain"].astype("Int64")
+    damaged = (
+        ours
+        & source.notna().to_numpy()
+        & ~source.isin(chains.all_domains()).to_numpy()
+        & (source.astype("Int64") != own).fillna(True).to_numpy(dtype=bool)
+    )
+    if not damaged.any():
+        return decoded, []
+    problems = [
+        {
+            "source_file": str(sent["source_file"].iat[i]),
+            "index": int(sent["index"].iat[i]),
+            "reason": f"log {sent['log_index'].iat[i]} of transaction {sent['tx_hash'].iat[i]}: "
+            f"MessageSent whose message says source domain {int(source.iat[i])}, which no "
+            "CCTP chain has (a damaged message)",
+        }
+        for i in np.flatnonzero(damaged).tolist()
+    ]
+    kept = sent[~damaged].reset_index(drop=True)
+    return dataclasses.replace(decoded, sent=kept), problems
+
+
 def check_log_chain(path: Path, chain: int | None, logs: pd.DataFrame, decoded: Any) -> None:
     """Raise when what the logs say of their chain contradicts ``chain=`` (or fills its gap)."""
     if chain is not None:
