@@ -74,20 +74,22 @@ def _cctx_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("cctx-client")]
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def ctrl_c_raises():
     """SIGINT handled as a terminal's Python and a notebook's kernel handle it: a
-    ``KeyboardInterrupt`` in the main thread. Python keeps SIGINT ignored when it starts
-    ignored (a suite started as a background job of a non-interactive shell, or under
-    nohup), and its workers inherit that; only a test that ran a notebook in the same
-    worker before (nbclient's asyncio handler, once removed, leaves Python's) put the
-    handler back. So this test passed, or hung 300 s, by which tests its worker ran first."""
+    ``KeyboardInterrupt`` in the main thread, here and in the ``cctx-research`` these tests
+    start (a handled signal is reset to its default in a child; an ignored one stays
+    ignored). Python keeps SIGINT ignored when it starts ignored (a suite started as a
+    background job of a non-interactive shell, or under nohup), and its workers inherit
+    that; only a test that ran a notebook in the same worker before (nbclient's asyncio
+    handler, once removed, leaves Python's) put the handler back. So these tests passed, or
+    hung until a timeout, by which tests their worker ran first."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
 
 
-def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger, ctrl_c_raises):
+def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
     slow = Slow(app, DELAY)
     url = serve(slow).url
     client = make_client(url, chunk="6h", page_size=20, max_workers=4)
