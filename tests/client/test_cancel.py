@@ -106,8 +106,8 @@ def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
         handler = signal.getsignal(signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, as a kernel's interrupt button
         if not returned.wait(STOPPED_WITHIN):
-            # seen twice in a hundred-odd runs under load: the pull went on. Say what the
-            # signal met, and let the held requests go so the test ends now, not at 300 s
+            # the pull went on (as it did while SIGINT could be ignored: see ctrl_c_raises).
+            # Say what the signal met, and let the held requests go: the test ends now
             missed.append(
                 f"the pull went on {STOPPED_WITHIN:g} s after SIGINT (its Python handler "
                 f"was {handler!r}; pending now: {sorted(signal.sigpending())}; "
