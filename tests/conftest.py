@@ -215,15 +215,16 @@ def _probe() -> float:
     return round(time.process_time() - began, 4)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
+def _log_probe(at: str) -> None:
     path = os.environ.get(CPU_LOG)
     if path:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        _log_line(path, {"probe": _probe(), "at": "start", "worker": worker, "when": time.time()})
+        _log_line(path, {"probe": _probe(), "at": at, "worker": worker, "when": time.time()})
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _log_probe("start")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    path = os.environ.get(CPU_LOG)
-    if path:
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        _log_line(path, {"probe": _probe(), "at": "end", "worker": worker, "when": time.time()})
+    _log_probe("end")

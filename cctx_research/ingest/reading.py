@@ -42,7 +42,6 @@ def _read_logs(
     guards.check_log_chain(path, chain, logs, decoded)
     decoded, unknown = guards.skip_unknown_emitters(decoded)
     decoded, implausible = guards.screen_events(decoded, time_column="blockTimestamp")
-    implausible = damaged + implausible
     out = FileRead(
         format="evm-logs",
         burns=[decoded.burns],
@@ -52,7 +51,7 @@ def _read_logs(
     )
     c = decoded.counts
     out.add("rows_read", c["logs"])
-    out.add("decoded", c["decoded"] - unknown - len(implausible))
+    out.add("decoded", c["decoded"] - unknown - len(damaged) - len(implausible))
     out.add("duplicates", c["duplicates"])
     out.skip("other_events", c["skipped_other_events"])
     out.skip("unknown_emitter", unknown)
@@ -62,7 +61,7 @@ def _read_logs(
         {"source_file": str(f), "index": int(i), "reason": str(r)}
         for f, i, r in zip(bad["source_file"], bad["index"], bad["reason"], strict=True)
     )
-    out.problems.extend(implausible)
+    out.problems.extend(damaged + implausible)
     return out
 
 

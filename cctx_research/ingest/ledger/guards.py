@@ -216,10 +216,14 @@ def _evidence(decoded: Any) -> dict[int, str]:
                                 f"{chains.chain_name(only)} only")
     if len(decoded.sent):  # only a MessageTransmitter's messages say where they come from
         sent = decoded.sent
-        ours = ~unknown_emitters(sent["contract"], np.full(len(sent), -1), "message_transmitter")
-        for value in sent.loc[ours, "source_domain"].unique().tolist():
+        for value in sent.loc[_transmitters(sent), "source_domain"].unique().tolist():
             said.setdefault(int(value), f"MessageSent whose message says source domain {value}")
     return said
+
+
+def _transmitters(sent: pd.DataFrame) -> np.ndarray:
+    """Which ``MessageSent`` rows a MessageTransmitter of any chain emitted."""
+    return ~unknown_emitters(sent["contract"], np.full(len(sent), -1), "message_transmitter")
 
 
 def screen_message_sources(decoded: Any) -> tuple[Any, list[dict[str, Any]]]:
@@ -235,14 +239,9 @@ def screen_message_sources(decoded: Any) -> tuple[Any, list[dict[str, Any]]]:
     if not len(sent):
         return decoded, []
     source = pd.to_numeric(sent["source_domain"], errors="coerce")
-    ours = ~unknown_emitters(sent["contract"], np.full(len(sent), -1), "message_transmitter")
-    own = sent["domain"].astype("Int64")
-    damaged = (
-        ours
-        & source.notna().to_numpy()
-        & ~source.isin(chains.all_domains()).to_numpy()
-        & (source.astype("Int64") != own).fillna(True).to_numpy(dtype=bool)
-    )
+    # the file's own domain is a known one, so a domain no chain has is never it
+    unknown = (source.notna() & ~source.isin(chains.all_domains())).to_numpy()
+    damaged = _transmitters(sent) & unknown
     if not damaged.any():
         return decoded, []
     problems = [
