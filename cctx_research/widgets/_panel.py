@@ -25,6 +25,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "cctx_research.widgets needs ipywidgets: pip install 'cctx-research[notebooks]'"
     ) from exc
 
+from . import _states  # after the check that ipywidgets is there
+
 __all__ = [
     "BUSY",
     "DEFAULT_DAYS",
@@ -161,6 +163,8 @@ class Panel(w.VBox):
         self._controls = controls
         # one callback at a time, in the whole process (see _CALLBACKS)
         self._lock = _CALLBACKS
+        # a page asking for the widgets while a callback runs on a thread gets them all
+        _states.resend_after_answers()
         if says_synthetic(client):
             self.banner.value = SYNTHETIC_NOTE
 
@@ -243,7 +247,7 @@ class Panel(w.VBox):
         line (:meth:`_say_result`), others are passed on once the callback is
         done, outside the panel's output.
         """
-        with self._lock:
+        with self._lock, _states.callback(self):
             self._run_now(action)
 
     def _run_now(self, action: Callable[[], None]) -> None:
