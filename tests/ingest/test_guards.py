@@ -408,3 +408,20 @@ def test_solana_events_of_another_program_are_not_transfers(tmp_path):
     assert len(ledger) == 0
     assert counts["bad"] == 0
     assert counts["skipped"] >= 1
+
+
+def test_contracts_are_compared_in_lowercase_each_distinct_one_once():
+    # the guards lower each distinct address once (a file holds a few over millions of rows):
+    # the answer per row is the one a row-by-row comparison gives, missing values included
+    from cctx_research import chains
+    from cctx_research.ingest.ledger import guards
+
+    circle = chains.contracts("ethereum", 1).token_messenger
+    testnet = next(iter(guards.TESTNET_CONTRACTS))
+    rows = [circle.upper().replace("0X", "0x"), None, ELSEWHERE, circle, testnet.upper()]
+    for values in (rows, pd.Series(rows, dtype="string[pyarrow]"), pd.array(rows, dtype=object)):
+        unknown = guards.unknown_emitters(values, [0, 0, 0, -1, 0], "token_messenger")
+        assert unknown.tolist() == [False, True, True, False, True]
+        with pytest.raises(DataError, match=rf"row 4, column 'contract' is {testnet}"):
+            guards.refuse_testnet("f.csv", "contract", values)
+    guards.refuse_testnet("f.csv", "contract", rows[:4])  # no testnet contract: passes

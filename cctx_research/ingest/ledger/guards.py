@@ -118,6 +118,23 @@ TESTNET_CONTRACTS = {
 """Addresses only testnet data holds (Circle's contract pages; ``reference/cctp.md``)."""
 
 
+def _lowered(values: Any) -> tuple[np.ndarray, pd.Series]:
+    """Each value's code into its distinct values (-1: missing), and those values as
+    lowercase text: a file's contract columns hold a few addresses over millions of rows,
+    so each is lowered once, not once a row."""
+    if not isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+        values = np.asarray(values, dtype=object)
+    codes, distinct = pd.factorize(values)
+    lower = pd.Series(np.asarray(distinct, dtype=object)).astype("string").str.lower()
+    return np.asarray(codes), lower
+
+
+def _lowered_in(codes: np.ndarray, lower: pd.Series, known: Any) -> np.ndarray:
+    """Per row (codes of :func:`_lowered`), whether its lowercase value is in ``known``."""
+    hit = lower.isin(list(known)).fillna(False).to_numpy(dtype=bool)
+    return np.append(hit, False)[codes]
+
+
 def refuse_testnet(
     source_file: str,
     column: str,
@@ -129,12 +146,12 @@ def refuse_testnet(
     ``describe`` names the ``i``-th value's row as the reader counts them
     (a line number, or a log of a transaction).
     """
-    lower = pd.Series(np.asarray(values, dtype=object)).astype("string").str.lower()
-    hits = lower.isin(list(TESTNET_CONTRACTS)).fillna(False).to_numpy(dtype=bool)
+    codes, lower = _lowered(values)
+    hits = _lowered_in(codes, lower, TESTNET_CONTRACTS)
     if not hits.any():
         return
     first = int(np.flatnonzero(hits)[0])
-    address = lower.iat[first]
+    address = lower.iat[codes[first]]
     raise DataError(
         f"{source_file!r} holds testnet data: {describe(first)}, column {column!r} is "
         f"{address}, {TESTNET_CONTRACTS[address]} ({int(hits.sum())} such rows); testnet "
@@ -417,17 +434,21 @@ def unknown_emitters(contracts: Any, domains: Any, role: str | None = None) -> n
     An empty contract is unknown; a row without a domain (``-1``, a bad row)
     is checked against every domain's contracts of ``role``.
     """
-    text = pd.Series(np.asarray(contracts, dtype=object)).astype("string").str.lower()
-    domain = pd.to_numeric(pd.Series(np.asarray(domains, dtype=object)), errors="coerce")
-    domain = domain.fillna(-1).to_numpy(dtype=np.int64)
-    out = np.ones(len(text), dtype=bool)
+    codes, lower = _lowered(contracts)
+    domain = np.asarray(domains)
+    if domain.dtype.kind in "iu":
+        domain = domain.astype(np.int64, copy=False)
+    else:  # missing or text domains: a bad row's (-1)
+        domain = pd.to_numeric(pd.Series(np.asarray(domains, dtype=object)), errors="coerce")
+        domain = domain.fillna(-1).to_numpy(dtype=np.int64)
+    out = np.ones(len(codes), dtype=bool)
     for value in np.unique(domain).tolist():
         rows = domain == value
         if value >= 0:
             known = emitters(value, role)
         else:
             known = frozenset().union(*(emitters(d, role) for d in chains.all_domains()))
-        out[rows] = ~text[rows].isin(known).fillna(False).to_numpy(dtype=bool)
+        out[rows] = ~_lowered_in(codes[rows], lower, known)
     return out
 
 

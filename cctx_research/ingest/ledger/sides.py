@@ -121,7 +121,8 @@ def _burn_side(events: pd.DataFrame) -> pd.DataFrame:
 
 def _in_tx_rank(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
     """Each row's rank, in log order, among the rows of its transaction with the same ``keys``."""
-    order = frame.sort_values([*keys, "log_index"], kind="stable")
+    # the columns it orders by alone: sorting the whole frame would reorder every column
+    order = frame[[*keys, "log_index"]].sort_values([*keys, "log_index"], kind="stable")
     rank = order.groupby(keys, sort=False, dropna=False).cumcount()
     return rank.reindex(frame.index)
 
