@@ -313,3 +313,20 @@ def test_days_written_new_and_days_rewritten_hold_the_same_files(tmp_path, trans
             pq.read_table(tmp_path / "new" / name).to_pandas(),
             pq.read_table(tmp_path / "again" / name).to_pandas(),
             check_dtype=False, check_categorical=False, obj=str(name))  # fmt: skip
+
+
+def test_a_partitions_day_labels_are_its_rows_days_formatted():
+    # each distinct day is formatted once; the labels are those of formatting every row
+    from cctx_research.ingest.day_parts import _day_labels
+
+    times = pd.Series(
+        pd.to_datetime(
+            ["2024-06-29 23:59:59.999", "2024-06-30 00:00:00.000", "2024-06-29 00:00:00.000", None],
+            utc=True,
+        ),
+        name="burn_timestamp",
+        index=[7, 3, 5, 1],
+    )
+    for case in (times, times.dropna(), times.iloc[:0]):
+        pd.testing.assert_series_equal(_day_labels(case), case.dt.strftime("%Y-%m-%d"))
+    assert _day_labels(times.dropna()).tolist() == ["2024-06-29", "2024-06-30", "2024-06-29"]
