@@ -178,16 +178,16 @@ def refuse_other_chain(
     Base is told by its ``contract_address``; V2's contract, the same on
     every chain, says nothing and passes.
     """
-    text = pd.Series(np.asarray(contracts, dtype=object)).astype("string").str.lower()
+    codes, lower = _lowered(contracts)
     domain = np.asarray(domains, dtype=np.int64)
-    for address in text.dropna().unique().tolist():
+    for address in lower.dropna().unique().tolist():
         try:
             owners = chains.contract_domains(address)
         except ValueError:  # not an address at all: no CCTP contract's either
             continue
         if not owners:
             continue
-        rows = np.flatnonzero((text == address).fillna(False).to_numpy(dtype=bool))
+        rows = np.flatnonzero(_lowered_in(codes, lower, [address]))
         wrong = rows[~np.isin(domain[rows], sorted(owners)) & (domain[rows] >= 0)]
         if len(wrong):
             i = int(wrong[0])
