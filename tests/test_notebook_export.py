@@ -65,6 +65,7 @@ def test_widgets_render_with_the_network_blocked(exported, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     requested: list[str] = []
     errors: list[str] = []
+    console: list[str] = []
 
     def only_files(route):
         if route.request.url.startswith(("file:", "data:")):
@@ -79,6 +80,7 @@ def test_widgets_render_with_the_network_blocked(exported, tmp_path):
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.route("**/*", only_files)
             page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
             page.goto(exported.as_uri())
             try:
                 page.locator(".widget-dropdown").first.wait_for(timeout=30_000)
@@ -88,7 +90,9 @@ def test_widgets_render_with_the_network_blocked(exported, tmp_path):
                 pytest.fail(f"widgets did not render (screenshot: {shot}); errors: {errors}")
             assert page.locator("img.widget-image, .widget-image img").count() >= 1
             assert page.get_by_text("Loading widget").count() == 0
+            page.wait_for_timeout(500)  # the views' "displayed" handlers have run
         finally:
             browser.close()
     assert requested == []
     assert errors == []
+    assert console == []  # nothing thrown and caught either (a view that syncs without a comm)

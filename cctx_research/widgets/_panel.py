@@ -163,8 +163,8 @@ class Panel(w.VBox):
         self._controls = controls
         # one callback at a time, in the whole process (see _CALLBACKS)
         self._lock = _CALLBACKS
-        # a page asking for the widgets while a callback runs on a thread gets them all
-        _states.resend_after_answers()
+        # a page that loads while a callback runs on a thread is sent the panel again
+        _states.count_views(self)
         if says_synthetic(client):
             self.banner.value = SYNTHETIC_NOTE
 
@@ -247,7 +247,7 @@ class Panel(w.VBox):
         line (:meth:`_say_result`), others are passed on once the callback is
         done, outside the panel's output.
         """
-        with self._lock, _states.callback(self):
+        with self._lock, _states.callback():
             self._run_now(action)
 
     def _run_now(self, action: Callable[[], None]) -> None:

@@ -1,16 +1,21 @@
-"""A page's first look at the widgets while a panel's callback runs on another thread.
+"""A page that loads while a panel's callback runs on another thread sees the callback's end.
 
 A page (Voila's, or a notebook reopened in JupyterLab) asks the kernel for every
-widget's state once, over ipywidgets' control comm (``request_states``), and
-builds its models from the answer; an update the kernel sends before that
-answer is for a widget the page does not have yet, and the page drops it. The
-answer is written on the kernel's main thread while the app's first draw may be
-setting the dashboard's widgets on its own (:class:`~cctx_research.webapp.panels.AppPanels`):
-a value set after its widget was read into the answer, but sent before the
-answer, never reaches the page (a status line left on "fetching…" under a
-drawn table). So when a panel callback ran at any moment of an answer, the
-panels' widgets are sent again, as they are now, right after it: every value
-is then either in the answer or in a message that follows it.
+widget's state once, over ipywidgets' control comm, and builds its models from
+the answer (ipywidgets 8's ``_loadFromKernel``; past 4 s without an answer it
+asks widget by widget instead). A model takes the updates sent to it only once it
+exists, and it is made a few awaits after the answer came: an update that arrives
+before then is dropped. The app's first draw sets the dashboard's widgets on a
+thread (:class:`~cctx_research.webapp.panels.AppPanels`) while the page loads, so
+some of its values could be lost: a status line left on "fetching…", a table
+never shown.
+
+No message says that a page's models exist, except one: a model whose
+``_view_count`` is a number reports each view of it the page displays, and a
+view is displayed only once the page's models are made. So each panel counts
+its views, and when a view of it is displayed the panel's widgets are sent
+again, as they are then; if a callback runs at that moment they are sent once
+more when it ends, so the last update of each widget carries its last value.
 """
 
 from __future__ import annotations
@@ -19,40 +24,57 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import ipywidgets as w
 
-__all__ = ["callback", "resend_after_answers", "widgets_of"]
+__all__ = ["callback", "count_views", "widgets_of"]
 
 logger = logging.getLogger(__name__)
 
 _STATE = threading.Lock()
+"""Held while the counts change and while widgets are sent again: no callback begins
+meanwhile, so what is sent again is not overtaken by a value older than it."""
 _running = 0  # panel callbacks under way
-_begun = 0  # panel callbacks begun since the process started
-_panels: weakref.WeakSet[Any] = weakref.WeakSet()
-_watching = False
-CONTROL_TARGET = "jupyter.widget.control"
+_owed: weakref.WeakSet[Any] = weakref.WeakSet()  # panels to send again when they end
 
 
 @contextlib.contextmanager
-def callback(panel: Any) -> Iterator[None]:
+def callback() -> Iterator[None]:
     """Count a panel's callback as under way while the ``with`` block runs."""
-    global _running, _begun
+    global _running
     with _STATE:
         _running += 1
-        _begun += 1
-        _panels.add(panel)
     try:
         yield
     finally:
         with _STATE:
             _running -= 1
+            if _running == 0 and _owed:
+                panels = list(_owed)
+                _owed.clear()
+                _send_again(panels)
+
+
+def count_views(panel: Any) -> None:
+    """Have the page report each view of ``panel`` it displays; send the panel again then."""
+    panel._view_count = 0
+    panel.observe(_on_views, names="_view_count")
+
+
+def _on_views(change: dict[str, Any]) -> None:
+    if not (change["new"] or 0) > (change["old"] or 0):
+        return  # a view removed
+    panel = change["owner"]
+    with _STATE:
+        if _running:
+            _owed.add(panel)
+        _send_again([panel])
 
 
 def widgets_of(root: Any) -> Iterator[Any]:
-    """``root`` and every widget under it (``children``), each once."""
+    """``root`` and every widget under it (children, layouts, styles), each once."""
     seen: set[int] = set()
     todo = [root]
     while todo:
@@ -62,44 +84,14 @@ def widgets_of(root: Any) -> Iterator[Any]:
         seen.add(id(widget))
         yield widget
         todo.extend(getattr(widget, "children", ()) or ())
+        todo.extend(getattr(widget, name, None) for name in ("layout", "style"))
 
 
-def _answer(answer: Callable[[Any], None], msg: Any) -> None:
-    with _STATE:
-        running, begun = _running, _begun
-    answer(msg)
-    with _STATE:
-        moved = running > 0 or _begun != begun
-        panels = list(_panels) if moved else []
+def _send_again(panels: Iterable[Any]) -> None:
+    sent = 0
     for panel in panels:
         for widget in widgets_of(panel):
             if widget.comm is not None:
                 widget.send_state()
-    if panels:
-        logger.debug("widget states asked for during a callback: %d panels sent again", len(panels))
-
-
-def resend_after_answers() -> None:
-    """In a kernel, once per process: answer the pages' state requests as the module says.
-
-    Outside a kernel, or with an ipywidgets whose control comm is not the one
-    described, nothing changes.
-    """
-    global _watching
-    with _STATE:
-        if _watching:
-            return
-        _watching = True
-    from ipywidgets import comm
-
-    manager = comm.get_comm_manager()
-    opened = getattr(w.Widget, "handle_control_comm_opened", None)
-    answer = getattr(w.Widget, "_handle_control_comm_msg", None)
-    if manager is None or opened is None or answer is None:
-        return
-
-    def on_open(control: Any, msg: Any) -> None:
-        opened(control, msg)  # checks the protocol's version, keeps the comm
-        control.on_msg(lambda request: _answer(answer, request))
-
-    manager.register_target(CONTROL_TARGET, on_open)
+                sent += 1
+    logger.debug("a view displayed: %d widgets sent again", sent)
