@@ -48,7 +48,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from .. import chains, schema, storage
 from ..errors import DataError
@@ -322,13 +321,15 @@ def _swap_day(part: Path, rows: pd.DataFrame, kind: str, column: str, day: str) 
             return  # an empty day: the partition goes
         table = day_parts.arrow_table(rows, kind, column).drop_columns(["day"])
         chain_column = table.column("source_chain")
+        parts = []
         for chain in pc.unique(chain_column).to_pylist():
             rows_of_chain = table.filter(pc.equal(chain_column, chain))
             # the value spelt as pyarrow's hive partitioning spells it (percent-encoded)
             folder = tmp / f"source_chain={quote(chain, safe='')}"
             folder.mkdir()
             name = Part(storage.slug(chain), kind, Chunk.day(day)).name
-            pq.write_table(rows_of_chain.drop_columns(["source_chain"]), folder / name)
+            parts.append((rows_of_chain.drop_columns(["source_chain"]), folder / name))
+        day_parts.write_parts(parts)
 
     storage.replace_directory_atomically(part, fill)
 

@@ -7,8 +7,10 @@ once for all such days, ordered by day and chain, and sliced into the parts.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import itertools
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,7 +23,7 @@ import pyarrow.parquet as pq
 from .. import storage
 from ..storage import Chunk, Part
 
-__all__ = ["WHEN", "NewDays", "arrow_table", "run_starts", "write_days"]
+__all__ = ["WHEN", "WRITERS", "NewDays", "arrow_table", "run_starts", "write_days", "write_parts"]
 
 WHEN = "__when"
 
@@ -30,6 +32,27 @@ BATCH_ROWS = 200_000
 
 _DAY_NS = 86_400 * 10**9
 """The column of a keyed frame holding the time each row is filed by."""
+
+WRITERS = min(4, os.cpu_count() or 1)
+"""Parquet parts written at once. pyarrow encodes and writes a file without holding the GIL,
+and a day's parts (one a chain, a few hundred rows each in a large load) are many small
+files: written one after the other, one core waits on each in turn."""
+
+
+def write_parts(parts: Sequence[tuple[pa.Table, Path]]) -> None:
+    """Write each ``(table, path)`` as a Parquet file, :data:`WRITERS` at a time.
+
+    Every write has ended when this returns; the first that failed is raised then.
+    """
+    if WRITERS < 2 or len(parts) < 2:
+        for table, path in parts:
+            pq.write_table(table, path)
+        return
+    with cf.ThreadPoolExecutor(min(WRITERS, len(parts)), thread_name_prefix="cctx-parts") as pool:
+        jobs = [pool.submit(pq.write_table, table, path) for table, path in parts]
+        cf.wait(jobs)
+    for job in jobs:
+        job.result()
 
 
 def _day_labels(times: pd.Series) -> pd.Series:
@@ -106,13 +129,18 @@ class NewDays:
             return self.current[1].get(label, [])
         return []
 
-    def fill(self, tmp: Path, label: str) -> None:
-        """Write day ``label``'s parts, one a chain, into ``tmp``."""
+    def parts(self, tmp: Path, label: str) -> list[tuple[pa.Table, Path]]:
+        """Day ``label``'s parts, one a chain, and their paths in ``tmp`` (folders made)."""
+        out = []
         for chain, rows in self._runs(label):
             folder = tmp / f"source_chain={quote(chain, safe='')}"
             folder.mkdir()
-            name = Part(storage.slug(chain), self.kind, Chunk.day(label)).name
-            pq.write_table(rows, folder / name)
+            out.append((rows, folder / Part(storage.slug(chain), self.kind, Chunk.day(label)).name))
+        return out
+
+    def fill(self, tmp: Path, label: str) -> None:
+        """Write day ``label``'s parts, one a chain, into ``tmp``."""
+        write_parts(self.parts(tmp, label))
 
 
 def run_starts(keys: pa.Table) -> list[int]:
@@ -151,9 +179,11 @@ def write_days(frames: Iterable[pd.DataFrame], root: Path, kind: str) -> tuple[i
         days = np.unique(frame[WHEN].array.asi8 // _DAY_NS).tolist()
         names = [pd.Timestamp(d * _DAY_NS, tz="UTC").strftime("%Y-%m-%d") for d in days]
         parts = NewDays(frame, kind, WHEN, names)
-        for label in names:
+        files = []
+        for label in names:  # the batch's days written at once: no wait at each day's end
             (root / f"day={label}").mkdir()
-            parts.fill(root / f"day={label}", label)
+            files += parts.parts(root / f"day={label}", label)
+        write_parts(files)
         labels.extend(names)
         held.clear()
 

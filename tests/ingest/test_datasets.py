@@ -13,7 +13,7 @@ import cctx_research
 from cctx_research import schema, storage
 from cctx_research.analysis.results import result_info
 from cctx_research.errors import DataError
-from cctx_research.ingest import datasets
+from cctx_research.ingest import datasets, day_parts
 from cctx_research.provenance import Provenance, attach, provenance
 
 
@@ -221,7 +221,7 @@ def test_a_failed_write_leaves_the_old_day_in_place(tmp_path, transfers, monkeyp
     before = datasets.read(root)
     manifest = (root / storage.MANIFEST).read_text()
     calls = {"n": 0}
-    real_write = datasets.pq.write_table
+    real_write = day_parts.pq.write_table
 
     def full_disk(*args, **kwargs):
         calls["n"] += 1
@@ -229,7 +229,7 @@ def test_a_failed_write_leaves_the_old_day_in_place(tmp_path, transfers, monkeyp
             raise OSError(28, "No space left on device")
         return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(datasets.pq, "write_table", full_disk)
+    monkeypatch.setattr(day_parts.pq, "write_table", full_disk)
     with pytest.raises(OSError, match="No space left"):
         datasets.write(_window(transfers, "2024-06-02", "2024-06-04"), root)
     monkeypatch.undo()
@@ -330,3 +330,21 @@ def test_a_partitions_day_labels_are_its_rows_days_formatted():
     for case in (times, times.dropna(), times.iloc[:0]):
         pd.testing.assert_series_equal(_day_labels(case), case.dt.strftime("%Y-%m-%d"))
     assert _day_labels(times.dropna()).tolist() == ["2024-06-29", "2024-06-30", "2024-06-29"]
+
+
+def test_parts_are_written_side_by_side_and_a_failure_is_raised_once_all_have_ended(
+    tmp_path, monkeypatch
+):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(day_parts, "WRITERS", 2)
+    tables = [pa.table({"amount_raw": list(range(k, k + 50))}) for k in range(6)]
+    good = [(t, tmp_path / f"part-{k}.parquet") for k, t in enumerate(tables)]
+    day_parts.write_parts(good)
+    assert [pq.read_table(p).equals(t) for t, p in good] == [True] * 6
+    missing = tmp_path / "no-such-folder" / "part.parquet"
+    others = [(t, tmp_path / f"other-{k}.parquet") for k, t in enumerate(tables)]
+    with pytest.raises(FileNotFoundError, match="no-such-folder"):
+        day_parts.write_parts([others[0], (tables[0], missing), *others[1:]])
+    assert all(p.is_file() for _, p in others)  # every other write ran to its end

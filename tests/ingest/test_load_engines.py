@@ -127,12 +127,12 @@ _SLOW_STREAM = textwrap.dedent("""
     import cctx_research as cctx
     from cctx_research.ingest import day_parts
 
-    filled = day_parts.NewDays.fill
-    def fill_then_wait(self, tmp, label):  # one day streamed in, the rest to come
-        filled(self, tmp, label)
+    written = day_parts.write_parts
+    def write_then_wait(parts):  # the first days streamed in, the rest to come
+        written(parts)
         Path(sys.argv[2]).touch()
         time.sleep(120)
-    day_parts.NewDays.fill = fill_then_wait
+    day_parts.write_parts = write_then_wait
     cctx.load(sys.argv[3], blocks=sys.argv[4], engine="duckdb", out=sys.argv[1])
 """)
 
