@@ -42,15 +42,20 @@ files: written one after the other, one core waits on each in turn."""
 def write_parts(parts: Sequence[tuple[pa.Table, Path]]) -> None:
     """Write each ``(table, path)`` as a Parquet file, :data:`WRITERS` at a time.
 
-    Every write has ended when this returns; the first that failed is raised then.
+    Every write has ended when this returns or raises; the first that failed is raised
+    then. Interrupted, it drops the writes not begun (the caller's temporary directory
+    goes with them).
     """
     if WRITERS < 2 or len(parts) < 2:
         for table, path in parts:
             pq.write_table(table, path)
         return
-    with cf.ThreadPoolExecutor(min(WRITERS, len(parts)), thread_name_prefix="cctx-parts") as pool:
+    pool = cf.ThreadPoolExecutor(min(WRITERS, len(parts)), thread_name_prefix="cctx-parts")
+    try:
         jobs = [pool.submit(pq.write_table, table, path) for table, path in parts]
         cf.wait(jobs)
+    finally:  # stopped (Ctrl-C): the writes not begun are dropped, those under way end
+        pool.shutdown(wait=True, cancel_futures=True)
     for job in jobs:
         job.result()
 

@@ -348,3 +348,27 @@ def test_parts_are_written_side_by_side_and_a_failure_is_raised_once_all_have_en
     with pytest.raises(FileNotFoundError, match="no-such-folder"):
         day_parts.write_parts([others[0], (tables[0], missing), *others[1:]])
     assert all(p.is_file() for _, p in others)  # every other write ran to its end
+
+
+def test_interrupted_parts_drop_the_writes_not_begun(tmp_path, monkeypatch):
+    import threading
+
+    import pyarrow as pa
+
+    monkeypatch.setattr(day_parts, "WRITERS", 2)
+    release, real_write = threading.Event(), day_parts.pq.write_table
+
+    def held(table, path):  # each write waits until Ctrl-C has been pressed
+        release.wait(10)
+        real_write(table, path)
+
+    def ctrl_c(jobs):  # the two writes under way, four to come
+        threading.Timer(0.5, release.set).start()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(day_parts.pq, "write_table", held)
+    monkeypatch.setattr(day_parts.cf, "wait", ctrl_c)
+    parts = [(pa.table({"amount_raw": [k]}), tmp_path / f"part-{k}.parquet") for k in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        day_parts.write_parts(parts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part-0.parquet", "part-1.parquet"]
