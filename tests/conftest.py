@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 import cctx_research as cctx_client
-from cctx_research.webapp.server import _without_iri_grammar
+from cctx_research.views.jupyter import without_iri_grammar
 
 SAMPLE_AS_OF = "2024-07-01T12:00:00Z"
 
 # The notebook tests import nbformat, whose jsonschema imports rfc3987_syntax when it is
 # installed: 1.4 s of CPU a worker compiling IRI grammars no notebook schema uses. Skipped
 # as the dashboard's server skips it.
-_without_iri_grammar()
+without_iri_grammar()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -47,13 +47,13 @@ import contextlib
 import logging
 import os
 import socket
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
+from ..views.jupyter import without_iri_grammar
 
 if TYPE_CHECKING:
     from ..connection import LoopbackService
@@ -241,21 +241,8 @@ def culling_options(kernel_timeout: int = KERNEL_TIMEOUT) -> list[str]:
     ]
 
 
-def _without_iri_grammar() -> None:
-    """Start Jupyter's server without compiling the IRI grammar it never uses.
-
-    jsonschema, under jupyter_server's event logging, imports ``rfc3987_syntax`` when it is
-    installed (jupyter-events' ``format-nongpl`` extra installs it), and that import
-    compiles Lark grammars: 1.4 s of CPU at every start of the app, for the ``iri``
-    formats none of Jupyter's schemas uses (python-jsonschema/jsonschema#1428). Marked
-    unimportable in this process before jsonschema loads, it is skipped as if it were not
-    installed; once jsonschema has loaded, nothing changes."""
-    if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)
-
-
 def _voila_app(on_ready: Callable[[str], None]) -> Any:
-    _without_iri_grammar()
+    without_iri_grammar()  # 1.4 s of CPU a start (views/jupyter.py)
     try:
         import tornado.ioloop
         from voila.app import Voila
