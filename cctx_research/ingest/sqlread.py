@@ -1,15 +1,17 @@
-"""``load(..., engine="duckdb")`` of cryo's log files: decoded, sided and linked in DuckDB.
+"""``load`` of cryo's log files in DuckDB: decoded, sided and linked there.
 
 For a load whose every file is cryo's ``logs`` dataset as Parquet with
 ``block_timestamp`` and ``chain_id`` (what ``sync`` writes), and which gives
-no ``chain=``, ``blocks=`` or ``attested=``, the logs of all files are decoded
+no ``chain=``, ``blocks=`` or ``attested=``, with ``engine="duckdb"`` or, for any
+engine, past :data:`SQL_FROM_BYTES` of files, the logs of all files are decoded
 together in DuckDB SQL (:mod:`.evm.sql_decode`), the burn and arrival sides built there
 (:mod:`.ledger.sql_sides`) and linked there (:func:`.ledger.sqlrows.from_tables`),
 all under DuckDB's memory limit (:data:`.ledger.sqlrows.MEMORY_LIMIT`: its own
 default, 80 % of the machine, would let its buffers crowd out the rest) and
 spilling into a temporary directory of the load's own: no pandas frame of logs,
 of events or of the ledger is made. The ledger's rows are streamed from SQL
-into the dataset a batch at a time (:class:`.ledger.sqlrows.SqlLedger`).
+into the dataset a batch at a time (:class:`.ledger.sqlrows.SqlLedger`), or, for
+``engine="pandas"``, made one frame at the end.
 
 Any other load, and a load in which the SQL finds a malformed log or something
 the reader's guards refuse, is read by the pandas readers (:func:`read_and_link`
@@ -18,6 +20,7 @@ returns ``None``), which name each such log as ``errors=`` asks.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import tempfile
 from pathlib import Path
@@ -27,9 +30,29 @@ from . import steps
 from .evm import sql_decode
 from .formats import FileRead
 
-__all__ = ["read_and_link"]
+__all__ = ["SQL_FROM_BYTES", "read_and_link", "wanted"]
 
 logger = logging.getLogger(__name__)
+
+SQL_FROM_BYTES = 32 * 2**20
+"""From this many bytes of files, every engine reads cryo's Parquet logs here when DuckDB
+is installed (the ``engines`` extra), as ``engine="duckdb"`` always does. DuckDB's fixed
+cost (a connection, its tables, a dozen statements) is paid back by then: at 100k
+transfers (28 MiB) both readers take the same time; at 1M this one takes a quarter less
+time and a third less memory, on both cores (``benchmarks/README.md``, figure 13). Below
+it, and without DuckDB, the pandas readers read them; a test holds both ledgers equal,
+row for row, with their provenance (``tests/ingest/ledger/test_sql_sides.py``)."""
+
+
+def wanted(engine: str, named: list[tuple[Path, int | None]]) -> bool:
+    """Whether ``load`` tries this reader first (it takes only what it can read, see
+    :func:`read_and_link`): always for ``engine="duckdb"``; for the others, with DuckDB
+    installed, from :data:`SQL_FROM_BYTES` of files."""
+    if engine == "duckdb":
+        return True
+    if importlib.util.find_spec("duckdb") is None:
+        return False
+    return sum(path.stat().st_size for path, _ in named if path.is_file()) >= SQL_FROM_BYTES
 
 
 

@@ -191,14 +191,21 @@ LEFT JOIN _tokens t ON t.domain = r.source_domain AND t.token = r.burn_token""")
         (addresses in their chains' formats, validated against the ledger schema)."""
         if not isinstance(batch_rows, int) or batch_rows < 1:
             raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+        for batch in self._rows().to_arrow_reader(batch_rows):
+            yield _frame(pa.Table.from_batches([batch]))
+
+    def frame(self) -> pd.DataFrame:
+        """The whole ledger in its order as one canonical frame (what :meth:`batches` gives,
+        stacked): read from DuckDB as one Arrow table, made a frame once."""
+        return _frame(self._rows().to_arrow_table())
+
+    def _rows(self) -> Any:
         self.summary()  # the view and its lookup tables
         columns = ", ".join(schema.columns("ledger"))
-        reader = self.connection.sql(
+        return self.connection.sql(
             f"SELECT {columns} FROM ledger_rows "
             "ORDER BY _when IS NULL, _when, transfer_id, _part, _bp, _ap"
-        ).to_arrow_reader(batch_rows)
-        for batch in reader:
-            yield _frame(batch)
+        )
 
     def close(self) -> None:
         """Close the connection and remove its spill directory."""
@@ -215,10 +222,9 @@ def _strings(kind: pa.DataType) -> Any:
     return None
 
 
-def _frame(batch: pa.RecordBatch) -> pd.DataFrame:
-    """One batch as ledger rows: canonical dtypes, times exact to the nanosecond, addresses
-    spelled by their chains."""
-    table = pa.Table.from_batches([batch])
+def _frame(table: pa.Table) -> pd.DataFrame:
+    """Rows of ``ledger_rows`` as ledger rows: canonical dtypes, times exact to the
+    nanosecond, addresses spelled by their chains."""
     for name in _TIMES:
         at = table.schema.get_field_index(name)
         values = table.column(at).cast(pa.int64()).cast(pa.timestamp("ns", "UTC"))

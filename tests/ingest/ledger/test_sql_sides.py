@@ -22,7 +22,7 @@ import pytest
 import cctx_research as cctx
 from cctx_research import schema
 from cctx_research.errors import DataError
-from cctx_research.ingest import datasets, lazy, loader, reading
+from cctx_research.ingest import datasets, lazy, loader, reading, sqlread
 from cctx_research.ingest.ledger import linking
 from cctx_research.provenance import attach, provenance
 from tests.ingest import logs as encoded
@@ -47,6 +47,7 @@ def _pandas_sides(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> tuple:
 
     with monkeypatch.context() as m:
         m.setattr(loader, "_link", spy)
+        m.setattr(sqlread, "SQL_FROM_BYTES", float("inf"))  # the pandas readers, at any size
         ledger = cctx.load(files)
     (burns, arrivals), = seen
     b, a, _ = linking.unique_sides(burns, arrivals)
@@ -100,6 +101,19 @@ def _duckdb_ledger(files: list[Path], tmp_path: Path,
     return got
 
 
+def _default_in_duckdb(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:
+    """``load(files)`` (the default engine) as a load past ``SQL_FROM_BYTES`` reads it: in
+    DuckDB, the pandas readers refused, the ledger a frame at the end."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the pandas reader was used")
+
+    with monkeypatch.context() as m:
+        m.setattr(sqlread, "SQL_FROM_BYTES", 0)
+        m.setattr(reading, "read_all", refuse)
+        return cctx.load(files)
+
+
 def _same(files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     want_b, want_a, want = _pandas_sides(files, monkeypatch)
     got_b, got_a = _sql_sides(files)
@@ -108,6 +122,12 @@ def _same(files: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     got = _duckdb_ledger(files, tmp_path, monkeypatch)
     assert _rows(got) == _rows(want)
     assert provenance(got).count == provenance(want).count
+    # the default engine past its size: the pandas reader's frame, row for row, in its order
+    frame = _default_in_duckdb(files, monkeypatch)
+    pd.testing.assert_frame_equal(frame, want, check_exact=True)
+    mine, theirs = provenance(frame).to_dict(), provenance(want).to_dict()
+    assert {k: v for k, v in mine.items() if k != "fetched_at"} == {
+        k: v for k, v in theirs.items() if k != "fetched_at"}
     return want_b, want_a, provenance(want).count
 
 
@@ -255,3 +275,17 @@ def test_two_identical_burns_in_one_transaction(tmp_path, monkeypatch) -> None:
     twins = burns[burns["burn_tx_hash"] == "0x" + tx.as_py().hex()]
     assert len(twins) == 2
     assert twins["burn_log_index"].tolist() == sorted(twins["burn_log_index"])
+
+
+def test_the_default_engine_reads_in_duckdb_past_its_size_when_duckdb_is_there(
+    tmp_path, monkeypatch
+) -> None:
+    path = _cryo(tmp_path / "one.parquet", encoded.transfer_logs(7, chain="ethereum"), 1)
+    named = [(path, None)]
+    assert sqlread.wanted("duckdb", named)  # always
+    assert not sqlread.wanted("pandas", named)  # a small load: the pandas readers
+    monkeypatch.setattr(sqlread, "SQL_FROM_BYTES", path.stat().st_size)
+    assert sqlread.wanted("pandas", named)
+    assert sqlread.wanted("polars", named)
+    monkeypatch.setattr(sqlread.importlib.util, "find_spec", lambda name: None)  # no DuckDB
+    assert not sqlread.wanted("pandas", named)
