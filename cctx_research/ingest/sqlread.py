@@ -55,7 +55,6 @@ def wanted(engine: str, named: list[tuple[Path, int | None]]) -> bool:
     return sum(path.stat().st_size for path, _ in named if path.is_file()) >= SQL_FROM_BYTES
 
 
-
 def _eligible(named: list[tuple[Path, int | None]], format: str | None) -> bool:
     """Every file cryo's Parquet logs with times and chain ids, and no ``chain=`` given."""
     return (
