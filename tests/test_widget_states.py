@@ -54,7 +54,8 @@ panel._say("fetching")
 def _draw():
     panel._say("drawn 1")
     started.set()
-    held.wait(20)
+    if not held.wait(20):
+        raise RuntimeError("the page's view was not handled while the callback waited")
     panel._say("drawn 2")
     moved.set()
 
@@ -93,8 +94,8 @@ class Page:
             update = (msg["content"]["comm_id"], data["state"])
             if not self.made:
                 self.dropped.append(update)  # no model for it yet: the page drops it
-            else:
-                self.states[update[0]].update(update[1])
+            else:  # a widget made after the load has its own comm_open: a state to update
+                self.states.setdefault(update[0], {}).update(update[1])
                 self.applied.append(update)
 
     def send(self, msg_type: str, content: dict[str, Any], **options: Any) -> None:
@@ -169,7 +170,7 @@ def test_a_view_displayed_while_a_callback_runs_ends_on_the_callbacks_last_value
     # the callback sets "drawn 1" (dropped: no models yet) and waits; the page displays the
     # panel: the main thread sends the panel again, reads "drawn 1", and waits while the
     # callback sets "drawn 2"; so "drawn 1" goes out after "drawn 2"
-    page.run("armed.set(); callback.start(); started.wait(20)")
+    assert page.run("armed.set(); callback.start()", started="started.wait(20)")["started"]
     page.show(ids["panel"])
     got = page.run("callback.join(30)", alive="callback.is_alive()", value="panel.status.value")
     assert not got["alive"]

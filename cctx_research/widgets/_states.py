@@ -88,10 +88,17 @@ def widgets_of(root: Any) -> Iterator[Any]:
 
 
 def _send_again(panels: Iterable[Any]) -> None:
+    """Send each widget under ``panels`` again, every synced trait but the view count (the
+    page's own figure). A send that fails is logged, never raised: at a callback's end it
+    would take the place of the callback's own error."""
     sent = 0
     for panel in panels:
         for widget in widgets_of(panel):
-            if widget.comm is not None:
-                widget.send_state()
+            if widget.comm is None:
+                continue
+            try:
+                widget.send_state(key=[k for k in widget.keys if k != "_view_count"])
                 sent += 1
+            except Exception:  # a widget closed meanwhile, a comm gone with its page
+                logger.debug("a widget could not be sent again", exc_info=True)
     logger.debug("a view displayed: %d widgets sent again", sent)
