@@ -289,3 +289,28 @@ def test_the_default_engine_reads_in_duckdb_past_its_size_when_duckdb_is_there(
     assert sqlread.wanted("polars", named)
     monkeypatch.setattr(sqlread.importlib.util, "find_spec", lambda name: None)  # no DuckDB
     assert not sqlread.wanted("pandas", named)
+
+
+@pytest.mark.parametrize("engine", ["polars", "dask"])
+def test_the_lazy_engines_past_the_size_write_the_pandas_readers_ledger(
+    tmp_path, monkeypatch, engine
+) -> None:
+    pytest.importorskip(engine)
+    path = _with_times(EVM / "cryo_logs.parquet", EVM / "cryo_blocks.parquet",
+                       tmp_path / "logs.parquet")  # fmt: skip
+    want = cctx.load(path)  # a small load: the pandas readers
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the pandas reader was used")
+
+    monkeypatch.setattr(sqlread, "SQL_FROM_BYTES", 0)
+    monkeypatch.setattr(reading, "read_all", refuse)
+    lazy_ledger = cctx.load(path, engine=engine, out=tmp_path / "ledger")
+    got = lazy_ledger.collect().to_pandas() if engine == "polars" else lazy_ledger.compute()
+    assert _rows(got) == _rows(want)
+    back = datasets.read(tmp_path / "ledger")  # the dataset is the canonical ledger
+    pd.testing.assert_frame_equal(
+        back.sort_values("transfer_id").reset_index(drop=True),
+        want.sort_values("transfer_id").reset_index(drop=True),
+        check_exact=True,
+    )
