@@ -6,6 +6,8 @@ import json
 import os
 import re
 import resource
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +23,18 @@ SAMPLE_AS_OF = "2024-07-01T12:00:00Z"
 # installed: 1.4 s of CPU a worker compiling IRI grammars no notebook schema uses. Skipped
 # as the dashboard's server skips it.
 without_iri_grammar()
+
+# Ctrl-C as a terminal delivers it. A suite started in the background (`make test` as a
+# job of a non-interactive shell, nohup, some CI runners) starts with SIGINT ignored,
+# Python keeps it ignored, and the workers and every process a test starts inherit that:
+# the tests that stop a `load`, a `sync` or a server with SIGINT then waited for a process
+# that could not hear it, or passed because a notebook test that ran before in the same
+# worker had put Python's handler back. Each worker takes Python's handler at the start.
+if (
+    threading.current_thread() is threading.main_thread()
+    and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
