@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +42,12 @@ def needs_module(name: str) -> None:
     """
     if importlib.util.find_spec(name) is None:
         pytest.skip(f"{name} is not installed", allow_module_level=True)
+
+
+def jupyter_server(app: str) -> list[str]:
+    """The command starting Jupyter's server app ``app`` (``"voila.app"``,
+    ``"jupyterlab.labapp"``; its arguments follow), as the dashboard starts its own: without
+    the IRI grammar jsonschema would compile on import (``cctx_research.views.jupyter``)."""
+    return [sys.executable, "-c",
+            "import sys; from cctx_research.views.jupyter import without_iri_grammar; "
+            f"without_iri_grammar(); from {app} import main; sys.exit(main())"]  # fmt: skip

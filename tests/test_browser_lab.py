@@ -6,13 +6,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_support import free_port, launch, needs_chromium, needs_module
+from browser_support import free_port, jupyter_server, launch, needs_chromium, needs_module
 from sample_seed import seed
 
 needs_module("jupyterlab")
@@ -21,12 +20,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 TOKEN = "cctx-browser-test"
 pytestmark = [pytest.mark.slow, needs_chromium]
-START = (
-    "import sys; sys.modules.setdefault('rfc3987_syntax', None); "
-    "from jupyterlab.labapp import main; sys.exit(main())"
-)
-"""``python -m jupyterlab`` without the IRI grammar Jupyter's server never uses, as the
-dashboard starts its own (``cctx_research.webapp.server._without_iri_grammar``)."""
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +31,7 @@ def lab(tmp_path_factory):
     env["CCTX_CACHE_DIR"] = str(seed(root / "cache"))  # the sample, built once a session
     env["JUPYTER_CONFIG_DIR"] = str(root / "config")
     proc = subprocess.Popen(
-        [sys.executable, "-c", START, "--no-browser", f"--port={port}",
+        [*jupyter_server("jupyterlab.labapp"), "--no-browser", f"--port={port}",
          f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}",
          "--LabApp.expose_app_in_browser=True", "--ServerApp.ip=127.0.0.1", "--allow-root"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,

@@ -14,24 +14,17 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from browser_support import free_port, launch, needs_chromium, needs_module
+from browser_support import free_port, jupyter_server, launch, needs_chromium, needs_module
 
 needs_module("voila")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 NOTEBOOK = Path(__file__).parent / "fixtures" / "widgets" / "load_race.ipynb"
 pytestmark = [pytest.mark.slow, needs_chromium]
-START = (
-    "import sys; sys.modules.setdefault('rfc3987_syntax', None); "
-    "from voila.app import main; sys.exit(main())"
-)
-"""``voila``, as the dashboard starts it: without the IRI grammar Jupyter's server never uses
-(``cctx_research.webapp.server._without_iri_grammar``), 1.4 s of CPU at each start."""
 
 
 def _listening(port: int, timeout_s: float) -> bool:
@@ -50,7 +43,7 @@ def test_a_value_set_while_the_page_makes_its_widgets_is_shown(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CCTX_")}
     with log.open("w") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-c", START, str(NOTEBOOK), "--no-browser", f"--port={port}",
+            [*jupyter_server("voila.app"), str(NOTEBOOK), "--no-browser", f"--port={port}",
              "--Voila.ip=127.0.0.1"],
             stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True,
         )  # fmt: skip

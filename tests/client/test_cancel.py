@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 
 from .conftest import API_KEY, PROJECT_ID, ids, mints_in
 
@@ -74,21 +73,6 @@ def _cctx_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("cctx-client")]
 
 
-@pytest.fixture(autouse=True)
-def ctrl_c_raises():
-    """SIGINT handled as a terminal's Python and a notebook's kernel handle it: a
-    ``KeyboardInterrupt`` in the main thread, here and in the ``cctx-research`` these tests
-    start (a handled signal is reset to its default in a child; an ignored one stays
-    ignored). Python keeps SIGINT ignored when it starts ignored (a suite started as a
-    background job of a non-interactive shell, or under nohup), and its workers inherit
-    that; only a test that ran a notebook in the same worker before (nbclient's asyncio
-    handler, once removed, leaves Python's) put the handler back. So these tests passed, or
-    hung until a timeout, by which tests their worker ran first."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
 def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
     slow = Slow(app, DELAY)
     url = serve(slow).url
@@ -106,7 +90,7 @@ def test_ctrl_c_in_a_notebook_stops_the_pull(app, serve, make_client, ledger):
         handler = signal.getsignal(signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, as a kernel's interrupt button
         if not returned.wait(STOPPED_WITHIN):
-            # the pull went on (as it did while SIGINT could be ignored: see ctrl_c_raises).
+            # the pull went on (as it did while SIGINT could be ignored: see tests/conftest.py).
             # Say what the signal met, and let the held requests go: the test ends now
             missed.append(
                 f"the pull went on {STOPPED_WITHIN:g} s after SIGINT (its Python handler "
