@@ -176,8 +176,8 @@ SCALE_VIEWS_FIGURES = [
 @pytest.mark.timeout(1260)  # the subprocess's own limit, not the suite's 300 s, ends it
 def test_scale_views_quick_run_prints_every_row(tmp_path):
     """``scale_views.py --quick``: 20k transfers loaded as ``sync`` loads them, read into pandas
-    (the baseline), reported on, and shown by the dashboard, whose window change redrew it
-    over the data's last week."""
+    (the baseline), reported on, and shown by the dashboard, which opened on the data's last
+    week (the data ends long before today) and whose window change redrew it over two."""
     from browser_support import CHROMIUM
 
     done = subprocess.run(
@@ -192,9 +192,14 @@ def test_scale_views_quick_run_prints_every_row(tmp_path):
     for figure in SCALE_VIEWS_FIGURES[: 6 if shown else 3]:
         assert NUMBER.match(rows[figure]["value"].replace(",", "")), rows[figure]
     assert "20,000 rows" in rows[SCALE_VIEWS_FIGURES[1]]["detail"]  # the whole ledger read
-    if shown:  # the opening week (today's) holds nothing; the data's last week does
+    if shown:  # the first page is on the data's last week (not today's, empty), then two
+        opened = rows[SCALE_VIEWS_FIGURES[4]]["detail"]
+        assert re.search(r"last 7 days: '[1-9][\d,]* transfers \(all chains\)", opened), opened
         redraw = rows[SCALE_VIEWS_FIGURES[5]]["detail"]
         assert re.search(r"now: '[1-9][\d,]* transfers \(all chains\)", redraw), redraw
+        counts = [int(re.search(r"'([\d,]+) transfers", t)[1].replace(",", ""))
+                  for t in (opened, redraw)]  # fmt: skip
+        assert counts[1] > counts[0]  # two weeks hold more than the last one
 
 
 def test_scale_spill_probes_every_statement_of_the_sql_load(tmp_path, monkeypatch):

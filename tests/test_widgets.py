@@ -433,6 +433,52 @@ def test_a_window_past_the_data_is_not_a_green_zero(client: Any) -> None:
     assert "Partial data" in panel.status.value
 
 
+def test_a_dashboard_opens_on_the_last_days_the_data_holds(client: Any) -> None:
+    """The pinned sample ends at its clock (2024-07-01 12:00), long before the default days
+    (the last seven before today): the first fetch finds none of them covered, asks where
+    the data ends and shows its last seven days instead, saying so."""
+    recording = Recording(client)
+    panel = widgets.dashboard(recording)
+    assert panel.error is None, panel.status.value
+    last = client.last_record()
+    assert last.date() == DAY3
+    assert (panel.start.value, panel.end.value) == (DAY3 - dt.timedelta(days=6), DAY3)
+    assert recording.calls == ["mints", "last_record", "mints"]
+    start, end = panel.window
+    assert (start, end) == (pd.Timestamp(panel.start.value, tz="UTC"),
+                            pd.Timestamp(DAY3 + dt.timedelta(days=1), tz="UTC"))  # fmt: skip
+    shown = client.mints(start, end)
+    assert len(shown)
+    assert list(panel.transfers["transfer_id"]) == list(shown["transfer_id"])
+    status = html.unescape(panel.status.value)
+    assert "no data in the last 7 days: the data ends 2024-07-01 11:5" in status
+    assert "none of it is covered" not in status  # the opening days' warning is answered
+    assert "past the service's clock" in status  # the last day's afternoon is not there yet
+    assert f"{len(shown):,} transfers (all chains)" in status
+    assert panel.fetches == 2
+    # then a day picked moves the window, and nothing more is asked
+    panel.start.value = DAY2
+    assert recording.calls[3:] == ["mints"]
+    assert panel.notes[0].startswith("Partial data")
+
+
+def test_days_picked_or_covered_are_never_moved(client: Any, monkeypatch) -> None:
+    recording = Recording(client)
+    panel = widgets.dashboard(recording, start="2026-01-01", end="2026-01-08")
+    assert (panel.start.value, panel.end.value) == (dt.date(2026, 1, 1), dt.date(2026, 1, 7))
+    assert recording.calls == ["mints"]
+    assert len(panel.transfers) == 0
+    from cctx_research.widgets import overview
+
+    monkeypatch.setattr(overview, "default_dates", lambda days: (DAY1, DAY2))
+    recording = Recording(client)
+    panel = widgets.dashboard(recording)  # opening days the data holds: nothing more asked
+    assert (panel.start.value, panel.end.value) == (DAY1, DAY2)
+    assert recording.calls == ["mints"]
+    assert len(panel.transfers)
+    assert "no data in the last" not in panel.status.value
+
+
 class Noisy:
     """A client whose fetch warns, once as the toolkit and once as a library would."""
 

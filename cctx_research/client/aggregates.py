@@ -9,14 +9,16 @@ are the :class:`~cctx_research.client.Client` methods of the same names.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .. import arguments, schema
-from ..net import Task, parse_age
-from ..times import TimeLike, chunk_window
+from ..net import RequestStats, Task, parse_age
+from ..times import TimeLike, chunk_window, to_timestamp, to_unix_ceil
 from . import bounds, parse
 
 if TYPE_CHECKING:
@@ -24,7 +26,9 @@ if TYPE_CHECKING:
     from .calls import Call
     from .session import Session
 
-__all__ = ["top_senders", "volume", "volume_history"]
+__all__ = ["last_record", "top_senders", "volume", "volume_history"]
+
+logger = logging.getLogger(__name__)
 
 _ZERO = {"mintVolume": 0, "burnVolume": 0, "mintCount": 0, "burnCount": 0}
 
@@ -146,3 +150,23 @@ def top_senders(
         return frame.reset_index(drop=True)
 
     return session.call("top_senders", {"start": start_ts, "end": end_ts, "limit": limit}, fetch)
+
+
+def last_record(session: Session, before: TimeLike | None = None) -> pd.Timestamp | None:
+    """When the last record the service holds happened (see ``Client.last_record``)."""
+    cut = None
+    if before is not None:
+        cut = to_timestamp(before, name="before")
+        if cut <= pd.Timestamp(0, tz="UTC"):
+            raise ValueError(
+                f"before={cut.isoformat()} is not after 1970-01-01, where the interface's "
+                "times (Unix seconds) begin; pass a later time, or None for the service's now"
+            )
+    stats = RequestStats()
+    began = time.perf_counter()
+    found = session.coverage.last_before(None if cut is None else to_unix_ceil(cut), stats=stats)
+    logger.info(
+        "last_record: %d requests (%d over the network), %d cache hits, %.2f s",
+        stats.requests, stats.network, stats.cache_hits, time.perf_counter() - began,
+    )  # fmt: skip
+    return None if found is None else pd.Timestamp(found, unit="s", tz="UTC")

@@ -343,6 +343,34 @@ class Client:
         """
         return aggregates.volume(self.session, start, end)
 
+    def last_record(self, before: TimeLike | None = None) -> pd.Timestamp | None:
+        """When the last mint or burn the service holds happened, to the minute.
+
+        Asked through the volume operation's counts: one over everything before
+        ``before``, then a bisection (about 25 requests over the whole history;
+        those about windows that can no longer change are cached). For a service
+        whose data ends in the past (a ledger of yours, served), this is where it ends.
+
+        Parameters
+        ----------
+        before : str, date, datetime, Timestamp or Unix seconds, optional
+            Look only before this time. Default: the service's "now".
+
+        Returns
+        -------
+        pandas.Timestamp or None
+            The minute of the last record (UTC), or None when the service holds
+            nothing before ``before``.
+
+        Raises
+        ------
+        ValueError
+            If ``before`` is not a time after 1970-01-01.
+        CctxError
+            A typed error when the service fails past all retries.
+        """
+        return aggregates.last_record(self.session, before)
+
     def volume_history(
         self, start: TimeLike, end: TimeLike, *, freq: str | pd.Timedelta = "1D"
     ) -> pd.DataFrame:

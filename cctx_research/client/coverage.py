@@ -212,6 +212,13 @@ def _last(lo: int, hi: int) -> Generator[tuple[int, int], int, int]:
     return lo
 
 
+def _held_last(hi: int) -> Generator[tuple[int, int], int, int | None]:
+    """The last record in ``[0, hi)``, within a minute before it; None when it holds none."""
+    if (yield (0, hi)) == 0:
+        return None
+    return (yield from _last(0, hi))
+
+
 def _iso(seconds: int) -> str:
     ts = pd.Timestamp(seconds, unit="s", tz="UTC")
     return ts.strftime("%Y-%m-%d %H:%M") + " UTC"
@@ -384,6 +391,31 @@ class Probe:
             else None
         )
         gen = assess(s, e, horizon, before=before, after=after, first=self._first)
+        verdict: Verdict = self._drive(gen, horizon, stats, cancel)
+        if verdict.first is not None:
+            self._first = verdict.first
+        return verdict
+
+    def last_before(self, before: int | None = None, *, stats: Any = None,
+                    cancel: threading.Event | None = None) -> int | None:
+        """The last record before ``before`` (Unix seconds; default: the horizon), to the
+        minute; ``None`` when there is none.
+
+        One count over ``[0, before)``, then a bisection: about 25 counts over the whole
+        history, the windows that have settled cached like any volume reply. Unlike
+        :meth:`check`, a failure is raised (the caller asked for this answer).
+        """
+        with self._lock:
+            horizon = self.horizon(stats, cancel)
+            hi = horizon if before is None else min(before, horizon)
+            if hi <= 0:
+                return None
+            return self._drive(_held_last(hi), horizon, stats, cancel)
+
+    def _drive(self, gen: Generator[tuple[int, int], int, Any], horizon: int, stats: Any,
+               cancel: threading.Event | None) -> Any:
+        """Count each window ``gen`` yields (remembering what a count says about the data
+        before and after) until it returns; its value."""
         try:
             window = next(gen)
             while True:
@@ -394,10 +426,7 @@ class Probe:
                     self._after_until = max(self._after_until or window[0], window[0])
                 window = gen.send(n)
         except StopIteration as stop:
-            verdict: Verdict = stop.value
-        if verdict.first is not None:
-            self._first = verdict.first
-        return verdict
+            return stop.value
 
 
 class Asker(Protocol):

@@ -247,7 +247,8 @@ def app(
         The one client every panel uses.
     days : int, default 7
         The dashboard's opening window: the last ``days`` complete days (today,
-        still partial, left out).
+        still partial, left out), or the data's last ``days`` days when it ends
+        before them (``dashboard --data`` on a ledger of the past).
     ledger : DataFrame, optional
         The ledger of the "Who moves the money" tab (default
         :func:`ledger_behind`, loaded when that tab is first opened).

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import ipywidgets as w
 import pandas as pd
 
 from .. import chains as chain_registry
+from .. import provenance
 from ..analysis import addresses, flows, volumes
+from ..errors import CoverageWarning
 from ..views.figures import figure_cache
 from ..views.markup import escape, html_table
 from ..views.selection import chain_names, touching, with_main_chain
@@ -89,6 +92,9 @@ class Dashboard(Panel):
                 f"path, got {figures!r}"
             ) from None
         d_start, d_end = default_dates(days)
+        # the default days hold no data when the data ends before them (a ledger of the past,
+        # served): the first fetch then moves to the data's last days (see _to_the_data)
+        self._opening = start is None and end is None
         self.start = w.DatePicker(description="From", value=as_date(start) or d_start)
         self.end = w.DatePicker(description="To", value=last_day(end) or d_end)
         picked = list(chain_names(chains) or ())
@@ -107,15 +113,8 @@ class Dashboard(Panel):
         self.top_n = w.IntSlider(
             value=10, min=5, max=50, step=5, description="Top", continuous_update=False
         )
-        controls = [
-            self.start,
-            self.end,
-            self.chains,
-            self.metric,
-            self.freq,
-            self.role,
-            self.top_n,
-        ]
+        controls = [self.start, self.end, self.chains, self.metric, self.freq, self.role,
+                    self.top_n]  # fmt: skip
         self._setup(client, controls)
         self.figures = kept
         self.transfers: pd.DataFrame | None = None
@@ -164,6 +163,19 @@ class Dashboard(Panel):
             f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
             lambda: self.client.mints(start, end),
         )
+        opening, self._opening = self._opening, False
+        moved = opening and self._to_the_data(start)
+        if moved:
+            # the opening days' own warning (none of them covered) is answered by the move
+            if self._caught is not None:
+                self._caught[:] = [x for x in self._caught
+                                   if not issubclass(x.category, CoverageWarning)]
+            start, end = days_window(self.start.value, self.end.value)
+            self.transfers = self._fetch(
+                f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
+                lambda: self.client.mints(start, end),
+            )
+            self._fetch_notes.insert(0, moved)
         self.window = (start, end)
         held = set(self.transfers["source_chain"].astype(str)) | set(
             self.transfers["destination_chain"].astype(str)
@@ -176,6 +188,38 @@ class Dashboard(Panel):
             self.chains.value = tuple(p for p in picked if p in {v for _, v in options})
             self.chains.observe(self._on_view, names="value")
         self._draw()
+
+    def _to_the_data(self, start: pd.Timestamp) -> str | None:
+        """Move the pickers to the last days the data holds, when the opening days hold none
+        of it and the data ends before them; what to say about it, or None (not moved).
+
+        Asked only for the opening days, and only when the service says the data covers
+        none of them (a live service's default days hold data: nothing more is asked)."""
+        record = provenance.provenance(self.transfers)
+        covered = None if record is None else record.coverage
+        last_record = getattr(self.client, "last_record", None)
+        if len(self.transfers) or covered is None or covered[0] < covered[1] or not callable(
+                last_record):  # fmt: skip
+            return None
+        self._set_busy("finding where the data ends")
+        try:
+            last = last_record(before=start)
+        finally:
+            self._set_busy(None)
+        if last is None:
+            return None
+        days = (self.end.value - self.start.value).days + 1
+        final = last.date()
+        first = final - dt.timedelta(days=days - 1)
+        for picker in (self.start, self.end):  # one fetch, by the caller
+            picker.unobserve(self._on_window, names="value")
+        try:
+            self.start.value, self.end.value = first, final
+        finally:
+            for picker in (self.start, self.end):
+                picker.observe(self._on_window, names="value")
+        return (f"no data in the last {days} days: the data ends {last:%Y-%m-%d %H:%M} UTC, "
+                f"so these are its last {days} days")  # fmt: skip
 
     def _draw(self) -> None:
         if self.transfers is None:
@@ -236,7 +280,10 @@ def dashboard(
         The window ``[start, end)`` like everywhere in the toolkit (naive
         means UTC); the pickers then show its first and last day, which they
         treat as included. Default: the last ``days`` complete days (today,
-        still partial, left out).
+        still partial, left out); when the data covers none of them and ends
+        before them (your own ledger of the past, served), the data's last
+        ``days`` days instead (``client.last_record``), and the status line
+        says so.
     days : int, default 7
     chains : chain or list of chains, optional
         Chains preselected (transfers touching any of them). Default: all.

@@ -13,6 +13,7 @@ import pytest
 from cctx_research.client import coverage
 from cctx_research.errors import CoverageWarning
 from cctx_research.provenance import provenance
+from cctx_research.times import to_timestamp
 
 from .conftest import AS_OF, ids, mints_in
 
@@ -179,3 +180,43 @@ def test_assess_finds_the_ends_within_a_minute(start, end, first, last, empty):
 
 def test_assess_on_a_service_with_no_data():
     assert _run(coverage.assess(10, 20, 100), []).empty
+
+
+def _events(ledger):
+    """Every burn and mint time the service holds (its clock: AS_OF), as the counts see them."""
+    stamps = pd.concat([ledger["burn_timestamp"], ledger["mint_timestamp"]]).dropna()
+    return stamps[stamps <= AS_OF]
+
+
+@pytest.mark.parametrize("before", [None, "2024-06-28T06:00Z", "2024-06-27"])
+def test_the_last_record_is_found_within_a_minute(client, ledger, before):
+    stamps = _events(ledger)
+    if before is not None:
+        stamps = stamps[stamps < to_timestamp(before)]
+    found = client.last_record(before=before)
+    assert found.tz is not None
+    assert str(found.tz) == "UTC"
+    assert found <= stamps.max() < found + pd.Timedelta(minutes=1)
+
+
+def test_no_record_before_the_data_and_a_bad_time_refused(client, ledger):
+    assert _events(ledger).min() > pd.Timestamp("2024-06-20", tz="UTC")
+    assert client.last_record(before="2024-06-20") is None
+    with pytest.raises(ValueError, match="not after 1970-01-01"):
+        client.last_record(before="1969-12-31")
+    with pytest.raises(ValueError, match="before"):
+        client.last_record(before="not a time")
+
+
+def test_the_last_record_asks_the_settled_windows_once(client):
+    """Its bisection's windows, all in the past of a service whose clock stands still, are
+    cached like any volume reply: asked again, nothing goes over the network."""
+    first = client.last_record(before="2024-06-29")
+    sent = []
+    sender = client.session.sender
+    send = sender.send
+    sender.send = lambda request, **kw: sent.append(kw["stats"]) or send(request, **kw)
+    again = client.last_record(before="2024-06-29")
+    assert again == first
+    assert sent
+    assert sum(stats.network for stats in sent) == 0
