@@ -217,12 +217,18 @@ class Rows:
         else:
             text = raw.astype(schema.STRING).str.strip()
             absent = text.isna() | (text == "")
-            numeric = pd.to_numeric(text, errors="coerce")
+            # text that starts with a date is never a number: only the rest is tried as one
+            dated = text.str.match(r"\d{4}-\d\d-\d\d").fillna(False).to_numpy(dtype=bool)
+            numeric = np.zeros(len(text), dtype=bool)
+            if not dated.all():
+                tried = pd.to_numeric(text[~dated], errors="coerce")
+                numeric[~dated] = tried.notna().to_numpy(dtype=bool)
             as_seconds = _seconds(text, numeric)
-            # Dune writes "2024-07-01 12:00:00.000 UTC"
-            cleaned = text.where(numeric.isna()).str.replace(r"\s*UTC$", "", regex=True)
+            # Dune writes "2024-07-01 12:00:00.000 UTC" (the suffix and the space before it
+            # dropped as one vectorised pass, not a regular expression a row)
+            cleaned = text.where(~numeric).str.removesuffix("UTC").str.rstrip()
             as_text = pd.to_datetime(cleaned, utc=True, errors="coerce", format="ISO8601")
-            out = as_seconds.where(numeric.notna(), as_text)
+            out = as_seconds.where(numeric, as_text)
         out = pd.Series(out, index=self.frame.index).astype(schema.TIMESTAMP)
         self.flag(
             np.asarray(out.isna() & ~absent, dtype=bool),
@@ -324,15 +330,18 @@ def _as_text(value: Any) -> Any:
     return str(value)
 
 
-def _seconds(text: pd.Series, numeric: pd.Series) -> pd.Series:
-    """Unix times (integer or decimal text) as exact nanosecond timestamps.
+def _seconds(text: pd.Series, numeric: np.ndarray) -> pd.Series:
+    """Unix times (integer or decimal text) as exact nanosecond timestamps, for the cells
+    ``numeric`` marks (those that parse as numbers); NaT elsewhere.
 
     The unit (seconds, milli-, micro- or nanoseconds) is read from each
     value's size (:func:`.ledger.guards.epoch_scale`).
     """
-    whole = text.str.extract(r"^(-?\d+)(?:\.(\d{1,9}))?$")
-    ok = whole[0].notna() & (whole[0].str.len() <= 19)
     out = pd.Series(pd.NaT, index=text.index, dtype=schema.TIMESTAMP)
+    if not numeric.any():  # a column of dates: no pattern to match a row against
+        return out
+    whole = text[numeric].str.extract(r"^(-?\d+)(?:\.(\d{1,9}))?$")
+    ok = (whole[0].notna() & (whole[0].str.len() <= 19)).to_numpy(dtype=bool)
     if ok.any():  # exact: through int64 nanoseconds, never a float
         units = whole.loc[ok, 0].astype("int64").to_numpy()
         frac = whole.loc[ok, 1].fillna("").str.ljust(9, "0").astype("int64").to_numpy()
@@ -340,7 +349,7 @@ def _seconds(text: pd.Series, numeric: pd.Series) -> pd.Series:
         with np.errstate(over="ignore"):
             total = units * scale + frac * scale // 1_000_000_000
         fits = (units == 0) | (total // scale == units)
-        stamps = pd.Series(pd.NaT, index=whole.index[ok], dtype=schema.TIMESTAMP)
+        stamps = pd.Series(pd.NaT, index=range(len(units)), dtype=schema.TIMESTAMP)
         stamps[fits] = pd.to_datetime(total[fits], unit="ns", utc=True)
-        out[ok] = stamps
-    return out.where(numeric.notna())
+        out.iloc[np.flatnonzero(numeric)[ok]] = stamps.array
+    return out

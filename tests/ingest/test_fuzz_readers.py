@@ -90,6 +90,46 @@ def test_unix_times_in_any_unit_read_as_their_instant(seconds, nanos, unit):
     assert not rows.problems
 
 
+SPELLINGS = st.one_of(  # how a time cell may come: every reading path, and cells that are none
+    ERA.map(str), ERA.map(lambda s: str(s * 1000)), ERA.map(lambda s: f"{s}.25"),
+    ERA.map(lambda s: pd.Timestamp(s, unit="s").strftime("%Y-%m-%d %H:%M:%S.000 UTC")),
+    ERA.map(lambda s: pd.Timestamp(s, unit="s").strftime("%Y-%m-%dT%H:%M:%SZ")),
+    ERA.map(lambda s: pd.Timestamp(s, unit="s").strftime("%Y-%m-%d %H:%M:%S  UTC")),
+    ERA.map(lambda s: pd.Timestamp(s, unit="s").strftime("%Y-%m-%d %H:%M:%SUTC")),
+    st.sampled_from(["", " ", "1e9", "+1700000000", "yesterday", "2024-13-01 00:00:00 UTC",
+                     "UTC", "1700000000.1234567891", "99999999999999999999"]),
+)
+
+
+@FUZZ
+@given(cells=st.lists(SPELLINGS, min_size=1, max_size=12))
+def test_a_column_of_mixed_time_spellings_reads_each_cell_as_alone(cells):
+    """Each cell of a column reads as it reads alone (the column is split by spelling to
+    be read a kind at a time: dates, numbers, the rest), and so do its problems."""
+    rows = Rows(pd.DataFrame({"t": cells}), "f.csv")
+    got = rows.times("t", optional=True)
+    for i, cell in enumerate(cells):
+        alone = Rows(pd.DataFrame({"t": [cell]}), "f.csv")
+        one = alone.times("t", optional=True).iat[0]
+        assert (pd.isna(got.iat[i]) and pd.isna(one)) or got.iat[i] == one, (cell, got.iat[i])
+        said = [p["reason"] for p in rows.problems if p["index"] == rows.offset + i]
+        assert said == [p["reason"] for p in alone.problems], cell
+    assert str(got.dtype) == "datetime64[ns, UTC]"
+
+
+def test_time_spellings_read_as_their_instant():
+    cells = ["1720000000", "1720000000000", "1720000000.5", "2024-07-03 09:46:40.000 UTC",
+             "2024-07-03T09:46:40Z", "2024-07-03 09:46:40  UTC", "2024-07-03 09:46:40UTC",
+             "1e9", "yesterday", ""]  # fmt: skip
+    rows = Rows(pd.DataFrame({"t": cells}), "f.csv")
+    got = rows.times("t", optional=True)
+    when = pd.Timestamp(1_720_000_000, unit="s", tz="UTC")
+    assert list(got[:7]) == [when, when, when + pd.Timedelta("500ms"), *[when] * 4]
+    assert got[7:].isna().all()
+    # an empty optional cell is no problem; a row's index is its line in the file (a header, then 1)
+    assert sorted(p["index"] for p in rows.problems) == [9, 10]
+
+
 @FUZZ
 @given(row=st.integers(0, 0), column=st.sampled_from(
     ["evt_block_time", "amount", "nonce", "destinationDomain", "evt_tx_hash", "contract_address"]),
