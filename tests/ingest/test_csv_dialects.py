@@ -51,3 +51,48 @@ def test_a_header_without_rows_warns_that_it_adds_nothing(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", CoverageWarning)
         cctx.load(FLOWS)  # rows: no word
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+EVERY_CSV = sorted(FIXTURES.rglob("*.csv"))
+
+
+def _parsed(path, monkeypatch):
+    """``_csv_text`` of ``path``, the parsers it asked (``"pyarrow"``, then ``"c"`` if Arrow's
+    refused), and what pandas' own parser reads."""
+    from cctx_research.ingest.files import _csv_text, csv_delimiter
+
+    sep = csv_delimiter(path)
+    want = pd.read_csv(path, dtype=str, keep_default_na=False, sep=sep, encoding="utf-8-sig")
+    asked, read_csv = [], pd.read_csv
+
+    def recorded(*args, **kwargs):
+        asked.append(kwargs.get("engine", "c"))
+        return read_csv(*args, **kwargs)
+
+    monkeypatch.setattr(pd, "read_csv", recorded)
+    got = _csv_text(path, sep)
+    return got, asked, want
+
+
+@pytest.mark.parametrize("path", EVERY_CSV, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_arrows_parser_reads_every_csv_fixture_as_pandas_parser(path, monkeypatch):
+    """Arrow's CSV parser reads the text cells; the frame is the one pandas' parser gives."""
+    got, asked, want = _parsed(path, monkeypatch)
+    assert asked == ["pyarrow"]
+    pd.testing.assert_frame_equal(got, want)
+
+
+@pytest.mark.parametrize(("text", "parsers"), [
+    ("a,b\n1,2\n3\n", ["pyarrow", "c"]),            # a short row: pandas fills it
+    ("a,b\n 1 , 2 \n  \n3,4\n", ["pyarrow", "c"]),  # a line of spaces
+    ('a,b\n"x\ny",2\n', ["pyarrow"]),                # a newline inside quotes
+    ("\ufeffa;b\r\n1;2\r\nNA;\r\n", ["pyarrow"]),    # Excel's BOM and CRLF, "NA" as text, ""
+])  # fmt: skip
+def test_files_arrow_refuses_or_reads_are_read_as_pandas_reads_them(tmp_path, monkeypatch,
+                                                                     text, parsers):  # fmt: skip
+    path = tmp_path / "t.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+    got, asked, want = _parsed(path, monkeypatch)
+    assert asked == parsers
+    pd.testing.assert_frame_equal(got, want)
