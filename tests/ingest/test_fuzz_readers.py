@@ -97,7 +97,8 @@ SPELLINGS = st.one_of(  # how a time cell may come: every reading path, and cell
     ERA.map(lambda s: pd.Timestamp(s, unit="s").strftime("%Y-%m-%d %H:%M:%S  UTC")),
     ERA.map(lambda s: pd.Timestamp(s, unit="s").strftime("%Y-%m-%d %H:%M:%SUTC")),
     st.sampled_from(["", " ", "1e9", "+1700000000", "yesterday", "2024-13-01 00:00:00 UTC",
-                     "UTC", "1700000000.1234567891", "99999999999999999999"]),
+                     "UTC", "1700000000.1234567891", "99999999999999999999",
+                     "9999999999999999999", "1720000000000000000", "-5", "1720000000."]),
 )
 
 
@@ -120,14 +121,15 @@ def test_a_column_of_mixed_time_spellings_reads_each_cell_as_alone(cells):
 def test_time_spellings_read_as_their_instant():
     cells = ["1720000000", "1720000000000", "1720000000.5", "2024-07-03 09:46:40.000 UTC",
              "2024-07-03T09:46:40Z", "2024-07-03 09:46:40  UTC", "2024-07-03 09:46:40UTC",
-             "1e9", "yesterday", ""]  # fmt: skip
+             "1720000000000000000", "1e9", "yesterday", "9999999999999999999", ""]  # fmt: skip
     rows = Rows(pd.DataFrame({"t": cells}), "f.csv")
     got = rows.times("t", optional=True)
     when = pd.Timestamp(1_720_000_000, unit="s", tz="UTC")
-    assert list(got[:7]) == [when, when, when + pd.Timedelta("500ms"), *[when] * 4]
-    assert got[7:].isna().all()
-    # an empty optional cell is no problem; a row's index is its line in the file (a header, then 1)
-    assert sorted(p["index"] for p in rows.problems) == [9, 10]
+    assert list(got[:8]) == [when, when, when + pd.Timedelta("500ms"), *[when] * 5]
+    assert got[8:].isna().all()
+    # 19 digits past int64 is a bad row (it crashed the reader), an empty optional cell no
+    # problem; a row's index is its line in the file (a header, then 1)
+    assert sorted(p["index"] for p in rows.problems) == [10, 11, 12]
 
 
 @FUZZ
