@@ -451,7 +451,10 @@ def test_a_dashboard_opens_on_the_last_days_the_data_holds(client: Any) -> None:
     assert len(shown)
     assert list(panel.transfers["transfer_id"]) == list(shown["transfer_id"])
     status = html.unescape(panel.status.value)
-    assert "no data in the last 7 days: the data ends 2024-07-01 11:5" in status
+    opened = widgets.overview.default_dates(7)
+    assert (f"no data from {opened[0]:%Y-%m-%d} to {opened[1]:%Y-%m-%d}: the data ends "
+            "2024-07-01 11:5") in status  # fmt: skip
+    assert "so these are its last 7 days" in status
     assert "none of it is covered" not in status  # the opening days' warning is answered
     assert "past the service's clock" in status  # the last day's afternoon is not there yet
     assert f"{len(shown):,} transfers (all chains)" in status
@@ -476,7 +479,7 @@ def test_days_picked_or_covered_are_never_moved(client: Any, monkeypatch) -> Non
     assert (panel.start.value, panel.end.value) == (DAY1, DAY2)
     assert recording.calls == ["mints"]
     assert len(panel.transfers)
-    assert "no data in the last" not in panel.status.value
+    assert "no data from" not in panel.status.value
 
 
 class Noisy:

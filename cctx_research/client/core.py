@@ -359,8 +359,9 @@ class Client:
         Returns
         -------
         pandas.Timestamp or None
-            The minute of the last record (UTC), or None when the service holds
-            nothing before ``before``.
+            A time (UTC) within the minute before the last record (the record lies
+            in ``[t, t + 1 minute)``), or None when the service holds nothing
+            before ``before``.
 
         Raises
         ------

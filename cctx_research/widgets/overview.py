@@ -209,6 +209,7 @@ class Dashboard(Panel):
         if last is None:
             return None
         days = (self.end.value - self.start.value).days + 1
+        shown = f"{self.start.value:%Y-%m-%d} to {self.end.value:%Y-%m-%d}"
         final = last.date()
         first = final - dt.timedelta(days=days - 1)
         for picker in (self.start, self.end):  # one fetch, by the caller
@@ -218,8 +219,8 @@ class Dashboard(Panel):
         finally:
             for picker in (self.start, self.end):
                 picker.observe(self._on_window, names="value")
-        return (f"no data in the last {days} days: the data ends {last:%Y-%m-%d %H:%M} UTC, "
-                f"so these are its last {days} days")  # fmt: skip
+        return (f"no data from {shown}: the data ends {last:%Y-%m-%d %H:%M} UTC, so these "
+                f"are its last {days} days")  # fmt: skip
 
     def _draw(self) -> None:
         if self.transfers is None:
