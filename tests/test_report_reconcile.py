@@ -303,6 +303,10 @@ def test_the_app_builds_a_tab_when_it_is_first_opened_on_the_days_shown(
     assert app.tabs.children[1].children == (app.explorer,)
     assert app.built == ("Dashboard", "Address explorer", "Who moves the money")
     assert loads == [1]  # built once
+    # the explorer's 30 days end where the dashboard's do (not today, which the data is far from)
+    last = pd.Timestamp(END).date() - pd.Timedelta(days=1)
+    assert (app.explorer.start.value, app.explorer.end.value) == (last - pd.Timedelta(days=29),
+                                                                  last)  # fmt: skip
 
 
 class _HeldClient:

@@ -14,6 +14,8 @@ import logging
 import threading
 from typing import Any
 
+import pandas as pd
+
 from .. import widgets
 
 try:
@@ -26,6 +28,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["TITLES", "AppPanels", "app", "ledger_behind"]
 
 logger = logging.getLogger(__name__)
+
+_EXPLORER_DAYS = 30
+"""The address explorer's days: the 30 ending on the dashboard's last day when it opens."""
 
 TITLES: tuple[str, ...] = (
     "Dashboard", "Address explorer", "Transaction lookup", "Who moves the money",
@@ -46,6 +51,8 @@ class AppPanels(w.VBox):
     ----------
     dashboard : cctx_research.widgets.Dashboard
     explorer : cctx_research.widgets.AddressExplorer
+        On the 30 days that end on the dashboard's last day when the tab opens
+        (the last 30 complete days, or the data's last 30 when it ends before them).
     lookup : cctx_research.widgets.TransactionLookup
     actors : cctx_research.widgets.ActorsPanel
         Over the ledger behind the data (:func:`ledger_behind`), else a note;
@@ -156,15 +163,18 @@ class AppPanels(w.VBox):
         return self._built[index]
 
     def _build(self, index: int) -> Any:
-        if index == 1:
-            return widgets.address_explorer(self.client)
         if index == 2:
             return widgets.transaction_lookup(self.client)
-        ledger = self._ledger() if callable(self._ledger) else self._ledger
+        ledger = None
+        if index == 3:
+            ledger = self._ledger() if callable(self._ledger) else self._ledger
         self._draw_if_pending()
         self.ready.wait()  # opened during the first draw: on the days it draws
         # the days the dashboard shows now (None if it could not fetch them)
         start, end = self.dashboard.window or (None, None)
+        if index == 1:  # its 30 days, ending where the dashboard's days end (the data's end)
+            start = None if end is None else end - pd.Timedelta(days=_EXPLORER_DAYS)
+            return widgets.address_explorer(self.client, start=start, end=end)
         return widgets.actors_panel(ledger, start=start, end=end)
 
     def _on_tab(self, change: Any) -> None:
