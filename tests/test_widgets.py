@@ -465,6 +465,26 @@ def test_a_dashboard_opens_on_the_last_days_the_data_holds(client: Any) -> None:
     assert panel.notes[0].startswith("Partial data")
 
 
+class NoEnd(Recording):
+    """The sample client, whose ``last_record`` fails as a service past its retries does."""
+
+    def last_record(self, **kwargs: Any) -> Any:
+        from cctx_research.errors import ServerError
+
+        self.calls.append("last_record")
+        raise ServerError("the service answered 503 five times")
+
+
+def test_where_the_data_ends_unknown_keeps_the_opening_days(client: Any, caplog) -> None:
+    caplog.set_level("INFO", logger="cctx_research.widgets.overview")
+    panel = widgets.dashboard(recording := NoEnd(client))
+    assert recording.calls == ["mints", "last_record"]
+    assert panel.error is None
+    assert (panel.start.value, panel.end.value) == widgets.overview.default_dates(7)
+    assert "none of it is covered" in html.unescape(panel.status.value)  # said, not an error
+    assert "could not ask where the data ends: the service answered 503" in caplog.text
+
+
 def test_days_picked_or_covered_are_never_moved(client: Any, monkeypatch) -> None:
     recording = Recording(client)
     panel = widgets.dashboard(recording, start="2026-01-01", end="2026-01-08")

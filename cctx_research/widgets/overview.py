@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 import ipywidgets as w
@@ -11,7 +12,7 @@ import pandas as pd
 from .. import chains as chain_registry
 from .. import provenance
 from ..analysis import addresses, flows, volumes
-from ..errors import CoverageWarning
+from ..errors import CctxError, CoverageWarning
 from ..views.figures import figure_cache
 from ..views.markup import escape, html_table
 from ..views.selection import chain_names, touching, with_main_chain
@@ -24,6 +25,8 @@ from ._panel import (
     fetch_summary,
     last_day,
 )
+
+logger = logging.getLogger(__name__)
 
 FREQUENCIES: tuple[tuple[str, str], ...] = (
     ("hour", "1h"),
@@ -204,6 +207,9 @@ class Dashboard(Panel):
         self._set_busy("finding where the data ends")
         try:
             last = last_record(before=start)
+        except CctxError as exc:  # the opening days stay, with their own note
+            logger.info("could not ask where the data ends: %s", exc)
+            return None
         finally:
             self._set_busy(None)
         if last is None:
