@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
@@ -321,15 +321,10 @@ def _swap_day(part: Path, rows: pd.DataFrame, kind: str, column: str, day: str) 
             return  # an empty day: the partition goes
         table = day_parts.arrow_table(rows, kind, column).drop_columns(["day"])
         chain_column = table.column("source_chain")
-        parts = []
-        for chain in pc.unique(chain_column).to_pylist():
-            rows_of_chain = table.filter(pc.equal(chain_column, chain))
-            # the value spelt as pyarrow's hive partitioning spells it (percent-encoded)
-            folder = tmp / f"source_chain={quote(chain, safe='')}"
-            folder.mkdir()
-            name = Part(storage.slug(chain), kind, Chunk.day(day)).name
-            parts.append((rows_of_chain.drop_columns(["source_chain"]), folder / name))
-        day_parts.write_parts(parts)
+        day_parts.write_parts([
+            (table.filter(pc.equal(chain_column, chain)).drop_columns(["source_chain"]),
+             day_parts.part_path(tmp, chain, kind, day))
+            for chain in pc.unique(chain_column).to_pylist()])  # fmt: skip
 
     storage.replace_directory_atomically(part, fill)
 

@@ -23,7 +23,8 @@ import pyarrow.parquet as pq
 from .. import storage
 from ..storage import Chunk, Part
 
-__all__ = ["WHEN", "WRITERS", "NewDays", "arrow_table", "run_starts", "write_days", "write_parts"]
+__all__ = ["WHEN", "WRITERS", "NewDays", "arrow_table", "part_path", "run_starts", "write_days",
+           "write_parts"]
 
 WHEN = "__when"
 
@@ -37,6 +38,14 @@ WRITERS = min(4, os.cpu_count() or 1)
 """Parquet parts written at once. pyarrow encodes and writes a file without holding the GIL,
 and a day's parts (one a chain, a few hundred rows each in a large load) are many small
 files: written one after the other, one core waits on each in turn."""
+
+
+def part_path(day: Path, chain: str, kind: str, label: str) -> Path:
+    """Where a chain's part of day ``label`` goes in the day's folder ``day``: in its chain's
+    folder (made), the value spelt as pyarrow's hive partitioning spells it (percent-encoded)."""
+    folder = day / f"source_chain={quote(chain, safe='')}"
+    folder.mkdir()
+    return folder / Part(storage.slug(chain), kind, Chunk.day(label)).name
 
 
 def write_parts(parts: Sequence[tuple[pa.Table, Path]]) -> None:
@@ -136,12 +145,8 @@ class NewDays:
 
     def parts(self, tmp: Path, label: str) -> list[tuple[pa.Table, Path]]:
         """Day ``label``'s parts, one a chain, and their paths in ``tmp`` (folders made)."""
-        out = []
-        for chain, rows in self._runs(label):
-            folder = tmp / f"source_chain={quote(chain, safe='')}"
-            folder.mkdir()
-            out.append((rows, folder / Part(storage.slug(chain), self.kind, Chunk.day(label)).name))
-        return out
+        return [(rows, part_path(tmp, chain, self.kind, label))
+                for chain, rows in self._runs(label)]
 
     def fill(self, tmp: Path, label: str) -> None:
         """Write day ``label``'s parts, one a chain, into ``tmp``."""

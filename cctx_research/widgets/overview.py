@@ -160,12 +160,17 @@ class Dashboard(Panel):
         """Redraw from the frame already fetched."""
         self._run(self._draw)
 
-    def _refresh(self) -> None:
+    def _pull(self) -> tuple[pd.Timestamp, pd.Timestamp]:
+        """Fetch the picked days into ``transfers``; their window."""
         start, end = days_window(self.start.value, self.end.value)
         self.transfers = self._fetch(
             f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
             lambda: self.client.mints(start, end),
         )
+        return start, end
+
+    def _refresh(self) -> None:
+        start, end = self._pull()
         opening, self._opening = self._opening, False
         moved = opening and self._to_the_data(start)
         if moved:
@@ -173,11 +178,7 @@ class Dashboard(Panel):
             if self._caught is not None:
                 self._caught[:] = [x for x in self._caught
                                    if not issubclass(x.category, CoverageWarning)]
-            start, end = days_window(self.start.value, self.end.value)
-            self.transfers = self._fetch(
-                f"fetching transfers {start:%Y-%m-%d} to {end:%Y-%m-%d}",
-                lambda: self.client.mints(start, end),
-            )
+            start, end = self._pull()
             self._fetch_notes.insert(0, moved)
         self.window = (start, end)
         held = set(self.transfers["source_chain"].astype(str)) | set(
