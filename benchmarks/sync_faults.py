@@ -228,8 +228,13 @@ def _throttled(t: Any, node: Anvil, root: Path, reference: list[Any],
                span: dict[str, Any]) -> None:  # fmt: skip
     out = root / "throttled"
     with RangeLimited(node.url, max_blocks=CAP) as proxy:
-        # mid-run, as rate limits are met: the next 5 requests get 429 with Retry-After: 1
-        _when(lambda: proxy.logs_answered >= 4, lambda: setattr(proxy, "throttle", 5))
+        # mid-run, as rate limits are met: after the 4th eth_getLogs, the next 5 requests get
+        # 429 with Retry-After: 1 (thrown by the proxy as it answers, so never after the run)
+        def throttle(answered: int) -> None:
+            if answered == 4:
+                proxy.throttle = 5
+
+        proxy.on_logs = throttle
         began = time.perf_counter()
         result = sync(out, {CHAIN: proxy.url}, range_blocks=CAP, **span)
         took = time.perf_counter() - began
@@ -253,30 +258,16 @@ def _throttled(t: Any, node: Anvil, root: Path, reference: list[Any],
 def _node_gone(t: Any, node: Anvil, root: Path, reference: list[Any],
                span: dict[str, Any]) -> None:  # fmt: skip
     out = root / "node-gone"
-    done = threading.Event()
     with RangeLimited(node.url, max_blocks=CAP) as proxy:
-
-        def die_after_the_first_checkpoint() -> None:
-            # the node goes the moment a checkpoint is on disk: what it saved must hold
-            while not done.is_set():
-                with contextlib.suppress(OSError, ValueError, KeyError):
-                    if _chain_state(out).get("safe") is not None:
-                        with proxy.lock:
-                            proxy.fail_after = proxy.logs_answered
-                        return
-                time.sleep(0.005)
-
-        watcher = threading.Thread(target=die_after_the_first_checkpoint, daemon=True)
-        watcher.start()
+        # the node goes the moment a checkpoint is on disk (the proxy asks at each call, so
+        # the run is always mid-way then): what it saved must hold
+        proxy.fail_when = lambda: _checkpoint(out) is not None
         try:
             # ranges small enough for several segments, so the run goes on past a checkpoint
             sync(out, {CHAIN: proxy.url}, retries=2, range_blocks=50, **span)
             outcome = "no error"
         except errors.CctxError as exc:
             outcome = type(exc).__name__
-        finally:
-            done.set()
-            watcher.join()
     safe = _chain_state(out).get("safe")
     t.add("sync", "node gone mid-sync: error", outcome, "ServerError", outcome == "ServerError")
     resumed = sync(out, {CHAIN: node.url}, **span)  # the same command again
@@ -297,7 +288,10 @@ def _interrupted(t: Any, node: Anvil, root: Path, reference: list[Any],
             os.kill(os.getpid(), signal.SIGINT)
 
     with RangeLimited(node.url, max_blocks=CAP) as proxy:
-        watcher = _when(lambda: proxy.logs_answered >= 6, interrupt)
+        # after 6 ranges the node stops answering, and the signal is sent once a call waits
+        # on it: the run is certainly mid-way, however fast the machine
+        proxy.stall_when = lambda: proxy.logs_answered >= 6
+        watcher = _when(lambda: proxy.stalled > 0, interrupt)
         began = time.perf_counter()
         took = 0.0
         try:
@@ -326,10 +320,12 @@ def _interrupted(t: Any, node: Anvil, root: Path, reference: list[Any],
     middle = span["start"] + (span["end"] - span["start"]) // 4
     with RangeLimited(node.url, max_blocks=CAP) as proxy:
         sync(out, {CHAIN: proxy.url}, start=span["start"], end=middle, progress=False)
+        # stopped once it has checkpointed a segment past the first run's end: the node
+        # stops answering then, and the signal is sent while a call waits on it
+        proxy.stall_when = lambda: (_checkpoint(out) or 0) > middle
         proc = _cli(["--chain", CHAIN, "--to", str(span["end"]), "--out", str(out)],
                     env={"CCTX_RPC_BASE": proxy.url})  # fmt: skip
-        # stopped as soon as it has checkpointed a segment past the first run's end
-        _when(lambda: (_checkpoint(out) or 0) > middle, lambda: proc.send_signal(signal.SIGINT))
+        _when(lambda: proxy.stalled > 0, lambda: proc.send_signal(signal.SIGINT))
         _, err = proc.communicate(timeout=300)
     one_line = proc.returncode == 130 and err.strip() == "cctx-research: interrupted"
     t.add("sync", "SIGINT to `cctx-research sync`: exit 130, one line",

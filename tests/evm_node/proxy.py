@@ -7,7 +7,12 @@
 (the next N connections are closed without a reply), ``fail_after`` (after
 N ``eth_getLogs`` answered, every connection is closed: a node that died) and
 ``fail_when`` (the same, once a condition holds: e.g. once the client has
-checkpointed something, whatever order its workers ran in).
+checkpointed something, whatever order its workers ran in), ``stall_when``
+(once a condition holds, every ``eth_getLogs`` is held unanswered until the
+proxy closes: a node that stopped answering, so that a client is certainly
+mid-run when it is interrupted; :attr:`stalled` counts the calls held) and
+``on_logs`` (called with each ``eth_getLogs`` count as it is answered, before
+any later call is: a switch thrown at an exact point of the run).
 :attr:`calls` counts the requests that reached it by method (a batch as
 ``"batch of <method>"``).
 """
@@ -50,6 +55,10 @@ class RangeLimited:
         self.strip_times = False  # answer eth_getLogs without blockTimestamp, as many nodes do
         self.fail_after: int | None = None  # after N eth_getLogs answered, the node is gone
         self.fail_when: Callable[[], bool] | None = None  # once this holds, the node is gone
+        self.stall_when: Callable[[], bool] | None = None  # once this holds, getLogs is held
+        self.on_logs: Callable[[int], None] | None = None  # told each getLogs count answered
+        self.stalled = 0
+        self._closing = threading.Event()
         self.refused = 0
         self.requests = 0
         self.calls: collections.Counter[str] = collections.Counter()  # method, "batch of" method
@@ -88,6 +97,7 @@ class RangeLimited:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._closing.set()  # the calls held by stall_when end, unanswered
         self.server.shutdown()
         self.server.server_close()
 
@@ -133,8 +143,16 @@ class RangeLimited:
                 status, reply = refusal
                 return status, json.dumps(reply).encode(), {}
         if isinstance(call, dict) and call.get("method") == "eth_getLogs":
+            if self.stall_when is not None and self.stall_when():
+                with self.lock:
+                    self.stalled += 1
+                self._closing.wait(timeout=300)
+                return None, b"", {}
             with self.lock:
                 self.logs_answered += 1
+                answered = self.logs_answered
+            if self.on_logs is not None:
+                self.on_logs(answered)
         forwarded = requests.post(self.upstream, data=body, timeout=60,
                                   headers={"Content-Type": "application/json"})  # fmt: skip
         content = forwarded.content
