@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import steps
-from .evm import sql_decode
+from .evm import sql_decode, sql_logs
 from .formats import FileRead
 
 __all__ = ["SQL_FROM_BYTES", "read_and_link", "wanted"]
@@ -61,7 +61,7 @@ def _eligible(named: list[tuple[Path, int | None]], format: str | None) -> bool:
         bool(named)
         and format in (None, "evm-logs")
         and all(domain is None for _, domain in named)
-        and all(sql_decode.readable(path) for path, _ in named)
+        and all(sql_logs.readable(path) for path, _ in named)
     )
 
 

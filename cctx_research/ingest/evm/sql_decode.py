@@ -4,8 +4,8 @@ The SQL form of :func:`~cctx_research.ingest.evm.decoder.decode_logs` and of the
 reader's guards (:mod:`cctx_research.ingest.ledger.guards`) for one shape of
 input: cryo's ``logs`` dataset as Parquet (binary columns as bytes) with
 ``block_timestamp`` (what ``sync`` writes). The files of a load are read
-together by DuckDB (``read_parquet`` of the list, each row keeping its file's
-place and its row in the file), and each event family (``DepositForBurn``,
+together by DuckDB (:mod:`.sql_logs`: one relation of every log, each row keeping its
+file's place and its row in the file), and each event family (``DepositForBurn``,
 ``MessageSent``, ``MintAndWithdraw`` and ``MessageReceived``, V1 and V2) is
 decoded with byte slices in one statement into its event table (``cx_deposits``,
 ``cx_sent``, ``cx_received``, ``cx_mints``), which DuckDB keeps under its memory
@@ -38,15 +38,13 @@ from typing import Any
 from ... import chains
 from ..ledger import guards
 from . import events as ev
+from . import sql_logs
 from .decoder import CHUNK_LOGS
 
-__all__ = ["EVENT_TABLES", "decode_files", "readable"]
+__all__ = ["EVENT_TABLES", "decode_files"]
 
 EVENT_TABLES = ("cx_deposits", "cx_sent", "cx_received", "cx_mints")
 """The event tables :func:`decode_files` fills, one per event family."""
-
-_BINARY = ("transaction_hash", "address", "topic0", "topic1", "topic2", "topic3", "data")
-_NEEDED = (*_BINARY, "block_number", "log_index", "block_timestamp", "chain_id")
 
 _MACROS = """
 CREATE OR REPLACE MACRO cx_u(b) AS CASE WHEN octet_length(b) > 0 THEN b::BIT::BIGINT END;
@@ -256,10 +254,6 @@ _FAMILIES: dict[str, tuple[tuple[int, ...], str, Callable[[], tuple[list[str], s
 them (:func:`~cctx_research.ingest.ledger.guards.emitters`) and its SQL."""
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _blob(hex_text: str) -> str:
     return f"unhex('{hex_text.removeprefix('0x').lower()}')"
 
@@ -286,28 +280,6 @@ def _setup(con: Any) -> None:
         con.execute(f"INSERT INTO cx_tm VALUES {', '.join(rows)}")
 
 
-def readable(path: Path) -> bool:
-    """Whether ``path`` is a Parquet file of cryo's logs, binary columns as bytes, with
-    ``block_timestamp`` and ``chain_id``: the input decoded here."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if path.suffix.lower() != ".parquet" or not path.is_file():
-        return False
-    try:
-        found = pq.read_schema(path)
-    except (OSError, ValueError):
-        return False
-    names = set(found.names)
-    if not set(_NEEDED) <= names or "removed" in names:
-        return False
-    binary = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_fixed_size_binary)
-    return all(any(t(found.field(n).type) for t in binary) for n in _BINARY) and all(
-        pa.types.is_integer(found.field(n).type)
-        for n in ("block_number", "log_index", "block_timestamp", "chain_id")
-    )
-
-
 def _event_case() -> str:
     whens = " ".join(f"WHEN {_blob(e.topic0)} THEN {k}" for k, e in enumerate(ev.EVENTS))
     return f"CASE topic0 {whens} END"
@@ -315,51 +287,12 @@ def _event_case() -> str:
 
 def _emitters(con: Any) -> None:
     """Circle's contracts of each domain by role, for the unknown-emitter skip."""
-    rows = [f"({d}, {_quote(role)}, {_blob(a)})" for d in chains.all_domains()
+    rows = [f"({d}, {sql_logs.quote(role)}, {_blob(a)})" for d in chains.all_domains()
             for role in ("token_messenger", "message_transmitter")
             for a in sorted(guards.emitters(d, role))]  # fmt: skip
     con.execute("CREATE OR REPLACE TEMP TABLE cx_emit (domain BIGINT, role VARCHAR, address BLOB)")
     if rows:
         con.execute(f"INSERT INTO cx_emit VALUES {', '.join(rows)}")
-
-
-def _sources(files: Sequence[Path]) -> str:
-    """Every log of ``files`` as one relation: ``f`` the file's place in ``files``, ``idx`` the
-    log's row in its file, ``txfrom`` the sender of its transaction when the file has it.
-
-    Files are read together (one ``read_parquet`` for the files that name the sender alike),
-    so each event family is decoded in one pass over the whole load."""
-    import pyarrow.parquet as pq
-
-    groups: dict[str | None, list[int]] = {}
-    for f, path in enumerate(files):
-        names = set(pq.read_schema(path).names)
-        txfrom = next((n for n in ("transaction_from", "from_address") if n in names), None)
-        groups.setdefault(txfrom, []).append(f)
-    reads = []
-    for txfrom, places in groups.items():
-        paths = ", ".join(_quote(str(files[f])) for f in places)
-        reads.append(f"""SELECT {places}[file_index::BIGINT + 1]::INT AS f, file_row_number AS idx,
-          chain_id, block_number::BIGINT AS block, log_index::BIGINT AS log_index,
-          transaction_hash AS tx, address, topic0, topic1, topic2, topic3, data,
-          block_timestamp::BIGINT AS ts, {"NULL::BLOB" if txfrom is None else txfrom} AS txfrom
-          FROM read_parquet([{paths}], file_row_number = true, union_by_name = true)""")
-    return "(" + " UNION ALL ".join(reads) + ")"
-
-
-def _domains(con: Any, logs: str) -> tuple[dict[int, set[int]], str] | None:
-    """Each file's domains (by its logs' chain ids) and the SQL of a log's domain; None when
-    a chain id is unknown."""
-    found: dict[int, set[int]] = {}
-    of_id: dict[int, int] = {}
-    for f, chain_id in con.execute(f"SELECT DISTINCT f, chain_id FROM {logs}").fetchall():
-        domain = None if chain_id is None else chains.domain_from_chain_id(str(chain_id))
-        if domain is None:
-            return None
-        of_id[int(chain_id)] = int(domain)
-        found.setdefault(f, set()).add(int(domain))
-    whens = " ".join(f"WHEN {i} THEN {d}" for i, d in sorted(of_id.items()))
-    return found, f"CASE chain_id {whens} END" if whens else "NULL::BIGINT"
 
 
 def _family(table: str, logs: str, domain: str) -> str:
@@ -383,25 +316,6 @@ def _family(table: str, logs: str, domain: str) -> str:
         ON e_domain = x.domain AND e_address = x.address"""
 
 
-def _duplicates(con: Any, logs: str) -> dict[int, int]:
-    """The logs read again in their file (the same chain, transaction and log index, after its
-    first row) as the table ``cx_dup`` (``f``, ``idx``); how many each file has."""
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_dupkey AS
-      SELECT f, chain_id, tx, log_index, min(idx) AS first
-      FROM (SELECT f, idx, chain_id, tx, log_index FROM {logs})
-      GROUP BY f, chain_id, tx, log_index HAVING count(*) > 1""")
-    if con.execute("SELECT count(*) FROM cx_dupkey").fetchone()[0]:
-        con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_dup AS
-          SELECT l.f, l.idx FROM {logs} l JOIN cx_dupkey d
-            ON d.f = l.f AND d.chain_id IS NOT DISTINCT FROM l.chain_id
-            AND d.tx IS NOT DISTINCT FROM l.tx AND d.log_index IS NOT DISTINCT FROM l.log_index
-          WHERE l.idx > d.first""")
-    else:
-        con.execute("CREATE OR REPLACE TEMP TABLE cx_dup (f INT, idx BIGINT)")
-    con.execute("DROP TABLE cx_dupkey")
-    return dict(con.execute("SELECT f, count(*) FROM cx_dup GROUP BY f").fetchall())
-
-
 def _refused(con: Any, domains: dict[int, set[int]], now: int) -> bool:
     """Whether the decoded events hold something the guards refuse or the chain check raises
     for: testnet contracts or tokens, contracts of other chains only, a message whose source
@@ -423,9 +337,9 @@ def _refused(con: Any, domains: dict[int, set[int]], now: int) -> bool:
 
 def _foreign(con: Any, domains: dict[int, set[int]]) -> bool:
     """Whether a contract of a file's events is a CCTP contract of one other chain only."""
-    found = con.execute(" UNION ".join(
-        f"SELECT DISTINCT f, '0x' || lower(hex(address)) FROM {t} WHERE _flag = 0"
-        for t in EVENT_TABLES)).fetchall()  # fmt: skip
+    distinct = " UNION ".join(f"SELECT DISTINCT f, address FROM {t} WHERE _flag = 0"
+                              for t in EVENT_TABLES)  # spelt once a contract, not once a log
+    found = con.execute(f"SELECT f, '0x' || lower(hex(address)) FROM ({distinct})").fetchall()
     for f, address in found:
         owners = chains.contract_domains(address)
         if len(owners) == 1 and not owners <= domains.get(f, set()):
@@ -463,12 +377,12 @@ def decode_files(con: Any, files: Sequence[Path],
     _emitters(con)
     if not files:
         return []
-    logs = _sources(files)
-    known = _domains(con, logs)
+    logs = sql_logs.sources(files)
+    known = sql_logs.domains(con, logs)
     if known is None:
         return None
     domains, domain = known
-    dup = _duplicates(con, logs)
+    dup = sql_logs.duplicates(con, logs)
     if progress is not None:
         progress("read", len(files), len(files))
     for k, table in enumerate(_FAMILIES):
@@ -482,18 +396,11 @@ def decode_files(con: Any, files: Sequence[Path],
     counts = []
     for f, path in enumerate(files):
         n, _, unknown = tally.get(f, (0, 0, 0))
-        rows = _rows(path)
+        rows = sql_logs.rows(path)
         counts.append({"rows_read": rows, "duplicates": dup.get(f, 0),
                        "other_events": rows - dup.get(f, 0) - n, "unknown_emitter": unknown,
                        "decoded": n - unknown})  # fmt: skip
     return counts
-
-
-def _rows(path: Path) -> int:
-    """The rows of a Parquet file, from its footer."""
-    import pyarrow.parquet as pq
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
 
 
 ORDER = f"f, idx // {CHUNK_LOGS}, ev, idx"

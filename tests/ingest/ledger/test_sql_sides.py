@@ -29,7 +29,7 @@ from tests.ingest import logs as encoded
 from tests.ingest.test_load_engines import _rows
 
 pytest.importorskip("duckdb")
-from cctx_research.ingest.evm import sql_decode
+from cctx_research.ingest.evm import sql_decode, sql_logs
 from cctx_research.ingest.ledger import sql_sides, sqllink
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -152,7 +152,7 @@ def test_the_fixture_v1_v2_generic_messages_and_lone_mints(tmp_path, monkeypatch
     their message, burns without their mint."""
     path = _with_times(EVM / "cryo_logs.parquet", EVM / "cryo_blocks.parquet",
                        tmp_path / "logs.parquet")  # fmt: skip
-    assert sql_decode.readable(path)
+    assert sql_logs.readable(path)
     burns, arrivals, counts = _same([path], tmp_path, monkeypatch)
     assert set(burns["cctp_version"]) == {1, 2}
     assert set(arrivals["cctp_version"]) == {1, 2}
@@ -168,6 +168,37 @@ def test_chains_files_and_duplicates_across_them(tmp_path, monkeypatch) -> None:
     files = [one, two, Path(again)]
     _, _, counts = _same(files, tmp_path, monkeypatch)
     assert counts["duplicates"] >= 6  # the copy's every event (and nonces both seeds share)
+
+
+def test_repeats_are_asked_of_a_hash_then_of_the_keys(tmp_path, monkeypatch) -> None:
+    """Repeated logs and keys are looked for by a 64-bit hash first and checked on the keys
+    only where a hash is shared. A hash made to collide for half of all rows (``% 2``) must
+    change nothing: with duplicates across files, and without any, the sides, the ledger and
+    its counts equal the pandas reader's."""
+    monkeypatch.setattr(sql_sides, "_HASH", "hash({keys}) % 2")
+    monkeypatch.setattr(sql_logs, "_LOG_HASH", "hash(f, chain_id, tx, log_index) % 2")
+    answers: list[tuple[bool, str]] = []  # (shared, what was grouped)
+    real = sql_sides._shared
+
+    def spied(con, table, keys, where):
+        found = real(con, table, keys, where)
+        answers.append((found, keys))
+        return found
+
+    monkeypatch.setattr(sql_sides, "_shared", spied)
+    one = _cryo(tmp_path / "one.parquet", encoded.transfer_logs(7, chain="ethereum"), 1)
+    _, _, counts = _same([one], tmp_path, monkeypatch)
+    assert counts["duplicates"] == 0
+    # every hash shared and no key: each such answer was asked again of the keys, which
+    # said no (so no window ran for a repeat there is not)
+    hashed = [found for found, keys in answers if keys.startswith("hash(")]
+    keyed = [found for found, keys in answers if not keys.startswith("hash(")]
+    assert any(hashed)
+    assert len(keyed) == sum(hashed)
+    assert not any(keyed)
+    again = shutil.copy(one, tmp_path / "one_again.parquet")
+    _, _, counts = _same([one, Path(again)], tmp_path, monkeypatch)
+    assert counts["duplicates"] >= 6
 
 
 def test_the_scale_benchmarks_dataset(tmp_path, monkeypatch) -> None:
@@ -209,9 +240,9 @@ def test_logs_that_say_another_chain_are_refused_as_the_pandas_reader_refuses(tm
 
 
 def test_other_inputs_keep_the_pandas_reader(tmp_path) -> None:
-    assert not sql_decode.readable(EVM / "cryo_logs.parquet")  # no block_timestamp
-    assert not sql_decode.readable(EVM / "cryo_logs.csv")
-    assert not sql_decode.readable(tmp_path / "absent.parquet")
+    assert not sql_logs.readable(EVM / "cryo_logs.parquet")  # no block_timestamp
+    assert not sql_logs.readable(EVM / "cryo_logs.csv")
+    assert not sql_logs.readable(tmp_path / "absent.parquet")
 
 
 def test_the_word_checks_agree_with_the_numbers_at_their_bounds() -> None:
