@@ -104,6 +104,7 @@ from . import (
     engines,
     rebalancing_sql,
     results,
+    round_trip_legs,
     round_trips,
 )
 
@@ -206,7 +207,7 @@ def _flags(
         else:
             # an integrator's contract standing in for its unknown signers is no end user
             legs = burned & ~(integrator & ~facts.signed)
-            out_i, back_j = round_trips.round_trips(facts, window, legs)
+            out_i, back_j = round_trip_legs.round_trips(facts, window, legs)
             hit = np.zeros(n, dtype=bool)
             hit[out_i] = hit[back_j] = True
             take_i, take_j = todo[out_i], todo[back_j]

@@ -9,7 +9,7 @@ flags every burned row with the first rule that caught it and sums per
 The round-trip rule is written as window aggregates over each (end user,
 pair of chains), ordered by burn time, with the tie order every engine
 shares (legs at one burn time ordered by ``transfer_id``, byte order; see
-:func:`.round_trips.round_trips`, the rule on numpy, which the tests hold
+:func:`.round_trip_legs.round_trips`, the rule on numpy, which the tests hold
 equal to this one row for row). A leg ``j`` *closes* the latest leg ``i``
 the other way strictly before its time when it is the first leg ``j``'s
 way after ``i`` (no leg ``j``'s way between them, none at ``j``'s time

@@ -156,19 +156,19 @@ def test_duckdb_rows_carry_strings_only_where_the_depositor_is_labelled(sample, 
 
 
 def test_groups_one_way_only_are_dropped_before_the_sort_and_change_no_pair(monkeypatch):
-    from cctx_research.analysis import round_trips
+    from cctx_research.analysis import round_trip_legs, round_trips
 
     ledger = _benchmark_ledger(20_000).assign(burn_tx_from=pd.NA)
     facts = round_trips.rows(ledger)
     d, src, dst = len(facts.domains), facts.src.astype(np.int64), facts.dst.astype(np.int64)
     group = facts.user.astype(np.int64) * d * d + np.minimum(src, dst) * d + np.maximum(src, dst)
-    keep = round_trips._both_ways(group, facts.src < facts.dst)
+    keep = round_trip_legs._both_ways(group, facts.src < facts.dst)
     assert keep is not None
     assert 0 < keep.sum() < len(keep)  # some groups go one way only
-    want = round_trips.round_trips(facts, 86_400 * 10**9, facts.burned)
+    want = round_trip_legs.round_trips(facts, 86_400 * 10**9, facts.burned)
     assert len(want[0]) > 0
-    monkeypatch.setattr(round_trips, "_both_ways", lambda group, forward: None)
-    got = round_trips.round_trips(facts, 86_400 * 10**9, facts.burned)
+    monkeypatch.setattr(round_trip_legs, "_both_ways", lambda group, forward: None)
+    got = round_trip_legs.round_trips(facts, 86_400 * 10**9, facts.burned)
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
 
 
