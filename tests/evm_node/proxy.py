@@ -11,8 +11,9 @@ checkpointed something, whatever order its workers ran in), ``stall_when``
 (once a condition holds, every ``eth_getLogs`` is held unanswered until the
 proxy closes: a node that stopped answering, so that a client is certainly
 mid-run when it is interrupted; :attr:`stalled` counts the calls held) and
-``on_logs`` (called with each ``eth_getLogs`` count as it is answered, before
-any later call is: a switch thrown at an exact point of the run).
+``on_logs`` (called with each ``eth_getLogs`` count as it is counted, by the
+thread answering that call: a switch thrown at that point of the run, not by a
+watcher that a fast client outruns).
 :attr:`calls` counts the requests that reached it by method (a batch as
 ``"batch of <method>"``).
 """
