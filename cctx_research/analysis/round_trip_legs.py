@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from threading import Lock
+from functools import partial
+from threading import Condition
 
 import numpy as np
 import pyarrow as pa
@@ -39,24 +40,78 @@ def round_trips(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray,
 
     A round trip never leaves its end user, so past :data:`SPLIT_FROM` legs the end
     users of even codes and those of odd codes are matched on two threads and the pairs
-    put together: the same pairs, in no particular order. The transfer ids the ties ask
-    for are fetched one call at a time (a DuckDB connection runs one query at a time).
+    put together: the same pairs, in no particular order. The transfer ids both halves'
+    ties ask for are read in one call (:class:`_OneRead`).
     """
     if (os.cpu_count() or 1) < 2 or int(np.count_nonzero(legs)) < SPLIT_FROM:
         return _matched(facts, window, legs)
-    lock = Lock()
-
-    def ids(at: np.ndarray) -> pa.Array:
-        with lock:
-            return facts.ids(at)
-
-    shared = facts._replace(ids=ids)
     odd = (facts.user & 1).astype(bool)
+    read = _OneRead(facts.ids, 2)
+
+    def half(party: int, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            return _matched(facts._replace(ids=partial(read.ask, party)), window, legs & users)
+        finally:
+            read.leave(party)
+
     with ThreadPoolExecutor(2, thread_name_prefix="cctx-round-trips") as pool:
-        halves = list(pool.map(lambda half: _matched(shared, window, legs & half),
-                               (~odd, odd)))  # fmt: skip
+        halves = list(pool.map(half, (0, 1), (~odd, odd)))
     return (np.concatenate([halves[0][0], halves[1][0]]),
             np.concatenate([halves[0][1], halves[1][1]]))  # fmt: skip
+
+
+class _OneRead:
+    """The transfer ids of several threads' rows, read in one call of ``ids``.
+
+    Each party asks once, or leaves without asking; the last of them to do either
+    reads the rows every party asked for, and each asker gets its own (a DuckDB
+    ledger reads every row's id whatever is asked: one pass, not one a half). A
+    party asking again reads alone; every read holds the lock (a DuckDB connection
+    runs one query at a time).
+    """
+
+    def __init__(self, ids: Callable[[np.ndarray], pa.Array], parties: int) -> None:
+        self._ids = ids
+        self._waiting = parties  # parties that have neither asked nor left
+        self._asked: dict[int, np.ndarray] = {}
+        self._found: dict[int, pa.Array] | None = None
+        self._failed: BaseException | None = None
+        self._done = Condition()
+
+    def ask(self, party: int, at: np.ndarray) -> pa.Array:
+        with self._done:
+            if party in self._asked or self._found is not None:
+                return self._ids(at)
+            self._asked[party] = at
+            self._arrived()
+            self._done.wait_for(lambda: self._found is not None or self._failed is not None)
+            if self._failed is not None:
+                raise self._failed
+            return self._found.pop(party)
+
+    def leave(self, party: int) -> None:
+        with self._done:
+            if party not in self._asked and self._found is None and self._failed is None:
+                self._asked.setdefault(party, None)
+                self._arrived()
+
+    def _arrived(self) -> None:
+        self._waiting -= 1
+        if self._waiting:
+            return
+        asked = {party: at for party, at in self._asked.items() if at is not None}
+        try:
+            ids = self._ids(np.concatenate(list(asked.values()))) if asked else None
+        except BaseException as error:
+            self._failed = error
+            self._done.notify_all()
+            raise
+        found, start = {}, 0
+        for party, at in asked.items():
+            found[party] = ids.slice(start, len(at))
+            start += len(at)
+        self._found = found
+        self._done.notify_all()
 
 
 def _matched(facts: Rows, window: int, legs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,16 +3,19 @@
 Past :data:`~cctx_research.analysis.round_trip_legs.SPLIT_FROM` legs the end users of even
 and of odd codes are matched on two threads. These tests lower the threshold to nothing and
 hold the split to the matching in one piece: the same pairs, on tied legs (where the
-transfer ids decide, asked by both halves) and on the actor benchmark's ledger, for pandas
-and for DuckDB (whose ids come from its connection, one query at a time).
+transfer ids decide, both halves' read in one call) and on the actor benchmark's ledger, for
+pandas and for DuckDB (whose ids come from its connection, one query at a time).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,14 +91,14 @@ def test_halves_pair_as_one_on_duckdb(monkeypatch):
     inside, overlapped, asked = threading.Lock(), [], []
     real_ids = round_trips._duckdb_ids
 
-    def one_at_a_time(*args):  # a DuckDB connection runs one query at a time
-        asked.append(1)
+    def one_at_a_time(lf, stamps, at):  # a DuckDB connection runs one query at a time
+        asked.append(len(at))
         if not inside.acquire(blocking=False):
             overlapped.append(1)
-            return real_ids(*args)
+            return real_ids(lf, stamps, at)
         try:
             time.sleep(0.05)
-            return real_ids(*args)
+            return real_ids(lf, stamps, at)
         finally:
             inside.release()
 
@@ -107,6 +110,85 @@ def test_halves_pair_as_one_on_duckdb(monkeypatch):
         con.close()
     assert len(halves) == 2
     assert threading.get_ident() not in halves  # matched on the pool's threads
-    assert len(asked) == 2  # each half asked for its tied legs' ids
+    # both halves' tied legs (two outbound legs of each of six users) read in one pass
+    assert asked == [12]
     assert overlapped == []
     pd.testing.assert_frame_equal(got, want)
+
+
+def _reads(parties: int) -> tuple[round_trip_legs._OneRead, list[list[int]]]:
+    reads: list[list[int]] = []
+
+    def ids(at):
+        reads.append(at.tolist())
+        return pa.array([f"id{k}" for k in at.tolist()], pa.string())
+
+    return round_trip_legs._OneRead(ids, parties), reads
+
+
+def _on_threads(*jobs):
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        futures = [pool.submit(job) for job in jobs]
+        return [future.exception() or future.result() for future in futures]
+
+
+def _asks(read, party, at):
+    def job():
+        try:
+            return read.ask(party, np.array(at)).to_pylist()
+        finally:
+            read.leave(party)
+
+    return job
+
+
+def _leaves(read, party, first=lambda: None):
+    def job():
+        try:
+            return first()
+        finally:
+            read.leave(party)
+
+    return job
+
+
+def test_one_read_answers_each_party_its_own_rows():
+    read, reads = _reads(3)
+    got = _on_threads(_asks(read, 0, [5, 1]), _asks(read, 1, [7]), _leaves(read, 2))
+    assert got == [["id5", "id1"], ["id7"], None]
+    assert reads == [[5, 1, 7]]  # one read, whoever asked last
+
+
+def test_one_read_reads_nothing_when_no_party_asks():
+    read, reads = _reads(2)
+    assert _on_threads(_leaves(read, 0), _leaves(read, 1)) == [None, None]
+    assert reads == []
+
+
+def test_a_party_that_fails_before_asking_frees_the_other():
+    read, reads = _reads(2)
+
+    def fails():
+        time.sleep(0.05)  # after the other asked: it waits for this party, which leaves
+        raise RuntimeError("the half failed")
+
+    got = _on_threads(_asks(read, 0, [3]), _leaves(read, 1, fails))
+    assert got[0] == ["id3"]
+    assert isinstance(got[1], RuntimeError)
+    assert reads == [[3]]
+
+
+def test_a_failed_read_is_raised_in_every_asker():
+    def ids(at):
+        raise OSError("the connection is gone")
+
+    read = round_trip_legs._OneRead(ids, 2)
+    got = _on_threads(_asks(read, 0, [1]), _asks(read, 1, [2]))
+    assert [type(error) for error in got] == [OSError, OSError]
+
+
+def test_a_second_question_of_one_party_is_read_alone():
+    read, reads = _reads(1)
+    assert read.ask(0, np.array([4])).to_pylist() == ["id4"]
+    assert read.ask(0, np.array([6, 2])).to_pylist() == ["id6", "id2"]
+    assert reads == [[4], [6, 2]]
