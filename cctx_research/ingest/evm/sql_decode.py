@@ -275,7 +275,7 @@ def _setup(con: Any) -> None:
             words |= {_padded(a) for a in testnet}
             rows += [f"({domain}, {w}, {int(any(w == _padded(t) for t in testnet))})"
                      for w in sorted(words)]  # fmt: skip
-    con.execute("CREATE OR REPLACE TEMP TABLE cx_tm (domain BIGINT, word BLOB, testnet BOOLEAN)")
+    con.execute("CREATE OR REPLACE TABLE cx_tm (domain BIGINT, word BLOB, testnet BOOLEAN)")
     if rows:
         con.execute(f"INSERT INTO cx_tm VALUES {', '.join(rows)}")
 
@@ -290,7 +290,7 @@ def _emitters(con: Any) -> None:
     rows = [f"({d}, {sql_logs.quote(role)}, {_blob(a)})" for d in chains.all_domains()
             for role in ("token_messenger", "message_transmitter")
             for a in sorted(guards.emitters(d, role))]  # fmt: skip
-    con.execute("CREATE OR REPLACE TEMP TABLE cx_emit (domain BIGINT, role VARCHAR, address BLOB)")
+    con.execute("CREATE OR REPLACE TABLE cx_emit (domain BIGINT, role VARCHAR, address BLOB)")
     if rows:
         con.execute(f"INSERT INTO cx_emit VALUES {', '.join(rows)}")
 

@@ -101,12 +101,12 @@ def duplicates(con: Any, logs: str) -> dict[int, int]:
     The keys' 64-bit hash is grouped first, a narrow group-by over every log (equal keys have
     equal hashes, so no shared hash is an exact none); the keys themselves are grouped only
     for the logs whose hash another log shares."""
-    con.execute("CREATE OR REPLACE TEMP TABLE cx_dup (f INT, idx BIGINT)")
+    con.execute("CREATE OR REPLACE TABLE cx_dup (f INT, idx BIGINT)")
     key = _LOG_HASH
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_duphash AS
+    con.execute(f"""CREATE OR REPLACE TABLE cx_duphash AS
       SELECT {key} AS h FROM {logs} GROUP BY h HAVING count(*) > 1""")
     if con.execute("SELECT count(*) FROM cx_duphash").fetchone()[0]:
-        con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_dupkey AS
+        con.execute(f"""CREATE OR REPLACE TABLE cx_dupkey AS
           SELECT f, chain_id, tx, log_index, min(idx) AS first
           FROM (SELECT f, idx, chain_id, tx, log_index FROM {logs}
                 WHERE {key} IN (SELECT h FROM cx_duphash))

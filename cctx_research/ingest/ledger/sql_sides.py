@@ -25,9 +25,12 @@ DuckDB; ``tests/ingest/ledger/test_sql_sides.py`` holds them equal row for row,
 column for column and in order (the order is the linker's tie order).
 
 Out of core, on narrow rows: a whole history's events and sides do not fit in
-DuckDB's memory limit, and what DuckDB spills of them (in-memory tables, the
-joins' and windows' rows) is uncompressed, so the disk a load needs grows with
-the width of every row a join, window or sort carries. Each join, window and
+DuckDB's memory limit, and what DuckDB spills of them (the joins' and windows'
+rows, and the tables of an in-memory database) is uncompressed, so the disk a
+load needs grows with the width of every row a join, window or sort carries. The
+tables here are the connection's own, not temporary ones: a large load keeps them
+in a database file, where DuckDB writes them compressed
+(:data:`~cctx_research.ingest.sqlread.ON_DISK_FROM_BYTES`). Each join, window and
 sort here therefore carries keys and a row's number only (``r``: the decoder's
 order; ``_p``: the side's), and the wide columns are gathered once by that
 number; no table is copied to add a column or to drop nothing (views over the
@@ -97,7 +100,7 @@ def _once(con: Any, table: str, into: str) -> int:
                     f"{_KEY_OF_ORDER} AS r FROM {table} WHERE _flag = 0")
         return 0
     con.execute(f"""
-      CREATE OR REPLACE TEMP TABLE {into} AS
+      CREATE OR REPLACE TABLE {into} AS
       SELECT * EXCLUDE (k) FROM (
         SELECT * EXCLUDE (_flag), {_KEY_OF_ORDER} AS r,
                row_number() OVER (PARTITION BY domain, tx, log_index ORDER BY {ORDER}) AS k
@@ -196,7 +199,7 @@ def _merged_burns(con: Any) -> str:
     select = ", ".join(f"{cols[c]} AS {c}" for c in BURN_COLUMNS)
     key = ", ".join(f"coalesce(d.{k}, s.{k})" for k in (*_KEY, "k"))
     con.execute("CREATE OR REPLACE TEMP VIEW cx_sx AS SELECT * FROM cx_st WHERE transfer")
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_pairs AS
+    con.execute(f"""CREATE OR REPLACE TABLE cx_pairs AS
       WITH d AS ({_ranked(con, "cx_dep", keys)}), s AS ({_ranked(con, "cx_sx", keys)})
       SELECT d.r AS dr, s.r AS sr, row_number() OVER (ORDER BY d.r IS NULL, {key}) - 1 AS _p
       FROM d FULL JOIN s ON {on}""")
@@ -221,7 +224,7 @@ def _burns(con: Any) -> dict[str, int]:
         query = _one_side_burns("(SELECT * FROM cx_st WHERE transfer)", deposits=False)
     else:
         query = _one_side_burns("cx_dep", deposits=True)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE cx_burns_all AS {query}")
+    con.execute(f"CREATE OR REPLACE TABLE cx_burns_all AS {query}")
     if n_transfer and n_dep:
         counts["merged"] = n_dep + n_transfer - _count(con, "cx_burns_all")
         con.execute("DROP VIEW cx_sx")
@@ -259,9 +262,9 @@ def _arrivals(con: Any) -> dict[str, int]:
     transfer = _TRANSFER.format(p="r.", sender="sender")
     select = ", ".join(f"{_ARRIVALS[c]} AS {c}" for c in ARRIVAL_COLUMNS)
     # the rows' places are numbered on the narrow rows, then the wide ones gathered by ``r``
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_rp AS
+    con.execute(f"""CREATE OR REPLACE TABLE cx_rp AS
       SELECT r.r, row_number() OVER (ORDER BY r.r) - 1 AS _p FROM cx_rc r WHERE {transfer}""")
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE cx_arrivals_all AS
+    con.execute(f"""CREATE OR REPLACE TABLE cx_arrivals_all AS
       SELECT {select}, p._p, m.r IS NOT NULL AS _mint
       FROM cx_rp p JOIN cx_rc r ON r.r = p.r LEFT JOIN cx_mn m
         ON m.domain = r.domain AND m.tx = r.tx AND m.log_index + 1 = r.log_index""")
@@ -294,13 +297,13 @@ def _unique(con: Any, table: str, into: str, event: tuple[str, str, str]) -> int
         con.execute(f"ALTER TABLE {table} RENAME TO {into}")
         return 0
     con.execute(f"""
-      CREATE OR REPLACE TEMP TABLE cx_keep AS
+      CREATE OR REPLACE TABLE cx_keep AS
       WITH e AS (SELECT _p, source_domain, nonce FROM {table} QUALIFY NOT ({known}) OR
                  row_number() OVER (PARTITION BY {keys} ORDER BY _p) = 1),
       n AS (SELECT _p FROM e QUALIFY nonce IS NULL OR
             row_number() OVER (PARTITION BY source_domain, nonce ORDER BY _p) = 1)
       SELECT _p AS old, row_number() OVER (ORDER BY _p) - 1 AS new FROM n""")
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE {into} AS
+    con.execute(f"""CREATE OR REPLACE TABLE {into} AS
       SELECT {", ".join(f"t.{c}" for c in columns)}, k.new AS _p
       FROM cx_keep k JOIN {table} t ON t._p = k.old""")
     dropped = _count(con, table) - _count(con, into)

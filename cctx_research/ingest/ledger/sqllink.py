@@ -131,12 +131,18 @@ def links_query(*, ambiguous: str = "link") -> str:
 
 
 def connect(*, memory_limit: str | None = None, temp_directory: str | None = None,
-            threads: int | None = None) -> Any:  # fmt: skip
+            threads: int | None = None, database: str | None = None) -> Any:  # fmt: skip
     """A DuckDB connection that spills joins and sorts to ``temp_directory`` past
-    ``memory_limit`` (DuckDB's spellings: ``"2GB"``); DuckDB's defaults where not given."""
+    ``memory_limit`` (DuckDB's spellings: ``"2GB"``); DuckDB's defaults where not given.
+
+    ``database``: a database file its tables are kept in (DuckDB compresses the blocks it
+    writes there; an in-memory database spills its tables' blocks uncompressed). Default:
+    in memory."""
     import duckdb
 
-    con = duckdb.connect()
+    if database is not None and not isinstance(database, str):
+        raise ValueError(f"database must be a file name as text, got {database!r}")
+    con = duckdb.connect(database or ":memory:")
     con.execute("SET enable_progress_bar = false")
     for name, value in (("memory_limit", memory_limit), ("temp_directory", temp_directory)):
         if value is not None:

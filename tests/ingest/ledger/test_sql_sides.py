@@ -201,6 +201,43 @@ def test_repeats_are_asked_of_a_hash_then_of_the_keys(tmp_path, monkeypatch) -> 
     assert counts["duplicates"] >= 6
 
 
+def test_a_large_load_keeps_its_tables_in_a_database_file_and_removes_it(
+    tmp_path, monkeypatch
+) -> None:
+    """Past ``ON_DISK_FROM_BYTES`` of files, the load's tables (events, repeats, sides) are
+    tables of a database file in its spill directory, where DuckDB writes them compressed,
+    not temporary ones: the same ledger as in memory, and the file gone when the load ends."""
+    one = _cryo(tmp_path / "one.parquet", encoded.transfer_logs(7, chain="ethereum"), 1)
+    files = [one, Path(shutil.copy(one, tmp_path / "again.parquet"))]  # repeats: every table
+    seen: list[tuple] = []
+    real = sql_sides.build
+
+    def spied(con):
+        path = con.execute("SELECT path FROM duckdb_databases() "
+                           "WHERE database_name = current_database()").fetchone()[0]
+        tables = con.execute("SELECT table_name, temporary FROM duckdb_tables() "
+                             "WHERE starts_with(table_name, 'cx_')").fetchall()  # fmt: skip
+        built = real(con)
+        tables += con.execute("SELECT table_name, temporary FROM duckdb_tables() "
+                              "WHERE starts_with(table_name, 'cx_')").fetchall()  # fmt: skip
+        seen.append((path, tables))
+        return built
+
+    monkeypatch.setattr(sql_sides, "build", spied)
+    want = cctx.load(files, engine="duckdb", out=tmp_path / "in_memory").df()
+    monkeypatch.setattr(sqlread, "ON_DISK_FROM_BYTES", 0)
+    got = cctx.load(files, engine="duckdb", out=tmp_path / "on_disk").df()
+    assert _rows(got) == _rows(want)
+    (memory, _), (path, tables) = seen
+    assert memory is None  # below the threshold: in memory
+    assert Path(path).name == "load.duckdb"
+    assert Path(path).parent.name.startswith("cctx-duckdb-spill-")
+    # the events as decoded, then the sides (the events taken once: a copy, as rows repeat)
+    assert {name for name, _ in tables} >= {"cx_deposits", "cx_sent", "cx_burns", "cx_arrivals"}
+    assert not [name for name, temporary in tables if temporary]
+    assert not Path(path).parent.exists()
+
+
 def test_the_scale_benchmarks_dataset(tmp_path, monkeypatch) -> None:
     """The sync-shaped dataset of ``benchmarks/scale.py`` at its quick size (20k): V1 and V2
     on eight chains, Circle's TokenMessengers, merged events, transfers never minted,
