@@ -37,7 +37,7 @@ MAX_LINES = 500  # one concern a module: past this, it is two
 
 CONTRACT = (
     "config", "errors", "chains", "schema", "times", "arguments", "provenance", "addressing",
-    "tokens", "labels", "storage", "_version", "_codes", "_textarrays", "_sealed",
+    "tokens", "labels", "storage", "scratch", "_version", "_codes", "_textarrays", "_sealed",
     "_lazy",
 )
 VIEWS = ("plots", "report", "widgets", "webapp", "cli", "views", "export")
@@ -231,12 +231,13 @@ def _is_init(module: str) -> bool:
 
 TOP_LEVEL = {
     "__init__", "_version", "_codes", "_textarrays", "_sealed", "_lazy", "config", "errors",
-    "schema", "times", "arguments", "provenance", "tokens", "labels", "storage", "connection",
-    "cli",
+    "schema", "times", "arguments", "provenance", "tokens", "labels", "storage", "scratch",
+    "connection", "cli",
 }
 """The face, the contract modules (settings, errors, the schema, times, argument checks,
-provenance, tokens, address labels, the dataset convention; the registry and addresses are
-the contract packages ``chains/`` and ``addressing/``), ``connect`` and the command line."""
+provenance, tokens, address labels, the dataset convention, scratch directories; the
+registry and addresses are the contract packages ``chains/`` and ``addressing/``),
+``connect`` and the command line."""
 
 
 def test_the_top_level_holds_the_face_the_contract_and_the_packages():

@@ -21,7 +21,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import pandas as pd
 
 from .. import storage
 from ..errors import DataError
+from ..scratch import scratch_directory
 
 __all__ = ["LOAD_ENGINES", "check", "stream_and_scan", "write_and_scan"]
 
@@ -105,9 +105,10 @@ def stream_and_scan(
     from . import datasets
 
     if out is None:
-        out = Path(tempfile.mkdtemp(prefix="cctx-ledger-"))
+        out = scratch_directory("cctx-ledger-")
         # the lazy frame reads it for as long as the process runs; no later process can
-        # know the name, so nothing is left behind to fill the disk
+        # know the name, so nothing is left behind to fill the disk (a process killed
+        # outright leaves it: the next one of its kind removes it)
         atexit.register(shutil.rmtree, out, ignore_errors=True)
     if report is not None:
         report("write")

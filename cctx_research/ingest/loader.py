@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from ..addressing import as_chain_format
 from ..errors import CoverageWarning
 from ..provenance import Provenance, attach
 from ..provenance import combine as combine_records
+from ..scratch import Scratch
 from . import lazy, reading, steps
 from .exports import xchaindatagen
 from .files import expand
@@ -230,7 +230,7 @@ def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[
         from .ledger import sqllink  # DuckDB is the engines extra: imported when asked for
 
         # a directory of this link's own: two loads at once must not spill into one place
-        with tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-") as spill:
+        with Scratch("cctx-duckdb-spill-") as spill:
             con = sqllink.connect(temp_directory=spill)
             try:
                 return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con)

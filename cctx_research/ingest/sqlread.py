@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..scratch import Scratch
 from . import steps
 from .evm import sql_decode, sql_logs
 from .formats import FileRead
@@ -103,7 +103,7 @@ def read_and_link(named: list[tuple[Path, int | None]], format: str | None, ambi
     def progress(stage: str, done: int, total: int) -> None:
         report(stage, done=done, total=total)
 
-    spill = tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-")
+    spill = Scratch("cctx-duckdb-spill-")
     size = sum(path.stat().st_size for path in files)
     database = str(Path(spill.name) / "load.duckdb") if size >= ON_DISK_FROM_BYTES else None
     con: Any = sqllink.connect(memory_limit=sqlrows.MEMORY_LIMIT, temp_directory=spill.name,

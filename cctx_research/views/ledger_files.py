@@ -14,13 +14,13 @@ from __future__ import annotations
 import atexit
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import storage
 from ..provenance import Provenance
+from ..scratch import scratch_directory
 
 __all__ = ["ENGINES", "EngineLedger", "open_ledger"]
 
@@ -159,7 +159,7 @@ def _in_one_file(path: Path, *, engine: str, connection: Any) -> Any:
 
     from ..ingest import datasets
 
-    where = Path(tempfile.mkdtemp(prefix="cctx-report-"))
+    where = scratch_directory("cctx-report-")
     atexit.register(shutil.rmtree, where, ignore_errors=True)
     con = duckdb.connect(str(where / "ledger.duckdb"))
     con.execute("SET enable_progress_bar = false")

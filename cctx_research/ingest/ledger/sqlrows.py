@@ -32,7 +32,6 @@ write equal, file by file, row for row, column for column and dtype by dtype.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +42,7 @@ import pyarrow as pa
 
 from ... import chains, schema
 from ...addressing import as_chain_format
+from ...scratch import Scratch
 from . import sqllink
 from .linking import pairing_counts, unique_sides
 
@@ -268,7 +268,7 @@ def from_sides(
     b, a, duplicates = unique_sides(burns, arrivals)
     spill = None
     if connection is None:
-        spill = tempfile.TemporaryDirectory(prefix="cctx-duckdb-spill-")
+        spill = Scratch("cctx-duckdb-spill-")
         connection = sqllink.connect(temp_directory=spill.name,
                                      memory_limit=memory_limit or MEMORY_LIMIT)
     ledger = SqlLedger(connection, {"duplicates": duplicates}, spill)

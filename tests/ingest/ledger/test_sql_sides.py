@@ -11,6 +11,9 @@ order, the linker's tie order), the counts, and the whole ledger ``load`` return
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import cctx_research as cctx
-from cctx_research import schema
+from cctx_research import schema, scratch
 from cctx_research.errors import DataError
 from cctx_research.ingest import datasets, lazy, loader, reading, sqlread
 from cctx_research.ingest.ledger import linking
@@ -236,6 +239,25 @@ def test_a_large_load_keeps_its_tables_in_a_database_file_and_removes_it(
     assert {name for name, _ in tables} >= {"cx_deposits", "cx_sent", "cx_burns", "cx_arrivals"}
     assert not [name for name, temporary in tables if temporary]
     assert not Path(path).parent.exists()
+
+
+def test_a_load_removes_the_spill_directory_a_killed_load_left(tmp_path, monkeypatch) -> None:
+    """A load killed outright leaves its spill directory (and its database file) in the
+    system temp; the next load removes it before making its own (:mod:`cctx_research.scratch`)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    left = temp / "cctx-duckdb-spill-killed"
+    left.mkdir()
+    (left / scratch.OWNER).write_text(done.stdout.strip())
+    (left / "load.duckdb").write_bytes(b"\0" * 4096)
+    path = _cryo(tmp_path / "one.parquet", encoded.transfer_logs(7, chain="ethereum"), 1)
+    got = cctx.load(path, engine="duckdb", out=tmp_path / "ledger")
+    assert _rows(got.df()) == _rows(cctx.load(path))
+    assert not left.exists()
+    assert list(temp.iterdir()) == []  # and the load's own went with it
 
 
 def test_the_scale_benchmarks_dataset(tmp_path, monkeypatch) -> None:
