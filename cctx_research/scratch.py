@@ -63,10 +63,11 @@ def _ended(pid: int) -> bool:
 def remove_ended(prefix: str, root: Path | None = None) -> list[Path]:
     """Remove the scratch directories named ``prefix...`` in ``root`` (the system temp) whose
     process has ended; the directories removed."""
+    prefix = _checked(prefix)
     root = Path(tempfile.gettempdir() if root is None else root)
-    removed = []
+    removed: list[Path] = []
     try:
-        found = [p for p in root.iterdir() if p.name.startswith(_checked(prefix))]
+        found = [p for p in root.iterdir() if p.name.startswith(prefix)]
     except OSError:
         return removed
     for path in found:

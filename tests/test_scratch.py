@@ -104,6 +104,7 @@ def test_the_directory_of_a_killed_process_is_removed_by_the_next(temp):
 
 @pytest.mark.parametrize("prefix", ["tmp-", "cctx-a/b-", 3, ""])
 def test_a_prefix_not_of_the_toolkit_is_refused(temp, prefix):
-    with pytest.raises(ValueError, match="starts with 'cctx-'"):
-        scratch.scratch_directory(prefix)
+    for make in (scratch.scratch_directory, scratch.Scratch, scratch.remove_ended):
+        with pytest.raises(ValueError, match="starts with 'cctx-'"):
+            make(prefix)
     assert list(temp.iterdir()) == []
