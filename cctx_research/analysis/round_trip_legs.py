@@ -73,14 +73,14 @@ class _OneRead:
     def __init__(self, ids: Callable[[np.ndarray], pa.Array], parties: int) -> None:
         self._ids = ids
         self._waiting = parties  # parties that have neither asked nor left
-        self._asked: dict[int, np.ndarray] = {}
+        self._asked: dict[int, np.ndarray | None] = {}  # None: left without asking
         self._found: dict[int, pa.Array] | None = None
         self._failed: BaseException | None = None
         self._done = Condition()
 
     def ask(self, party: int, at: np.ndarray) -> pa.Array:
         with self._done:
-            if party in self._asked or self._found is not None:
+            if party in self._asked:  # a second question: read alone
                 return self._ids(at)
             self._asked[party] = at
             self._arrived()
@@ -91,8 +91,8 @@ class _OneRead:
 
     def leave(self, party: int) -> None:
         with self._done:
-            if party not in self._asked and self._found is None and self._failed is None:
-                self._asked.setdefault(party, None)
+            if party not in self._asked:  # the read waits for no party that has arrived
+                self._asked[party] = None
                 self._arrived()
 
     def _arrived(self) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,12 @@ def wanted(engine: str, named: list[tuple[Path, int | None]]) -> bool:
         return True
     if importlib.util.find_spec("duckdb") is None:
         return False
-    return sum(path.stat().st_size for path, _ in named if path.is_file()) >= SQL_FROM_BYTES
+    return _bytes(path for path, _ in named) >= SQL_FROM_BYTES
+
+
+def _bytes(paths: Iterable[Path]) -> int:
+    """The size of the files among ``paths``."""
+    return sum(path.stat().st_size for path in paths if path.is_file())
 
 
 def _eligible(named: list[tuple[Path, int | None]], format: str | None) -> bool:
@@ -105,8 +111,8 @@ def read_and_link(named: list[tuple[Path, int | None]], format: str | None, ambi
         report(stage, done=done, total=total)
 
     spill = Scratch("cctx-duckdb-spill-")
-    size = sum(path.stat().st_size for path in files)
-    database = str(Path(spill.name) / "load.duckdb") if size >= ON_DISK_FROM_BYTES else None
+    large = _bytes(files) >= ON_DISK_FROM_BYTES
+    database = str(Path(spill.name) / "load.duckdb") if large else None
     con: Any = sqllink.connect(memory_limit=sqlrows.MEMORY_LIMIT, temp_directory=spill.name,
                                database=database)  # fmt: skip
     try:
