@@ -264,6 +264,11 @@ def test_render_png_draws_once_the_same_picture(monkeypatch):
     assert len(draws) == 1  # savefig of a figure with a layout engine draws it twice
     expected = np.asarray(Image.open(buf))
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(png))), expected)
+    # encoded at zlib's level 3, not its default 6: the header's FLEVEL of the first IDAT
+    # chunk says "fast" (levels 2-5), the default says 2 (RFC 1950)
+    at = png.index(b"IDAT") + 4
+    assert png[at + 1] >> 6 == 1
+    assert buf.getvalue()[buf.getvalue().index(b"IDAT") + 5] >> 6 == 2
 
 
 def test_tables_speak_one_vocabulary_chains_routes_durations_unlabelled() -> None:

@@ -409,6 +409,13 @@ def synthetic_banner(
     )
 
 
+# zlib's level for the figures' PNGs (lossless at any level: the same pixels). Pillow's
+# default, zlib's 6, took twice the time to encode the 30-day sample report's eleven
+# figures (0.42 s against 0.22 s, Pillow alone) for files 2 % larger (1,114 KiB against
+# 1,094); drawn whole, the eleven take 3.46 s instead of 3.56 (medians of six, alternating).
+_PNG_COMPRESS_LEVEL = 3
+
+
 def render_png(
     draw: Callable[..., Any],
     data: Any,
@@ -462,7 +469,8 @@ def render_png(
     fig.get_layout_engine().execute(fig)
     fig.set_layout_engine(None)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
+    fig.savefig(buf, format="png", dpi=dpi, facecolor="white",
+                pil_kwargs={"compress_level": _PNG_COMPRESS_LEVEL})  # fmt: skip
     return buf.getvalue()
 
 
