@@ -156,6 +156,40 @@ def test_view_controls_redraw_without_fetching(
         assert dash.top_table.value != table
 
 
+def test_a_control_draws_again_only_the_figures_it_changes(
+    dash: widgets.Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cctx_research.views import markup
+    from cctx_research.widgets import _panel
+
+    drawn: list[str] = []
+
+    def counting(draw: Any, data: Any, **options: Any) -> bytes:
+        drawn.append(draw.__name__)
+        return markup.render_png(draw, data, **options)
+
+    monkeypatch.setattr(_panel, "render_png", counting)
+    table = dash.top_table.value
+    dash.role.value = "sender"  # the table's alone
+    dash.top_n.value = 5
+    assert dash.error is None, dash.status.value
+    assert drawn == []
+    assert dash.top_table.value != table
+    assert dash.draws == 3
+    dash.freq.value = "1h"  # the volume's alone
+    assert drawn == ["plot_volume"]
+    dash.metric.value = "count"  # every figure's
+    assert sorted(drawn[1:]) == ["plot_flow_graph", "plot_flow_matrix", "plot_volume"]
+    volume = bytes(dash.images["volume"].value)
+    dash.start.value = dash.start.value - dt.timedelta(days=1)  # new transfers: all again
+    assert dash.error is None, dash.status.value
+    assert len(drawn) == 7
+    assert dash.fetches == 2
+    assert bytes(dash.images["volume"].value) != volume
+    dash.redraw()  # asked for: every figure, as after a change of matplotlib's style
+    assert len(drawn) == 10
+
+
 def test_chain_filter_keeps_transfers_touching_the_chain(dash: widgets.Dashboard) -> None:
     dash.chains.value = ("polygon",)
     text = dash.status.value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
@@ -123,6 +124,7 @@ class Dashboard(Panel):
         self.transfers: pd.DataFrame | None = None
         self.window: tuple[pd.Timestamp, pd.Timestamp] | None = None
         self.top_table = w.HTML(value="")
+        self._drawn: dict[str, tuple[Any, ...]] = {}  # what each image shows (see _show)
         graph = self._image("flow_graph")
         matrix = self._image("flow_matrix")
         volume = self._image("volume", width="98%")
@@ -157,7 +159,9 @@ class Dashboard(Panel):
         self._run(self._refresh)
 
     def redraw(self) -> None:
-        """Redraw from the frame already fetched."""
+        """Redraw from the frame already fetched: every figure drawn again (a control
+        changed draws again only the figures it changes)."""
+        self._drawn.clear()  # a style or settings changed since are the caller's to see
         self._run(self._draw)
 
     def _pull(self) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -229,24 +233,28 @@ class Dashboard(Panel):
         return (f"no data from {shown}: the data ends {last:%Y-%m-%d %H:%M} UTC, so these "
                 f"are its last {days} days")  # fmt: skip
 
+    def _show(self, name: str, inputs: tuple[Any, ...], png: Callable[[], bytes]) -> None:
+        """Put ``png()`` in image ``name``, unless it shows ``inputs``' picture already."""
+        if self._drawn.get(name) != inputs:
+            self.images[name].value = png()
+            self._drawn[name] = inputs
+
     def _draw(self) -> None:
         if self.transfers is None:
             raise ValueError("nothing fetched yet: pick a valid date range first")
         picked = list(self.chains.value)
         data = touching(self.transfers, picked or None)
-        metric = self.metric.value
-        self.images["flow_graph"].value = self._png(
-            "plot_flow_graph", flows.graph(data, weight=metric), weight=metric, figsize=(6, 5)
-        )
-        self.images["flow_matrix"].value = self._png(
-            "plot_flow_matrix", flows.matrix(data, values=metric), figsize=(6, 5)
-        )
-        self.images["volume"].value = self._png(
-            "plot_volume",
-            volumes.timeseries(data, freq=self.freq.value, by="source_chain"),
-            value=metric,
-            figsize=(12, 4),
-        )
+        metric, freq = self.metric.value, self.freq.value
+        # a figure is drawn again only when what it shows changed: the transfers (a fetch),
+        # the chains or a control of its own; the role and top N change the table alone
+        shown = (self.fetches, tuple(picked), metric)
+        self._show("flow_graph", shown, lambda: self._png(
+            "plot_flow_graph", flows.graph(data, weight=metric), weight=metric, figsize=(6, 5)))
+        self._show("flow_matrix", shown, lambda: self._png(
+            "plot_flow_matrix", flows.matrix(data, values=metric), figsize=(6, 5)))
+        self._show("volume", (*shown, freq), lambda: self._png(
+            "plot_volume", volumes.timeseries(data, freq=freq, by="source_chain"),
+            value=metric, figsize=(12, 4)))  # fmt: skip
         ranked = with_main_chain(
             addresses.top(data, role=self.role.value, by=metric, n=self.top_n.value),
             data,
