@@ -230,7 +230,7 @@ def _link(burns: list[pd.DataFrame], arrivals: list[pd.DataFrame], paired: list[
         from .ledger import sqllink  # DuckDB is the engines extra: imported when asked for
 
         # a directory of this link's own: two loads at once must not spill into one place
-        with Scratch("cctx-duckdb-spill-") as spill:
+        with Scratch(sqllink.SPILL_PREFIX) as spill:
             con = sqllink.connect(temp_directory=spill)
             try:
                 return sqllink.link(burns, arrivals, ambiguous=ambiguous, connection=con)

@@ -110,7 +110,7 @@ def read_and_link(named: list[tuple[Path, int | None]], format: str | None, ambi
     def progress(stage: str, done: int, total: int) -> None:
         report(stage, done=done, total=total)
 
-    spill = Scratch("cctx-duckdb-spill-")
+    spill = Scratch(sqllink.SPILL_PREFIX)
     large = _bytes(files) >= ON_DISK_FROM_BYTES
     database = str(Path(spill.name) / "load.duckdb") if large else None
     con: Any = sqllink.connect(memory_limit=sqlrows.MEMORY_LIMIT, temp_directory=spill.name,

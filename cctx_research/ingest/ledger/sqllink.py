@@ -35,6 +35,7 @@ handled here: a load that has them links with :mod:`.linking`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,7 +47,7 @@ from .content import CONTENT_KEY
 from .linking import AMBIGUOUS, pairing_counts, unique_sides
 from .rows import ledger_rows
 
-__all__ = ["connect", "link", "links_query"]
+__all__ = ["SPILL_PREFIX", "connect", "link", "links_query"]
 
 _MIN, _MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _SIDES = """
@@ -130,8 +131,15 @@ def links_query(*, ambiguous: str = "link") -> str:
     return f"WITH {sides},{content}\nSELECT bp, ap, pairing, grp FROM pairs ORDER BY part, bp, ap"
 
 
+SPILL_PREFIX = "cctx-duckdb-spill-"
+"""How the name of every load's and link's spill directory starts: one prefix for all of
+them, so a load finds and removes those a killed process left
+(:class:`~cctx_research.scratch.Scratch`)."""
+
+
 def connect(*, memory_limit: str | None = None, temp_directory: str | None = None,
-            threads: int | None = None, database: str | None = None) -> Any:  # fmt: skip
+            threads: int | None = None,
+            database: str | os.PathLike[str] | None = None) -> Any:  # fmt: skip
     """A DuckDB connection that spills joins and sorts to ``temp_directory`` past
     ``memory_limit`` (DuckDB's spellings: ``"2GB"``); DuckDB's defaults where not given.
 
@@ -140,9 +148,9 @@ def connect(*, memory_limit: str | None = None, temp_directory: str | None = Non
     in memory."""
     import duckdb
 
-    if database is not None and not isinstance(database, str):
-        raise ValueError(f"database must be a file name as text, got {database!r}")
-    con = duckdb.connect(database or ":memory:")
+    if database is not None and (not isinstance(database, (str, os.PathLike)) or not str(database)):
+        raise ValueError(f"database must be a file's path, got {database!r}")
+    con = duckdb.connect(":memory:" if database is None else str(database))
     con.execute("SET enable_progress_bar = false")
     for name, value in (("memory_limit", memory_limit), ("temp_directory", temp_directory)):
         if value is not None:

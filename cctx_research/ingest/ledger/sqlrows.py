@@ -268,7 +268,7 @@ def from_sides(
     b, a, duplicates = unique_sides(burns, arrivals)
     spill = None
     if connection is None:
-        spill = Scratch("cctx-duckdb-spill-")
+        spill = Scratch(sqllink.SPILL_PREFIX)
         connection = sqllink.connect(temp_directory=spill.name,
                                      memory_limit=memory_limit or MEMORY_LIMIT)
     ledger = SqlLedger(connection, {"duplicates": duplicates}, spill)

@@ -179,3 +179,14 @@ def test_bad_arguments_are_refused() -> None:
         sqllink.link([], [], ambiguous="maybe")
     with pytest.raises(ValueError, match="memory_limit must be text such as '2GB'"):
         sqllink.connect(memory_limit=2)
+    for bad in (3, ""):
+        with pytest.raises(ValueError, match="database must be a file's path"):
+            sqllink.connect(database=bad)  # type: ignore[arg-type]
+
+
+def test_a_connection_keeps_its_tables_in_the_database_file_named(tmp_path: Path) -> None:
+    con = sqllink.connect(database=tmp_path / "load.duckdb")
+    con.execute("CREATE TABLE kept AS SELECT 1 AS x")
+    con.close()
+    assert sqllink.connect(database=str(tmp_path / "load.duckdb")).execute(
+        "SELECT x FROM kept").fetchall() == [(1,)]  # fmt: skip
