@@ -321,8 +321,11 @@ def _interrupted(t: Any, node: Anvil, root: Path, reference: list[Any],
     with RangeLimited(node.url, max_blocks=CAP) as proxy:
         sync(out, {CHAIN: proxy.url}, start=span["start"], end=middle, progress=False)
         # stopped once it has checkpointed a segment past the first run's end: the node
-        # stops answering then, and the signal is sent while a call waits on it
+        # stops answering then, and the signal is sent while a call waits on it. The next
+        # segment's ranges run while one is written, so on a fast machine every range could
+        # be answered before the checkpoint moves: the last range waits until it has
         proxy.stall_when = lambda: (_checkpoint(out) or 0) > middle
+        proxy.last_waits = span["end"]
         proc = _cli(["--chain", CHAIN, "--to", str(span["end"]), "--out", str(out)],
                     env={"CCTX_RPC_BASE": proxy.url})  # fmt: skip
         _when(lambda: proxy.stalled > 0, lambda: proc.send_signal(signal.SIGINT))

@@ -57,6 +57,9 @@ class RangeLimited:
         self.fail_after: int | None = None  # after N eth_getLogs answered, the node is gone
         self.fail_when: Callable[[], bool] | None = None  # once this holds, the node is gone
         self.stall_when: Callable[[], bool] | None = None  # once this holds, getLogs is held
+        # a getLogs range ending at this block waits until stall_when holds (then is held): a
+        # run cannot end before its stall, however its ranges are timed
+        self.last_waits: int | None = None
         self.on_logs: Callable[[int], None] | None = None  # told each getLogs count answered
         self.stalled = 0
         self._closing = threading.Event()
@@ -144,6 +147,10 @@ class RangeLimited:
                 status, reply = refusal
                 return status, json.dumps(reply).encode(), {}
         if isinstance(call, dict) and call.get("method") == "eth_getLogs":
+            if self.last_waits is not None and self.stall_when is not None:
+                while _range_end(call) == self.last_waits and not self.stall_when():
+                    if self._closing.wait(timeout=0.01):
+                        break
             if self.stall_when is not None and self.stall_when():
                 with self.lock:
                     self.stalled += 1
@@ -163,3 +170,11 @@ class RangeLimited:
                 log.pop("blockTimestamp", None)
             content = json.dumps(reply).encode()
         return forwarded.status_code, content, {}
+
+
+def _range_end(call: dict[str, Any]) -> int | None:
+    """The last block an ``eth_getLogs`` call asks for, if it names one."""
+    try:
+        return int(call["params"][0]["toBlock"], 16)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
