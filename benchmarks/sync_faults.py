@@ -195,7 +195,8 @@ def section_sync(t: Any, tmp: Path, quick: bool) -> None:
         _providers(t, node, root, reference, span, quick)
         _throttled(t, node, root, reference, span)
         _node_gone(t, node, root, reference, span)
-        _interrupted(t, node, root, reference, span)
+        with _ctrl_c_heard():
+            _interrupted(t, node, root, reference, span)
         _disk_full(t, node, root, reference, first, last)
         _formats(t, node, root)
         _reorg(t, node, root, first)  # last: it changes the chain
@@ -275,6 +276,26 @@ def _node_gone(t: Any, node: Anvil, root: Path, reference: list[Any],
     goes_on = safe is not None and resumed.chains[0].first == safe + 1
     t.add("sync", "node gone mid-sync: resumed after the checkpoint, exact",
           f"{goes_on}, {ok} ({detail})", "True, True", goes_on and ok)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _ctrl_c_heard() -> Any:
+    """Python's SIGINT handler for the Ctrl-C checks, if SIGINT is ignored.
+
+    A run started in the background (nohup, a job of a non-interactive shell) starts with
+    SIGINT ignored, Python keeps it so, and the processes it starts inherit it: neither
+    this process nor the `sync` it stops would hear the signal, and each check would wait
+    on a stalled node until its timeout.
+    """
+    before = signal.getsignal(signal.SIGINT)
+    if before is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _interrupted(t: Any, node: Anvil, root: Path, reference: list[Any],

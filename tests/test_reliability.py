@@ -71,3 +71,39 @@ def test_quick_reliability_figures(tmp_path: Path) -> None:
     ]
     assert len(secrets) >= 6
     assert all(r["value"].startswith("0 in ") for r in secrets), secrets
+
+
+def test_the_ctrl_c_checks_hear_sigint_in_a_run_started_with_it_ignored() -> None:
+    """Started in the background, a run has SIGINT ignored: the sync section's Ctrl-C checks
+    take Python's handler for their time (else they wait on a stalled node), then give it back."""
+    import os
+    import signal
+    import time
+
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+    import sync_faults
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+        def ctrl_c() -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler raises at once; the sleep only bounds a failure
+
+        with sync_faults._ctrl_c_heard():
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            with pytest.raises(KeyboardInterrupt):
+                ctrl_c()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+        def own(signum: int, frame: object) -> None:
+            pass
+
+        signal.signal(signal.SIGINT, own)
+        with sync_faults._ctrl_c_heard():  # a handler already there is left alone
+            assert signal.getsignal(signal.SIGINT) is own
+        assert signal.getsignal(signal.SIGINT) is own
+    finally:
+        signal.signal(signal.SIGINT, before)
