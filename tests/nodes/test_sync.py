@@ -141,6 +141,44 @@ def test_429s_are_waited_out(base_node, tmp_path):
     assert proxy.requests >= 3 + 3
 
 
+def test_the_proxys_last_range_waits_for_its_stall_then_is_held(base_node):
+    """The test proxy's ``last_waits``: the benchmark's SIGINT check relies on a run that
+    cannot end before its stall, however fast its other ranges are answered."""
+    import threading
+    import time
+
+    import requests
+
+    def logs(lo: int, hi: int, seen: list[object]) -> None:
+        query = {"fromBlock": hex(lo), "toBlock": hex(hi)}
+        call = {"jsonrpc": "2.0", "id": 1, "method": "eth_getLogs", "params": [query]}
+        try:
+            seen.append(requests.post(proxy.url, json=call, timeout=30).json())
+        except requests.RequestException as exc:  # held, then let go unanswered
+            seen.append(exc)
+
+    stall = threading.Event()
+    first, last = [], []
+    with RangeLimited(base_node.url, max_blocks=10_000) as proxy:
+        proxy.stall_when, proxy.last_waits = stall.is_set, 20
+        logs(1, 10, first)  # not the last range: answered at once
+        assert isinstance(first[0]["result"], list)
+        waiting = threading.Thread(target=logs, args=(11, 20, last))
+        waiting.start()
+        time.sleep(0.5)
+        assert waiting.is_alive()  # waits for the stall
+        assert proxy.stalled == 0
+        stall.set()
+        deadline = time.monotonic() + 10
+        while proxy.stalled == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proxy.stalled == 1  # then held with the others
+        assert waiting.is_alive()
+    waiting.join(10)
+    assert not waiting.is_alive()
+    assert isinstance(last[0], requests.RequestException)
+
+
 def test_a_reorg_within_the_depth_is_replaced(base_node, tmp_path):
     out = tmp_path / "cctp"
     before = base_node.snapshot()
