@@ -38,6 +38,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -279,7 +280,7 @@ def _node_gone(t: Any, node: Anvil, root: Path, reference: list[Any],
 
 
 @contextlib.contextmanager
-def _ctrl_c_heard() -> Any:
+def _ctrl_c_heard() -> Iterator[None]:
     """Python's SIGINT handler for the Ctrl-C checks, if SIGINT is ignored.
 
     A run started in the background (nohup, a job of a non-interactive shell) starts with

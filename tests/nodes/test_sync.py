@@ -8,11 +8,14 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import requests
 
 import cctx_research as cctx
 from cctx_research import errors, storage
@@ -144,11 +147,6 @@ def test_429s_are_waited_out(base_node, tmp_path):
 def test_the_proxys_last_range_waits_for_its_stall_then_is_held(base_node):
     """The test proxy's ``last_waits``: the benchmark's SIGINT check relies on a run that
     cannot end before its stall, however fast its other ranges are answered."""
-    import threading
-    import time
-
-    import requests
-
     def logs(lo: int, hi: int, seen: list[object]) -> None:
         query = {"fromBlock": hex(lo), "toBlock": hex(hi)}
         call = {"jsonrpc": "2.0", "id": 1, "method": "eth_getLogs", "params": [query]}
