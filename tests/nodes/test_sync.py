@@ -163,7 +163,10 @@ def test_the_proxys_last_range_waits_for_its_stall_then_is_held(base_node):
         assert isinstance(first[0]["result"], list)
         waiting = threading.Thread(target=logs, args=(11, 20, last))
         waiting.start()
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10
+        while proxy.requests < 2 and time.monotonic() < deadline:  # the call has arrived
+            time.sleep(0.01)
+        time.sleep(0.5)  # an answered call would have ended by now
         assert waiting.is_alive()  # waits for the stall
         assert proxy.stalled == 0
         stall.set()
